@@ -1,0 +1,35 @@
+# Two entry points that work on a fresh machine: `make demo` and `make test`.
+# Each builds .venv from nothing when it is missing (or when pyproject.toml changed).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@ $(VENV)/.installed-run
+
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
+
+demo: $(VENV)/.installed-run
+	$(BIN)/evalframe trec data_samples/trec/qrels.txt data_samples/trec/run.txt -m all_trec
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-bench
+	$(BIN)/python benchmarks/bench_ranking.py
+
+clean:
+	rm -rf $(VENV) reports .pytest_cache

@@ -1,0 +1,68 @@
+"""Slice aggregation (DESIGN §3): per-query values → one tidy summary table.
+
+One group-by per grouping set. A grouping set is a name and the slice keys it groups by
+(``overall`` → none, ``fold`` → ``[fold]``, ``fold_x_criterion`` → ``[fold, criterion_id]``);
+``system`` is always a key, so numbers never mix systems. For every (grouping set, key values,
+metric) the summary gives:
+
+- ``n``: queries with a value; ``n_skipped``: queries of the slice outside the metric's subset
+  or with an undefined value (null);
+- ``value``: the mean of the per-query values (the sum for count metrics such as ``num_ret``);
+- ``std`` (sample standard deviation, ddof = 1), ``median``, ``p25``, ``p75`` (linear
+  interpolation between order statistics, as numpy's and pandas' default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from evalframe.metrics.base import Metric
+
+SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
+
+
+def summarize(
+    per_query: pl.DataFrame,
+    metrics: Sequence[Metric],
+    *,
+    grouping_sets: Mapping[str, Sequence[str]] | None = None,
+    always_by: Sequence[str] = ("system",),
+) -> pl.DataFrame:
+    """Summarise a long per-query table (keys, ``metric``, ``value``) per grouping set."""
+    grouping_sets = dict(grouping_sets or {"overall": []})
+    slice_keys = list(dict.fromkeys(key for keys in grouping_sets.values() for key in keys))
+    summed = [metric.name for metric in metrics if metric.summary == "sum"]
+    subsets = pl.DataFrame(
+        {"metric": [m.name for m in metrics], "subset": [m.subset for m in metrics]},
+        schema={"metric": pl.String, "subset": pl.String},
+    )
+    value = pl.col("value")
+    tables = []
+    for grouping, keys in grouping_sets.items():
+        by = [*always_by, *keys, "metric"]
+        table = per_query.group_by(by).agg(
+            n=value.is_not_null().sum().cast(pl.Int64),
+            n_skipped=value.is_null().sum().cast(pl.Int64),
+            value=pl.when(pl.col("metric").first().is_in(summed)).then(value.sum()).otherwise(value.mean()),
+            std=value.std(ddof=1),
+            median=value.median(),
+            p25=value.quantile(0.25, interpolation="linear"),
+            p75=value.quantile(0.75, interpolation="linear"),
+        )
+        table = table.with_columns(
+            pl.lit(grouping).alias("grouping"),
+            *(pl.lit(None, dtype=per_query.schema[key]).alias(key) for key in slice_keys if key not in keys),
+        )
+        tables.append(table)
+    order = {metric.name: position for position, metric in enumerate(metrics)}
+    summary = pl.concat(tables, how="diagonal_relaxed").join(subsets, on="metric", how="left")
+    summary = summary.with_columns(
+        pl.col("metric").replace_strict(order, default=len(order)).alias("_metric_order"),
+        pl.col("grouping").replace_strict(
+            {name: position for position, name in enumerate(grouping_sets)}, default=None
+        ).alias("_grouping_order"),
+    )
+    summary = summary.sort(["_grouping_order", *always_by, *slice_keys, "_metric_order"], nulls_last=True)
+    return summary.select("grouping", *always_by, *slice_keys, "metric", "subset", *SUMMARY_STATS)

@@ -1,0 +1,318 @@
+"""Table contracts: declarative YAML files in ``schemas/``, enforced with pandera's Polars backend.
+
+A contract file names a table's columns (dtype, required, nullable, default, checks), its
+composite key (``unique``) and column groups of which at least one must be present
+(``require_any_of``). :func:`conform` applies a contract to a frame read from a file:
+
+1. required columns must be present (all missing ones are reported together);
+2. optional columns that are absent and have a ``default`` are added;
+3. every column is cast to its contract dtype; a value that does not convert is a problem;
+4. pandera validates nullability, the checks and the key, lazily, so that every failure is
+   collected; its ``failure_cases`` become :class:`~evalframe.errors.Problem` rows that name the
+   line or row, the column and the value.
+
+Any problem raises one :class:`~evalframe.errors.InputError` listing them all.
+
+Checks vocabulary (``checks:`` mapping of a column): ``ge``, ``gt``, ``le``, ``lt`` (bounds),
+``isin`` (allowed values), ``finite`` (no NaN or infinity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import polars as pl
+import yaml
+
+from evalframe._resources import bundled_dir
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+
+#: Contract dtype names and the Polars dtypes they stand for.
+DTYPES: dict[str, pl.DataType] = {
+    "string": pl.String(),
+    "int": pl.Int64(),
+    "float": pl.Float64(),
+    "bool": pl.Boolean(),
+    "list[string]": pl.List(pl.String()),
+}
+
+Locate = Callable[[int], str]
+
+
+def locate_rows(index: int) -> str:
+    """Default location: 1-based row number of an in-memory or Parquet table."""
+    return f"row {index + 1}"
+
+
+@dataclass(frozen=True)
+class ColumnContract:
+    name: str
+    dtype: str
+    required: bool = True
+    nullable: bool = False
+    default: Any = None
+    checks: Mapping[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def polars_dtype(self) -> pl.DataType:
+        return DTYPES[self.dtype]
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A table contract read from ``schemas/<table>.yaml``."""
+
+    table: str
+    columns: dict[str, ColumnContract]
+    unique: tuple[str, ...] = ()
+    unique_message: str = "duplicate key"
+    require_any_of: tuple[tuple[tuple[str, ...], str], ...] = ()
+    description: str = ""
+
+    @classmethod
+    def from_mapping(cls, spec: Mapping[str, Any], *, origin: str) -> Contract:
+        if spec.get("version") != 1:
+            msg = f"{origin}: unsupported contract version {spec.get('version')!r} (expected 1)"
+            raise ConfigError(msg)
+        columns = {}
+        for name, column_spec in (spec.get("columns") or {}).items():
+            column_spec = dict(column_spec or {})
+            dtype = column_spec.pop("dtype", None)
+            if dtype not in DTYPES:
+                msg = f"{origin}: column `{name}` has unknown dtype {dtype!r}; known: {sorted(DTYPES)}"
+                raise ConfigError(msg)
+            unknown_checks = set(column_spec.get("checks") or {}) - set(_CHECK_BUILDERS)
+            if unknown_checks:
+                msg = f"{origin}: column `{name}` has unknown checks {sorted(unknown_checks)}"
+                raise ConfigError(msg)
+            columns[name] = ColumnContract(
+                name=name,
+                dtype=dtype,
+                required=column_spec.get("required", True),
+                nullable=column_spec.get("nullable", False),
+                default=column_spec.get("default"),
+                checks=column_spec.get("checks") or {},
+                description=column_spec.get("description", ""),
+            )
+        unique = spec.get("unique") or {}
+        return cls(
+            table=spec["table"],
+            columns=columns,
+            unique=tuple(unique.get("columns", ())),
+            unique_message=unique.get("message", "duplicate key"),
+            require_any_of=tuple(
+                (tuple(group["columns"]), group.get("message", "")) for group in spec.get("require_any_of", ())
+            ),
+            description=spec.get("description", ""),
+        )
+
+    def extend(self, columns: Mapping[str, ColumnContract]) -> Contract:
+        """Return a copy that also knows ``columns`` (e.g. slice keys a pipeline declares)."""
+        return Contract(
+            table=self.table,
+            columns={**self.columns, **columns},
+            unique=self.unique,
+            unique_message=self.unique_message,
+            require_any_of=self.require_any_of,
+            description=self.description,
+        )
+
+
+@cache
+def load_contract(table: str) -> Contract:
+    """Load the bundled contract of ``table`` (``ranking``, ``judgments``, ``queries``, ...)."""
+    path = bundled_dir("schemas") / f"{table}.yaml"
+    if not path.is_file():
+        msg = f"no table contract named `{table}` in {path.parent}"
+        raise ConfigError(msg)
+    return Contract.from_mapping(yaml.safe_load(path.read_text()), origin=str(path))
+
+
+# --- applying a contract ---------------------------------------------------------------------
+
+
+def conform(
+    frame: pl.DataFrame,
+    contract: Contract,
+    *,
+    source: str,
+    locate: Locate = locate_rows,
+    column_labels: Mapping[str, str] | None = None,
+) -> pl.DataFrame:
+    """Check ``frame`` against ``contract`` and return it with contract dtypes and defaults.
+
+    ``source`` names the file (or object) in error messages, ``locate`` turns a row index into
+    "line 7" or "row 3", and ``column_labels`` maps contract column names back to the names in
+    the user's file (after a column mapping) so that messages use the user's spelling.
+
+    Columns the contract does not know are kept unchanged. Raises
+    :class:`~evalframe.errors.InputError` listing every problem.
+    """
+    labels = dict(column_labels or {})
+
+    def label(name: str) -> str:
+        return labels.get(name, name)
+
+    problems = _missing_columns(frame, contract, label)
+    if problems:
+        raise InputError(source, problems)
+    if frame.height == 0:
+        raise InputError(source, Problem(None, None, NO_VALUE, "the table has no rows"))
+
+    frame = frame.with_columns(
+        pl.lit(column.default, dtype=column.polars_dtype).alias(name)
+        for name, column in contract.columns.items()
+        if name not in frame.columns and column.default is not None
+    )
+    frame, problems = _cast_columns(frame, contract, locate, label)
+    if problems:
+        raise InputError(source, problems)
+    problems = _validate_with_pandera(frame, contract, locate, label)
+    if problems:
+        raise InputError(source, problems)
+    return frame
+
+
+def _missing_columns(frame: pl.DataFrame, contract: Contract, label: Callable[[str], str]) -> list[Problem]:
+    found = ", ".join(f"`{c}`" for c in frame.columns) or "none"
+    problems = [
+        Problem(None, label(name), NO_VALUE, f"required column is missing (found: {found})")
+        for name, column in contract.columns.items()
+        if column.required and name not in frame.columns
+    ]
+    for group, message in contract.require_any_of:
+        if not any(name in frame.columns for name in group):
+            names = " or ".join(f"`{label(name)}`" for name in group)
+            problems.append(Problem(None, None, NO_VALUE, message or f"needs a column {names}"))
+    return problems
+
+
+_DTYPE_WORDS = {"int": "an integer", "float": "a number", "bool": "true/false", "string": "text"}
+
+
+def _cast_columns(
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str]
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """Cast every contract column; values that do not convert become problems."""
+    problems: list[Problem] = []
+    casts = {}
+    for name, column in contract.columns.items():
+        if name not in frame.columns or frame.schema[name] == column.polars_dtype:
+            continue
+        original = frame.get_column(name)
+        if column.dtype.startswith("list"):
+            problems.append(
+                Problem(None, label(name), NO_VALUE, f"expected a list column, found dtype {original.dtype}")
+            )
+            continue
+        source = original.str.strip_chars() if original.dtype == pl.String else original
+        converted = source.cast(column.polars_dtype, strict=False)
+        failed = original.is_not_null() & converted.is_null()
+        if column.dtype == "int" and source.dtype.is_float():
+            # A float column cast to int truncates silently: 2.5 would become 2.
+            failed = failed | (source.is_not_null() & (source != source.floor()).fill_null(True))
+        elif column.dtype == "int" and source.dtype == pl.String:
+            failed = failed | (source.is_not_null() & ~source.str.contains(r"^[+-]?\d+$"))
+        bad_rows = failed.arg_true()
+        for index in bad_rows.head(50).to_list():
+            problems.append(
+                Problem(locate(index), label(name), original[index], f"is not {_DTYPE_WORDS[column.dtype]}")
+            )
+        if bad_rows.len() > 50:
+            problems.append(
+                Problem(None, label(name), NO_VALUE, f"{bad_rows.len() - 50} more values are not {_DTYPE_WORDS[column.dtype]}")
+            )
+        casts[name] = converted
+    return frame.with_columns(**casts), problems
+
+
+# --- pandera ---------------------------------------------------------------------------------
+
+
+def _finite_check(pa, enabled: bool):
+    if not enabled:
+        return None
+    return pa.Check(
+        lambda data: data.lazyframe.select(pl.col(data.key).is_finite().fill_null(True)),
+        name="finite",
+        error="is not a finite number",
+    )
+
+
+_CHECK_BUILDERS: dict[str, Callable] = {
+    "ge": lambda pa, v: pa.Check.ge(v, error=f"is below the minimum {v}"),
+    "gt": lambda pa, v: pa.Check.gt(v, error=f"must be greater than {v}"),
+    "le": lambda pa, v: pa.Check.le(v, error=f"is above the maximum {v}"),
+    "lt": lambda pa, v: pa.Check.lt(v, error=f"must be less than {v}"),
+    "isin": lambda pa, v: pa.Check.isin(list(v), error=f"is not one of {list(v)}"),
+    "finite": _finite_check,
+}
+
+
+def to_pandera(contract: Contract, present: set[str]):
+    """Build the pandera ``DataFrameSchema`` of ``contract`` for the columns present."""
+    import pandera.polars as pa
+
+    columns = {}
+    for name, column in contract.columns.items():
+        if name not in present:
+            continue
+        checks = [
+            check
+            for key, value in column.checks.items()
+            if (check := _CHECK_BUILDERS[key](pa, value)) is not None
+        ]
+        columns[name] = pa.Column(column.polars_dtype, checks=checks, nullable=column.nullable)
+    unique = [name for name in contract.unique if name in present] or None
+    return pa.DataFrameSchema(columns, unique=unique, strict=False, name=contract.table)
+
+
+def _validate_with_pandera(
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str]
+) -> list[Problem]:
+    from pandera.errors import SchemaErrors
+
+    schema = to_pandera(contract, set(frame.columns))
+    try:
+        schema.validate(frame, lazy=True)
+    except SchemaErrors as errors:
+        return _problems_from_failure_cases(errors.failure_cases, frame, contract, locate, label)
+    return []
+
+
+def _problems_from_failure_cases(
+    failures: pl.DataFrame, frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str]
+) -> list[Problem]:
+    """Turn pandera's ``failure_cases`` table into problems naming row, column and value."""
+    problems = []
+    failures = failures.sort("index", "column", nulls_last=True)
+    key_columns = [name for name in contract.unique if name in frame.columns]
+    first_seen: dict[tuple, int] = {}
+    for row in failures.iter_rows(named=True):  # one row per failure: small
+        index = row["index"]
+        location = locate(index) if index is not None else None
+        check = row["check"] or ""
+        if check == "multiple_fields_uniqueness":
+            key = tuple(frame.row(index, named=True)[name] for name in key_columns)
+            shown = ", ".join(f"{label(name)}={value!r}" for name, value in zip(key_columns, key, strict=True))
+            if key in first_seen:
+                message = f"{contract.unique_message}: {shown} (first at {locate(first_seen[key])})"
+                problems.append(Problem(location, None, NO_VALUE, message))
+            else:
+                first_seen[key] = index
+            continue
+        column = row["column"]
+        value = frame.get_column(column)[index] if index is not None and column in frame.columns else row["failure_case"]
+        if check == "not_nullable":
+            message = "is empty (a value is required)"
+        elif check.startswith("dtype("):
+            message = f"has the wrong dtype ({row['failure_case']})"
+            value = NO_VALUE
+        else:
+            message = check
+        problems.append(Problem(location, label(column) if column else None, value, message))
+    return problems

@@ -1,0 +1,89 @@
+"""Readers for TREC run and qrels text files.
+
+Formats (fields separated by any run of spaces or tabs):
+
+- run: ``query_id Q0 doc_id rank score system``; as in trec_eval, the rank field is read but
+  not used: a topic is ordered by score descending, then doc_id descending.
+- qrels: ``query_id iteration doc_id relevance``.
+
+Fields are taken literally, so a doc id may contain ``#`` or any other non-blank character.
+Blank lines are ignored, and so are fields past the last one (trec_eval reserves them for
+future expansion). A line with too few fields, a score that is not a
+number or a relevance that is not an integer is reported with its line number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from evalframe.contracts import conform, load_contract
+from evalframe.errors import NO_VALUE, InputError, Problem
+
+RUN_FIELDS = ("query_id", "q0", "doc_id", "trec_rank", "score", "system")
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
+
+
+def _read_fields(path: Path, fields: tuple[str, ...], kind: str) -> tuple[pl.DataFrame, pl.Series]:
+    """Split every non-blank line of ``path`` into ``fields``; return the table and line numbers."""
+    try:
+        lines = pl.read_csv(
+            path,
+            has_header=False,
+            new_columns=["text"],
+            separator="\x1f",
+            quote_char=None,
+            schema={"text": pl.String},
+            raise_if_empty=False,
+        )
+    except (pl.exceptions.ComputeError, pl.exceptions.NoDataError, OSError) as error:
+        raise InputError(str(path), Problem(None, None, NO_VALUE, f"cannot read the file as text: {error}")) from None
+    lines = lines.with_row_index("line", offset=1).filter(
+        pl.col("text").is_not_null() & (pl.col("text").str.strip_chars() != "")
+    )
+    if lines.height == 0:
+        raise InputError(str(path), Problem(None, None, NO_VALUE, f"the {kind} file is empty"))
+    split = lines.select(
+        "line",
+        "text",
+        parts=pl.col("text").str.strip_chars().str.replace_all(r"\s+", " ").str.split(" "),
+    )
+    # trec_eval reads the first fields and ignores what follows ("reserved for future expansion").
+    wrong = split.filter(pl.col("parts").list.len() < len(fields))
+    if wrong.height:
+        problems = [
+            Problem(
+                f"line {line}",
+                None,
+                text,
+                f"expected {len(fields)} fields ({' '.join(fields)}), found {len(parts)}",
+            )
+            for line, text, parts in wrong.head(50).iter_rows()
+        ]
+        raise InputError(str(path), problems)
+    table = split.select(
+        *(pl.col("parts").list.get(position).alias(name) for position, name in enumerate(fields))
+    )
+    return table, split.get_column("line")
+
+
+def read_trec_run(path: str | Path) -> pl.DataFrame:
+    """Read a TREC run file into the ``ranking`` table (columns system, query_id, doc_id, score).
+
+    The run tag (6th field) becomes ``system``. The file's rank field is ignored, as trec_eval
+    does: the ranking is built from ``score`` (descending) with ties broken by ``doc_id``
+    descending.
+    """
+    path = Path(path)
+    table, lines = _read_fields(path, RUN_FIELDS, "run")
+    table = table.select("system", "query_id", "doc_id", "score")
+    return conform(table, load_contract("ranking"), source=str(path), locate=lambda i: f"line {lines[i]}")
+
+
+def read_trec_qrels(path: str | Path) -> pl.DataFrame:
+    """Read a TREC qrels file into the ``judgments`` table (query_id, doc_id, relevance)."""
+    path = Path(path)
+    table, lines = _read_fields(path, QRELS_FIELDS, "qrels")
+    table = table.select("query_id", "doc_id", "relevance")
+    return conform(table, load_contract("judgments"), source=str(path), locate=lambda i: f"line {lines[i]}")

@@ -1,0 +1,190 @@
+"""Rank-aware retrieval metrics: reciprocal rank, average precision, nDCG, R-precision.
+
+Rows are one query's ranked items in rank order with ``rank`` (1-based), ``relevance`` (the
+judged grade, null if unjudged) and ``is_relevant`` (grade >= threshold). Per-query context:
+``n_relevant`` (relevant judged items) and ``ideal_grades`` (the query's positive grades,
+best first). Queries without relevant items are outside the subset (null, counted in
+``n_skipped``) unless the caller asks for ``empty="zero"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import polars as pl
+
+from evalframe.errors import ConfigError
+from evalframe.metrics.base import ItemMetric, TargetCategory, cutoff_suffix, safe_divide
+from evalframe.metrics.retrieval_basic import check_cutoff, hits_at
+
+
+def _within(k: int | None) -> pl.Expr:
+    return pl.lit(True) if k is None else pl.col("rank") <= k
+
+
+@dataclass(frozen=True)
+class MRRAtK(ItemMetric):
+    """Reciprocal rank of the first relevant item: ``1 / rank_first_relevant``.
+
+    0 when no relevant item is ranked (within the top k when ``k`` is given). Its mean over
+    queries is the MRR (contract §3.4; trec_eval ``recip_rank`` with ``k=None``).
+    """
+
+    k: int | None = None
+    target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+
+    def __post_init__(self) -> None:
+        check_cutoff(self.k, "mrr", required=False)
+
+    @property
+    def name(self) -> str:
+        return f"mrr{cutoff_suffix(self.k)}"
+
+    def partials(self) -> dict[str, pl.Expr]:
+        first = (1.0 / pl.col("rank")).filter(pl.col("is_relevant") & _within(self.k)).max()
+        return {f"rr{cutoff_suffix(self.k)}": first}
+
+    def value(self) -> pl.Expr:
+        return pl.col(f"rr{cutoff_suffix(self.k)}").cast(pl.Float64)
+
+
+APDenominator = Literal["relevant", "retrieved"]
+
+
+@dataclass(frozen=True)
+class MeanAveragePrecision(ItemMetric):
+    """Average precision of a query, optionally cut at k; its mean over queries is MAP@k.
+
+    ``AP@k = Σ_{relevant items at rank r <= k} precision@r / n_relevant`` (contract §3.5,
+    trec_eval ``map`` / ``map_cut_k``). With ``denominator="retrieved"`` it divides by the number
+    of relevant items retrieved within k instead (seed 000 §3.2.2), and is 0 when none was.
+    """
+
+    k: int | None = None
+    denominator: APDenominator = "relevant"
+    target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+
+    def __post_init__(self) -> None:
+        check_cutoff(self.k, "map", required=False)
+        if self.denominator not in ("relevant", "retrieved"):
+            msg = f"`map` denominator must be 'relevant' or 'retrieved', got {self.denominator!r}"
+            raise ConfigError(msg)
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.denominator == "relevant" else f"(denominator={self.denominator})"
+        return f"map{cutoff_suffix(self.k)}{suffix}"
+
+    def _sum_name(self) -> str:
+        return f"precision_sum{cutoff_suffix(self.k)}"
+
+    def partials(self) -> dict[str, pl.Expr]:
+        # Rows arrive in rank order, so the running count of relevant items is precision's numerator.
+        precision_here = pl.col("is_relevant").cum_sum() / pl.col("rank")
+        precision_sum = precision_here.filter(pl.col("is_relevant") & _within(self.k)).sum()
+        return {self._sum_name(): precision_sum, **dict([hits_at(self.k)])}
+
+    def value(self) -> pl.Expr:
+        precision_sum = pl.col(self._sum_name())
+        if self.denominator == "relevant":
+            return safe_divide(precision_sum, pl.col("n_relevant"))
+        return safe_divide(precision_sum, pl.col(hits_at(self.k)[0])).fill_null(0.0)
+
+
+GainScheme = Literal["exponential", "linear"]
+
+
+def gain(grade: pl.Expr, scheme: GainScheme) -> pl.Expr:
+    """Gain of a relevance grade: ``2^grade - 1`` (exponential) or ``grade`` (linear).
+
+    Negative grades (-1, judged but unjudgeable) and unjudged items gain 0, as in trec_eval.
+    """
+    positive = grade.fill_null(0).clip(lower_bound=0).cast(pl.Float64)
+    return pl.lit(2.0).pow(positive) - 1.0 if scheme == "exponential" else positive
+
+
+@dataclass(frozen=True)
+class NDCGAtK(ItemMetric):
+    """Normalised discounted cumulative gain, optionally cut at k.
+
+    ``DCG@k = Σ_{r <= k} gain(grade_r) / log2(r + 1)``; ``IDCG@k`` is the DCG of the ideal
+    ordering of all the query's judged items with positive grade, cut at k; ``nDCG@k =
+    DCG@k / IDCG@k``. Gain is ``2^grade - 1`` by default (seeds 000, 001, 004; equal to the
+    grade for binary relevance) or the grade itself with ``gain="linear"`` (trec_eval). Every
+    positive grade gains, whatever the relevance threshold, as in trec_eval.
+    """
+
+    k: int | None = None
+    gain: GainScheme = "exponential"
+    target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+
+    def __post_init__(self) -> None:
+        check_cutoff(self.k, "ndcg", required=False)
+        if self.gain not in ("exponential", "linear"):
+            msg = f"`ndcg` gain must be 'exponential' or 'linear', got {self.gain!r}"
+            raise ConfigError(msg)
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.gain == "exponential" else f"(gain={self.gain})"
+        return f"ndcg{cutoff_suffix(self.k)}{suffix}"
+
+    def _dcg_name(self) -> str:
+        return f"dcg{cutoff_suffix(self.k)}[{self.gain}]"
+
+    def partials(self) -> dict[str, pl.Expr]:
+        discounted = gain(pl.col("relevance"), self.gain) / (pl.col("rank") + 1).log(2)
+        return {self._dcg_name(): discounted.filter(_within(self.k)).sum()}
+
+    def ideal_dcg(self) -> pl.Expr:
+        grades = pl.col("ideal_grades")
+        if self.k is not None:
+            grades = grades.list.head(self.k)
+        position = pl.int_range(pl.len()) + 2  # log2(rank + 1) with rank = position + 1
+        return grades.list.eval(gain(pl.element(), self.gain) / position.log(2)).list.sum()
+
+    def value(self) -> pl.Expr:
+        return safe_divide(pl.col(self._dcg_name()), self.ideal_dcg())
+
+
+@dataclass(frozen=True)
+class RPrecision(ItemMetric):
+    """Precision at rank R, where R is the query's number of relevant items (trec_eval ``Rprec``).
+
+    ``Rprec = |relevant ∩ top R| / R``; undefined when R = 0.
+    """
+
+    target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+
+    @property
+    def name(self) -> str:
+        return "r_precision"
+
+    def partials(self) -> dict[str, pl.Expr]:
+        return {"relevant_ranks": pl.col("rank").filter(pl.col("is_relevant"))}
+
+    def value(self) -> pl.Expr:
+        ranks_past_r = pl.col("relevant_ranks") - pl.col("n_relevant")
+        hits_in_top_r = ranks_past_r.list.eval((pl.element() <= 0).sum()).list.first()
+        return safe_divide(hits_in_top_r.fill_null(0), pl.col("n_relevant"))
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec, Param
+
+    k = Param("k", int, None, doc="cutoff rank (none: the whole ranking)")
+    return [
+        MetricSpec("mrr", MRRAtK, MRRAtK.__doc__.splitlines()[0], (k,), at="k",
+                   aliases=("recip_rank", "rr", "reciprocal_rank")),
+        MetricSpec("map", MeanAveragePrecision, MeanAveragePrecision.__doc__.splitlines()[0],
+                   (k, Param("denominator", str, "relevant", ("relevant", "retrieved"))), at="k",
+                   aliases=("ap", "average_precision")),
+        MetricSpec("ndcg", NDCGAtK, NDCGAtK.__doc__.splitlines()[0],
+                   (k, Param("gain", str, "exponential", ("exponential", "linear"))), at="k"),
+        MetricSpec("r_precision", RPrecision, RPrecision.__doc__.splitlines()[0],
+                   aliases=("rprec",)),
+    ]
+
+
+SPECS = _specs()

@@ -1,0 +1,208 @@
+"""trec_eval compatibility: its measure names, parameter syntax and output lines.
+
+``evalframe trec QRELS RUN -m P.5,10 -m ndcg_cut.10 -q`` prints what trec_eval prints for the
+measures evalframe supports, computed by evalframe's own metrics with trec_eval's conventions:
+nDCG with linear gain, every judged query evaluated (``empty="zero"``: a query without
+relevant items scores 0), a judged query absent from the run is an error unless ``-c``.
+
+Measures (trec_eval name, parameters → evalframe metric):
+
+==============  ==============================  ==========================
+``num_q``       —                               number of evaluated queries
+``num_ret``     —                               ``num_ret``
+``num_rel``     —                               ``num_rel``
+``num_rel_ret`` —                               ``num_rel_ret``
+``map``         —                               ``map``
+``Rprec``       —                               ``r_precision``
+``recip_rank``  —                               ``mrr``
+``P``           cutoffs (5,10,15,20,30,100,...) ``precision@k``
+``recall``      cutoffs (5,10,15,20,30,100,...) ``recall@k``
+``ndcg``        —                               ``ndcg(gain=linear)``
+``ndcg_cut``    cutoffs (5,10,15,20,30,100,...) ``ndcg@k(gain=linear)``
+``map_cut``     cutoffs (5,10,15,20,30,100,...) ``map@k``
+``success``     cutoffs (1,5,10)                ``hit_rate@k``
+==============  ==============================  ==========================
+
+``all_trec`` selects all of them (with ``runid``), ``official`` (the default) the supported
+part of trec_eval's default set. Lines come in trec_eval's measure order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from evalframe.errors import ConfigError
+from evalframe.evaluate import Result, evaluate
+from evalframe.metrics.base import Metric
+from evalframe.metrics.registry import resolve
+
+DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+@dataclass(frozen=True)
+class TrecMeasure:
+    """A trec_eval measure: its name, default cutoffs and the evalframe metric it maps to."""
+
+    name: str
+    #: evalframe metric, with ``{k}`` where a cutoff goes; None for num_q and runid.
+    metric: str | None
+    cutoffs: tuple[int, ...] | None = None
+
+
+#: Supported measures in trec_eval's own order (the order its output lines follow).
+MEASURES = (
+    TrecMeasure("runid", None),
+    TrecMeasure("num_q", None),
+    TrecMeasure("num_ret", "num_ret"),
+    TrecMeasure("num_rel", "num_rel"),
+    TrecMeasure("num_rel_ret", "num_rel_ret"),
+    TrecMeasure("map", "map"),
+    TrecMeasure("Rprec", "r_precision"),
+    TrecMeasure("recip_rank", "mrr"),
+    TrecMeasure("P", "precision@{k}", DEFAULT_CUTOFFS),
+    TrecMeasure("recall", "recall@{k}", DEFAULT_CUTOFFS),
+    TrecMeasure("ndcg", "ndcg(gain=linear)"),
+    TrecMeasure("ndcg_cut", "ndcg@{k}(gain=linear)", DEFAULT_CUTOFFS),
+    TrecMeasure("map_cut", "map@{k}", DEFAULT_CUTOFFS),
+    TrecMeasure("success", "hit_rate@{k}", (1, 5, 10)),
+)
+_BY_NAME = {measure.name: measure for measure in MEASURES}
+_ORDER = {measure.name: position for position, measure in enumerate(MEASURES)}
+
+MEASURE_SETS = {
+    "all_trec": tuple(measure.name for measure in MEASURES),
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P"),
+}
+
+#: trec_eval measures evalframe knows of but does not compute (a clear error, not "unknown").
+UNSUPPORTED = (
+    "gm_map", "bpref", "iprec_at_recall", "relstring", "infAP", "gm_bpref", "Rprec_mult", "utility",
+    "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_P", "set_recall", "set_map",
+    "set_F", "set_relative_P", "num_nonrel_judged_ret", "unj", "rbp", "rbp_resid", "prefs_num_prefs_poss",
+)
+
+
+@dataclass(frozen=True)
+class Selected:
+    """One output line kind: trec_eval's printed name and the evalframe metric behind it."""
+
+    measure: str
+    printed: str
+    metric: Metric | None
+
+
+def parse_measures(specs: Sequence[str]) -> list[Selected]:
+    """Parse ``-m`` arguments (``P.5,10``, ``ndcg_cut.10``, ``all_trec``) in trec_eval's order.
+
+    Cutoffs are whole numbers (``23.4`` is read as 23, as trec_eval does) and print sorted.
+    """
+    cutoffs: dict[str, set[int] | None] = {}
+    for spec in specs or ("official",):
+        name, dot, params = spec.partition(".")
+        if name in MEASURE_SETS and not dot:
+            for member in MEASURE_SETS[name]:
+                measure = _BY_NAME[member]
+                _add(cutoffs, member, set(measure.cutoffs) if measure.cutoffs else None)
+            continue
+        measure = _BY_NAME.get(name)
+        if measure is None:
+            raise _unknown_measure(name)
+        if dot and measure.cutoffs is None:
+            msg = f"trec measure `{name}` takes no parameters in evalframe (got `{spec}`)"
+            raise ConfigError(msg)
+        values = _parse_cutoffs(spec, params) if dot else set(measure.cutoffs or ())
+        _add(cutoffs, name, values if measure.cutoffs else None)
+
+    selected = []
+    for name in sorted(cutoffs, key=_ORDER.__getitem__):
+        measure = _BY_NAME[name]
+        if measure.metric is None:
+            selected.append(Selected(name, name, None))
+        elif measure.cutoffs is None:
+            selected.append(Selected(name, name, resolve(measure.metric)))
+        else:
+            for k in sorted(cutoffs[name] or ()):
+                selected.append(Selected(name, f"{name}_{k}", resolve(measure.metric.format(k=k))))
+    return selected
+
+
+def _add(cutoffs: dict[str, set[int] | None], name: str, values: set[int] | None) -> None:
+    if values is None:
+        cutoffs.setdefault(name, None)
+    else:
+        cutoffs[name] = (cutoffs.get(name) or set()) | values
+
+
+def _parse_cutoffs(spec: str, params: str) -> set[int]:
+    values = set()
+    for text in params.split(","):
+        try:
+            value = int(float(text))
+        except ValueError:
+            raise ConfigError(f"trec measure `{spec}`: cutoff {text!r} is not a number") from None
+        if value < 1:
+            raise ConfigError(f"trec measure `{spec}`: cutoffs must be >= 1, got {text!r}")
+        values.add(value)
+    return values
+
+
+def _unknown_measure(name: str) -> ConfigError:
+    import difflib
+
+    if name in UNSUPPORTED:
+        supported = ", ".join(_BY_NAME)
+        return ConfigError(f"trec measure `{name}` is not supported by evalframe (supported: {supported}, all_trec, official)")
+    close = difflib.get_close_matches(name, [*_BY_NAME, *MEASURE_SETS], n=3)
+    hint = f"; did you mean {', '.join(f'`{c}`' for c in close)}?" if close else ""
+    return ConfigError(f"unknown trec measure `{name}`{hint}")
+
+
+def evaluate_trec(
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    selected: Sequence[Selected],
+    *,
+    relevance_threshold: int = 1,
+    complete: bool = False,
+    max_depth: int | None = None,
+) -> Result:
+    """Evaluate with trec_eval's conventions (every judged query counts; ``-c`` → complete)."""
+    metrics = [item.metric for item in selected if item.metric is not None]
+    return evaluate(
+        run,
+        qrels,
+        metrics,
+        relevance_threshold=relevance_threshold,
+        empty="zero",
+        missing="zero" if complete else "error",
+        max_depth=max_depth,
+    )
+
+
+def format_lines(result: Result, selected: Sequence[Selected], *, per_query: bool) -> Iterable[str]:
+    """trec_eval's output lines: ``%-22s\\t%s\\t%6.4f`` (counts as integers), per topic first."""
+    metric_lines = [item for item in selected if item.metric is not None]
+    for (system,), summary in result.summary.partition_by("system", as_dict=True, maintain_order=True).items():
+        if per_query:
+            table = result.per_query.filter(pl.col("system") == system)
+            values = {(q, m): v for q, m, v in table.select("query_id", "metric", "value").iter_rows()}
+            for query_id in table.get_column("query_id").unique(maintain_order=True):
+                for item in metric_lines:
+                    yield _line(item, query_id, values[(query_id, item.metric.name)])
+        totals = dict(summary.select("metric", "value").iter_rows())
+        n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
+        for item in selected:
+            if item.measure == "runid":
+                yield f"{'runid':<22}\tall\t{system}"
+            elif item.measure == "num_q":
+                yield f"{'num_q':<22}\tall\t{n_queries}"
+            else:
+                yield _line(item, "all", totals[item.metric.name])
+
+
+def _line(item: Selected, query_id: str, value: float) -> str:
+    shown = f"{round(value)}" if item.metric.summary == "sum" else f"{value:6.4f}"
+    return f"{item.printed:<22}\t{query_id}\t{shown}"
