@@ -11,6 +11,8 @@ from __future__ import annotations
 from evalframe.errors import ConfigError, EvalframeError, InputError
 from evalframe.evaluate import Result, evaluate
 from evalframe.io import read_qrels, read_run, read_table
+from evalframe.pipeline import Pipeline, PipelineResult, load_pipeline, run_pipeline
+from evalframe.io.per_query import read_per_query
 from evalframe.metrics import (
     HitRateAtK,
     Level,
@@ -43,12 +45,17 @@ __all__ = [
     "NumRelevant",
     "NumRelevantRetrieved",
     "NumRetrieved",
+    "Pipeline",
+    "PipelineResult",
     "PrecisionAtK",
     "RPrecision",
     "RecallAtK",
     "Result",
     "TargetCategory",
     "evaluate",
+    "load_pipeline",
+    "read_per_query",
+    "run_pipeline",
     "read_qrels",
     "read_run",
     "read_table",

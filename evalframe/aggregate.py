@@ -29,13 +29,19 @@ def summarize(
     *,
     grouping_sets: Mapping[str, Sequence[str]] | None = None,
     always_by: Sequence[str] = ("system",),
+    subsets: Mapping[str, str] | None = None,
 ) -> pl.DataFrame:
-    """Summarise a long per-query table (keys, ``metric``, ``value``) per grouping set."""
+    """Summarise a long per-query table (keys, ``metric``, ``value``) per grouping set.
+
+    ``subsets`` describes, per metric name, the queries its values come from (default: the
+    metric's own ``subset``).
+    """
     grouping_sets = dict(grouping_sets or {"overall": []})
     slice_keys = list(dict.fromkeys(key for keys in grouping_sets.values() for key in keys))
     summed = [metric.name for metric in metrics if metric.summary == "sum"]
-    subsets = pl.DataFrame(
-        {"metric": [m.name for m in metrics], "subset": [m.subset for m in metrics]},
+    described = {metric.name: metric.subset for metric in metrics} | dict(subsets or {})
+    subsets_table = pl.DataFrame(
+        {"metric": list(described), "subset": list(described.values())},
         schema={"metric": pl.String, "subset": pl.String},
     )
     value = pl.col("value")
@@ -57,7 +63,7 @@ def summarize(
         )
         tables.append(table)
     order = {metric.name: position for position, metric in enumerate(metrics)}
-    summary = pl.concat(tables, how="diagonal_relaxed").join(subsets, on="metric", how="left")
+    summary = pl.concat(tables, how="diagonal_relaxed").join(subsets_table, on="metric", how="left")
     summary = summary.with_columns(
         pl.col("metric").replace_strict(order, default=len(order)).alias("_metric_order"),
         pl.col("grouping").replace_strict(

@@ -1,6 +1,7 @@
 """The ``evalframe`` command line.
 
-Subcommands: ``trec`` (trec_eval-compatible evaluation) and ``metrics`` (the registry).
+Subcommands: ``run`` (a declarative pipeline), ``validate`` (a table contract check), ``trec``
+(trec_eval-compatible evaluation) and ``metrics`` (the registry).
 Bad input or configuration prints one message on stderr and exits with status 2; nothing is
 printed or written before the whole result is ready.
 """
@@ -39,8 +40,68 @@ def _build_parser() -> argparse.ArgumentParser:
     trec.add_argument("-M", dest="max_depth", type=int, default=None, metavar="N",
                       help="use only the first N documents of each topic")
 
+    run = commands.add_parser(
+        "run",
+        help="run a declarative pipeline (e.g. pipelines/evidence_contract.yaml)",
+        description="Run PIPELINE (a YAML file or a bundled pipeline name) and write its outputs.",
+    )
+    run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
+    run.add_argument("--input", help="input file (default: the pipeline's input path)")
+    run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check a file against a table contract, without computing metrics",
+        description="Check FILE against the contract in schemas/<SCHEMA>.yaml; exit 0 when it conforms, 2 otherwise.",
+    )
+    validate.add_argument("--schema", required=True, choices=sorted(VALIDATORS), help="table contract")
+    validate.add_argument("file", help="file to check")
+
     commands.add_parser("metrics", help="list the registered metrics and their parameters")
     return parser
+
+
+def _validate_per_query(path: str) -> str:
+    from evalframe.io.per_query import read_per_query
+
+    tables = read_per_query(path)
+    systems = tables.queries.get_column("system").n_unique()
+    return (f"{path}: ok: {tables.n_rows:,} rows, {tables.queries.height:,} queries in {systems} config(s), "
+            f"{tables.ranking.height:,} ranked and {tables.judgments.height:,} gold sentences")
+
+
+def _validate_ranking(path: str) -> str:
+    from evalframe.io import read_run
+
+    run = read_run(path)
+    return f"{path}: ok: {run.height:,} ranked items of {run.get_column('query_id').n_unique():,} queries"
+
+
+def _validate_judgments(path: str) -> str:
+    from evalframe.io import read_qrels
+
+    qrels = read_qrels(path)
+    return f"{path}: ok: {qrels.height:,} judgments of {qrels.get_column('query_id').n_unique():,} queries"
+
+
+VALIDATORS = {"per_query": _validate_per_query, "ranking": _validate_ranking, "judgments": _validate_judgments}
+
+
+def _cmd_run(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from evalframe.pipeline import load_pipeline
+
+    pipeline = load_pipeline(args.pipeline)
+    result = pipeline.run(args.input)
+    out = Path(args.out) if args.out else Path("reports") / pipeline.name
+    result.write(out)
+    files = ", ".join(pipeline.outputs)
+    return f"{result.overview()}\n\nwrote {out}/ ({files})"
+
+
+def _cmd_validate(args: argparse.Namespace) -> str:
+    return VALIDATORS[args.schema](args.file)
 
 
 def _cmd_trec(args: argparse.Namespace) -> str:
@@ -75,7 +136,7 @@ def _cmd_metrics(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"trec": _cmd_trec, "metrics": _cmd_metrics}
+COMMANDS = {"trec": _cmd_trec, "run": _cmd_run, "validate": _cmd_validate, "metrics": _cmd_metrics}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -2,7 +2,7 @@
 
 A contract file names a table's columns (dtype, required, nullable, default, checks), its
 composite key (``unique``) and column groups of which at least one must be present
-(``require_any_of``). :func:`conform` applies a contract to a frame read from a file:
+(``require_any_of``) and cross-column ``rules``. :func:`conform` applies a contract to a frame read from a file:
 
 1. required columns must be present (all missing ones are reported together);
 2. optional columns that are absent and have a ``default`` are added;
@@ -71,6 +71,7 @@ class Contract:
     unique: tuple[str, ...] = ()
     unique_message: str = "duplicate key"
     require_any_of: tuple[tuple[tuple[str, ...], str], ...] = ()
+    rules: tuple[Mapping[str, Any], ...] = ()
     description: str = ""
 
     @classmethod
@@ -99,6 +100,10 @@ class Contract:
                 description=column_spec.get("description", ""),
             )
         unique = spec.get("unique") or {}
+        for rule in spec.get("rules") or ():
+            if rule.get("kind") not in RULE_KINDS:
+                msg = f"{origin}: unknown rule kind {rule.get('kind')!r}; known: {sorted(RULE_KINDS)}"
+                raise ConfigError(msg)
         return cls(
             table=spec["table"],
             columns=columns,
@@ -107,6 +112,7 @@ class Contract:
             require_any_of=tuple(
                 (tuple(group["columns"]), group.get("message", "")) for group in spec.get("require_any_of", ())
             ),
+            rules=tuple(spec.get("rules") or ()),
             description=spec.get("description", ""),
         )
 
@@ -118,6 +124,7 @@ class Contract:
             unique=self.unique,
             unique_message=self.unique_message,
             require_any_of=self.require_any_of,
+            rules=self.rules,
             description=self.description,
         )
 
@@ -172,6 +179,7 @@ def conform(
     if problems:
         raise InputError(source, problems)
     problems = _validate_with_pandera(frame, contract, locate, label)
+    problems += _check_rules(frame, contract, locate, label)
     if problems:
         raise InputError(source, problems)
     return frame
@@ -315,4 +323,54 @@ def _problems_from_failure_cases(
         else:
             message = check
         problems.append(Problem(location, label(column) if column else None, value, message))
+    return problems
+
+
+# --- cross-column rules ----------------------------------------------------------------------
+
+
+def _rule_determines(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """``key`` determines ``column``: every row of one key value has the same column value."""
+    key, column = rule["key"], rule["column"]
+    if key not in frame.columns or column not in frame.columns:
+        return []
+    indexed = frame.select(key, column).with_row_index("_row")
+    conflicting = indexed.group_by(key).agg(pl.col(column).n_unique().alias("_n")).filter(pl.col("_n") > 1)
+    firsts = (
+        indexed.join(conflicting.select(key), on=key, how="semi")
+        .group_by(key, column)
+        .agg(pl.col("_row").min())
+        .sort(key, "_row")
+    )
+    problems = []
+    for (value,), rows in firsts.partition_by(key, as_dict=True, maintain_order=True).items():
+        seen = ", ".join(f"{row[column]!r} at {locate(row['_row'])}" for row in rows.iter_rows(named=True))
+        problems.append(Problem(locate(rows.get_column("_row").max()), label(column), value, f"{rule['message']}: {label(key)} {value!r} has {seen}"))
+    return problems
+
+
+def _rule_non_empty_when(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """``column`` (a list) must not be empty on rows where every ``when`` column equals its value."""
+    column = rule["column"]
+    condition = pl.lit(True)
+    for name, expected in rule["when"].items():
+        if name not in frame.columns:
+            return []
+        condition = condition & (pl.col(name) == expected)
+    empty = pl.col(column).list.len().fill_null(0) == 0
+    rows = frame.select((condition & empty).arg_true()).to_series()
+    return [Problem(locate(index), label(column), frame.get_column(column)[index].to_list(), rule["message"]) for index in rows.head(50).to_list()]
+
+
+#: Rule kinds a contract's ``rules:`` may use.
+RULE_KINDS: dict[str, Callable[..., list[Problem]]] = {
+    "determines": _rule_determines,
+    "non_empty_when": _rule_non_empty_when,
+}
+
+
+def _check_rules(frame: pl.DataFrame, contract: Contract, locate: Locate, label) -> list[Problem]:
+    problems = []
+    for rule in contract.rules:
+        problems += RULE_KINDS[rule["kind"]](frame, rule, locate, label)
     return problems

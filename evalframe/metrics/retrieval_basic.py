@@ -184,7 +184,7 @@ def _specs():
                    aliases=("r",)),
         MetricSpec("precision", PrecisionAtK, PrecisionAtK.__doc__.splitlines()[0],
                    (k, Param("denominator", str, "k", ("k", "retrieved"))), at="k", at_required=True,
-                   aliases=("p",)),
+                   aliases=("p",), without_cutoff="ppv"),
         MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
                    aliases=("success", "hitrate")),
         MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0]),

@@ -179,7 +179,7 @@ def _specs():
                    aliases=("recip_rank", "rr", "reciprocal_rank")),
         MetricSpec("map", MeanAveragePrecision, MeanAveragePrecision.__doc__.splitlines()[0],
                    (k, Param("denominator", str, "relevant", ("relevant", "retrieved"))), at="k",
-                   aliases=("ap", "average_precision")),
+                   aliases=("ap",)),
         MetricSpec("ndcg", NDCGAtK, NDCGAtK.__doc__.splitlines()[0],
                    (k, Param("gain", str, "exponential", ("exponential", "linear"))), at="k"),
         MetricSpec("r_precision", RPrecision, RPrecision.__doc__.splitlines()[0],

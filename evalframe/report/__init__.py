@@ -1,0 +1,1 @@
+"""Renderers and writers of pipeline results: terminal overview, Markdown tables, output files."""
