@@ -23,7 +23,7 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
 demo: $(VENV)/.installed-run
-	$(BIN)/evalframe trec data_samples/trec/qrels.txt data_samples/trec/run.txt -m all_trec
+	$(BIN)/evalframe run pipelines/evidence_contract.yaml
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
