@@ -298,6 +298,7 @@ def _problems_from_failure_cases(
     """Turn pandera's ``failure_cases`` table into problems naming row, column and value."""
     problems = []
     failures = failures.sort("index", "column", nulls_last=True)
+    reported_nan: set[tuple[int, str]] = set()
     key_columns = [name for name in contract.unique if name in frame.columns]
     first_seen: dict[tuple, int] = {}
     for row in failures.iter_rows(named=True):  # one row per failure: small
@@ -315,6 +316,12 @@ def _problems_from_failure_cases(
             continue
         column = row["column"]
         value = frame.get_column(column)[index] if index is not None and column in frame.columns else row["failure_case"]
+        if isinstance(value, float) and value != value:
+            # NaN fails not-null, range and finiteness checks alike: say it once.
+            if (index, column) not in reported_nan:
+                reported_nan.add((index, column))
+                problems.append(Problem(location, label(column), value, "is NaN (not a number)"))
+            continue
         if check == "not_nullable":
             message = "is empty (a value is required)"
         elif check.startswith("dtype("):
@@ -345,7 +352,9 @@ def _rule_determines(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locat
     problems = []
     for (value,), rows in firsts.partition_by(key, as_dict=True, maintain_order=True).items():
         seen = ", ".join(f"{row[column]!r} at {locate(row['_row'])}" for row in rows.iter_rows(named=True))
-        problems.append(Problem(locate(rows.get_column("_row").max()), label(column), value, f"{rule['message']}: {label(key)} {value!r} has {seen}"))
+        last = rows.row(rows.height - 1, named=True)
+        message = f"{rule['message']}: {label(key)} {value!r} has {seen}"
+        problems.append(Problem(locate(last["_row"]), label(column), last[column], message))
     return problems
 
 
