@@ -124,7 +124,8 @@ def _cmd_metrics(args: argparse.Namespace) -> str:
 
     lines = []
     for spec in available():
-        metric = spec.build(**({spec.at: 10} if spec.at_required else {}))
+        example = {spec.at: 10 if spec.param(spec.at).kind is int else 0.1} if spec.at_required else {}
+        metric = spec.build(**example)
         params = ", ".join(
             f"{p.name}={p.default}" + (f" {{{'|'.join(map(str, p.choices))}}}" if p.choices else "")
             for p in spec.params

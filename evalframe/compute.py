@@ -104,7 +104,7 @@ def compute_metrics(
     per_query = per_query.sort([*QUERY_KEYS], maintain_order=True)
     all_metrics = [m for group in groups for m in group.metrics]
     summary = summarize(per_query, per_query_metrics, grouping_sets=grouping_sets, subsets=subset_text)
-    summary = summary.with_columns(note=pl.lit(None, dtype=pl.String))
+    summary = summary.with_columns(note=pl.when(pl.col("n") == 0).then(pl.lit("no query in the subset")))
     if set_rows:
         set_summary = pl.concat(set_rows, how="diagonal_relaxed").with_columns(
             subset=pl.col("metric").replace_strict(subset_text, default=None)

@@ -91,7 +91,11 @@ class Pipeline:
             subset_name = group.get("subset", "all_queries")
             if subset_name not in subsets:
                 raise ConfigError(f"{origin}: metric group {position + 1} names unknown subset `{subset_name}` (known: {sorted(subsets)})")
-            groups.append(MetricGroup(subsets[subset_name], tuple(resolve_all(group.get("names") or [], defaults=parameters))))
+            try:
+                metrics = tuple(resolve_all(group.get("names") or [], defaults=parameters))
+            except ConfigError as error:
+                raise ConfigError(f"{origin}: metric group {position + 1}: {error}") from None
+            groups.append(MetricGroup(subsets[subset_name], metrics))
         if not groups:
             raise ConfigError(f"{origin}: the pipeline lists no metrics")
         outputs = tuple(spec.get("outputs") or OUTPUT_FILES)

@@ -31,7 +31,7 @@ QUERY_ID_SEPARATOR = "|"
 
 # A JSON array whose items are strings or integers (sentence ids).
 _JSON_ITEM = r'\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)\s*'
-_JSON_ARRAY = rf"^\s*\[(?:{_JSON_ITEM}(?:,{_JSON_ITEM})*)?\]\s*$"
+_JSON_ARRAY = rf"^\s*\[\s*(?:{_JSON_ITEM}(?:,{_JSON_ITEM})*)?\]\s*$"
 
 
 @dataclass(frozen=True)

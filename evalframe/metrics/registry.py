@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -28,6 +28,8 @@ from evalframe.metrics.base import Metric
 FAMILY_MODULES = (
     "evalframe.metrics.retrieval_basic",
     "evalframe.metrics.retrieval_ranking",
+    "evalframe.metrics.classification",
+    "evalframe.metrics.calibration",
 )
 
 
@@ -66,6 +68,9 @@ class MetricSpec:
     #: Whether ``@`` must be given (``recall`` needs a k, ``mrr`` does not).
     at_required: bool = False
     aliases: tuple[str, ...] = field(default_factory=tuple)
+    #: Registered name of the metric meant when this name comes without ``@``: ``precision@5``
+    #: is ranking precision, plain ``precision`` the classification precision (``ppv``).
+    without_cutoff: str | None = None
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -112,8 +117,12 @@ def _unknown(name: str) -> ConfigError:
     return ConfigError(f"unknown metric `{name}`{hint} (see `evalframe metrics` for the list)")
 
 
-def resolve(metric: str | Metric) -> Metric:
-    """Turn a metric string (``ndcg@10``) or metric object into a metric object."""
+def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) -> Metric:
+    """Turn a metric string (``ndcg@10``) or metric object into a metric object.
+
+    ``defaults`` gives parameter values for metrics that have such a parameter and whose string
+    does not set it, e.g. a pipeline's ``{"threshold": 0.3}`` for the confusion-matrix family.
+    """
     if isinstance(metric, Metric):
         return metric
     match = _GRAMMAR.match(metric)
@@ -130,6 +139,8 @@ def resolve(metric: str | Metric) -> Metric:
             raise ConfigError(msg)
         key, _, text = match["at"].rpartition("=")
         values[key or spec.at] = spec.param(key or spec.at).parse(text, metric)
+    elif spec.without_cutoff is not None:
+        return resolve(spec.without_cutoff + (f"({match['params']})" if match["params"] else ""), defaults=defaults)
     elif spec.at_required:
         msg = f"`{spec.name}` needs a cutoff, e.g. `{spec.name}@10`"
         raise ConfigError(msg)
@@ -139,13 +150,17 @@ def resolve(metric: str | Metric) -> Metric:
             msg = f"`{metric}`: parameters are written key=value, got {item!r}"
             raise ConfigError(msg)
         values[key.strip()] = spec.param(key.strip()).parse(text.strip(), metric)
+    known = {param.name for param in spec.params}
+    for key, value in (defaults or {}).items():
+        if key in known:
+            values.setdefault(key, value)
     return spec.build(**values)
 
 
-def resolve_all(metrics: Iterable[str | Metric]) -> list[Metric]:
+def resolve_all(metrics: Iterable[str | Metric], *, defaults: Mapping[str, Any] | None = None) -> list[Metric]:
     """Resolve several metrics, dropping repeats (``P@5`` and ``precision@5`` are one metric)."""
     resolved: dict[str, Metric] = {}
     for metric in metrics:
-        found = resolve(metric)
+        found = resolve(metric, defaults=defaults)
         resolved.setdefault(found.name, found)
     return list(resolved.values())

@@ -145,7 +145,9 @@ class NDCGAtK(ItemMetric):
         return grades.list.eval(gain(pl.element(), self.gain) / position.log(2)).list.sum()
 
     def value(self) -> pl.Expr:
-        return safe_divide(pl.col(self._dcg_name()), self.ideal_dcg())
+        # DCG <= IDCG exactly; the two sums run in different orders, so a perfect ranking could
+        # come out one ulp above 1. Clipping removes only that rounding excess.
+        return safe_divide(pl.col(self._dcg_name()), self.ideal_dcg()).clip(upper_bound=1.0)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""Calibration metrics of the evidence gate (contract §2.4): Brier score and ECE.
+
+Both read the ``queries`` table's ``label`` (gold has-evidence, 0 or 1) and ``prob`` (predicted
+probability of evidence) and are lower-is-better. The Brier score is query level (its slice mean
+is the score); ECE is a property of a whole slice (set level), computed per slice of ``by``.
+Rows whose ``label`` or ``prob`` is missing are not used (``n`` counts the rows used).
+
+>>> import polars as pl
+>>> queries = pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.2, 0.6, 0.4]})
+>>> round(queries.select(Brier().expr().mean()).collect().item(), 6)
+0.0925
+>>> ExpectedCalibrationError(bins=2).compute(queries, by=[]).collect()
+shape: (1, 3)
+┌─────┬───────┬──────┐
+│ n   ┆ value ┆ note │
+│ --- ┆ ---   ┆ ---  │
+│ i64 ┆ f64   ┆ str  │
+╞═════╪═══════╪══════╡
+│ 4   ┆ 0.275 ┆ null │
+└─────┴───────┴──────┘
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+import polars as pl
+
+from evalframe.errors import ConfigError
+from evalframe.metrics.base import QueryMetric, SetMetric, TargetCategory
+from evalframe.metrics.classification import NO_SCORED_QUERY, is_scored, ordered_sum, per_slice, undefined_where
+
+
+@dataclass(frozen=True)
+class Brier(QueryMetric):
+    """Brier term of a query: ``(prob − label)²``; its mean over a slice is the Brier score.
+
+    Equal to ``sklearn.metrics.brier_score_loss`` on the slice; lower is better (0 is perfect).
+    Null (reason "no label" or "no prob") when either is missing. Example: prob 0.9, label 1 →
+    ``0.01``; prob 0.4, label 0 → ``0.16``.
+    """
+
+    target: ClassVar[TargetCategory] = TargetCategory.CALIBRATION
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
+    subset: ClassVar[str] = "all queries"
+    higher_is_better: ClassVar[bool] = False
+
+    @property
+    def name(self) -> str:
+        return "brier"
+
+    def expr(self) -> pl.Expr:
+        return (pl.col("prob").cast(pl.Float64) - pl.col("label")).pow(2)
+
+    def skip_reason(self) -> pl.Expr:
+        return (
+            pl.when(pl.col("label").is_null())
+            .then(pl.lit("no label"))
+            .when(pl.col("prob").is_null())
+            .then(pl.lit("no prob"))
+        )
+
+
+@dataclass(frozen=True)
+class ExpectedCalibrationError(SetMetric):
+    """Expected calibration error over ``bins`` equal-width bins of ``prob`` (default 10).
+
+    Bin ``b`` holds the probabilities in ``[b/B, (b+1)/B)``, the last bin ``[(B−1)/B, 1]`` is
+    closed (so 1.0 falls in it and 0.1 starts the second of ten bins). Over the non-empty bins::
+
+        ECE = Σ_b (n_b / N) · |mean prob_b − mean label_b|  =  Σ_b |Σ prob_b − Σ label_b| / N
+
+    Lower is better (0 is perfect calibration). Undefined (null, with a note) on a slice with no
+    query that has both label and prob. Example with 2 bins: probs ``[0.2, 0.4]`` with labels
+    ``[0, 0]`` and probs ``[0.6, 0.9]`` with labels ``[1, 1]`` → ``(|0.6 − 0| + |1.5 − 2|) / 4 = 0.275``.
+    """
+
+    bins: int = 10
+    target: ClassVar[TargetCategory] = TargetCategory.CALIBRATION
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
+    subset: ClassVar[str] = "all queries"
+    higher_is_better: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1:
+            msg = f"`ece` needs a number of bins that is a whole number >= 1, got {self.bins!r}"
+            raise ConfigError(msg)
+
+    @property
+    def name(self) -> str:
+        return "ece" if self.bins == 10 else f"ece(bins={self.bins})"
+
+    def bin_index(self) -> pl.Expr:
+        """Index of a row's bin: how many inner edges ``b/B`` (b = 1 … B−1) are <= ``prob``.
+
+        The edges are computed as ``b / B`` exactly as the definition reads, so a probability
+        equal to an edge lands in the bin that starts there; 1.0 stays in the last bin.
+        """
+        inner_edges = pl.Series([b / self.bins for b in range(1, self.bins)], dtype=pl.Float64)
+        return pl.when(is_scored()).then(pl.lit(inner_edges).search_sorted(pl.col("prob"), side="right"))
+
+    def compute(self, queries: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        bin_key = "__ece_bin"
+        scored = is_scored()
+        prob_sum = ordered_sum(pl.col("prob").filter(scored))
+        per_bin = per_slice(
+            queries.with_columns(self.bin_index().alias(bin_key)),
+            [*by, bin_key],
+            {"n_bin": scored.sum(), "gap": (prob_sum - pl.col("label").filter(scored).sum()).abs()},
+        )
+        table = per_slice(per_bin, by, {"n": pl.col("n_bin").sum(), "gap_sum": ordered_sum(pl.col("gap"))})
+        value, note = undefined_where(pl.col("gap_sum") / pl.col("n"), [(pl.col("n") == 0, NO_SCORED_QUERY)])
+        return table.select(*by, pl.col("n").cast(pl.Int64), value.alias("value"), note.alias("note"))
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec, Param
+
+    return [
+        MetricSpec("brier", Brier, Brier.__doc__.splitlines()[0], aliases=("brier_score",)),
+        MetricSpec(
+            "ece",
+            ExpectedCalibrationError,
+            ExpectedCalibrationError.__doc__.splitlines()[0],
+            (Param("bins", int, 10, doc="number of equal-width bins on [0, 1]"),),
+        ),
+    ]
+
+
+SPECS = _specs()
