@@ -1,0 +1,510 @@
+"""A slow, obviously-correct reference for the evidence-contract pipeline (tests only).
+
+Written with pandas, numpy, scikit-learn and plain Python, never evalframe code, from the
+metrics contract (seeds/001 §2, §3) and the issue text that settles its open points:
+
+- classification on all queries of a slice (``label`` = has_evidence_gold, ``prob`` =
+  p_has_evidence): ``auroc`` = ``roc_auc_score``, ``auprc`` = ``average_precision_score``,
+  ``tpr@fpr=x`` = the highest TPR among the points of ``roc_curve(drop_intermediate=False)``
+  whose FPR is <= x; the confusion family at threshold 0.5 (predicted positive when
+  ``prob >= 0.5``), a ratio with a zero denominator is undefined (None);
+- calibration: ``brier`` = ``brier_score_loss`` (per-query term ``(prob - label)²``), ``ece``
+  over 10 equal-width bins ``[i/10, (i+1)/10)``, the last one closed, weighted by bin size;
+- ranking on the queries with has_evidence_gold = 1 only, with the contract's own §3 snippets
+  (recall@K, precision@K = hits / K, hit_rate@K, map@K = AP@K / number of gold, ndcg@K with
+  binary gain and IDCG from ``min(n_gold, K)`` ones, mrr);
+- per-slice statistics of per-query metrics: mean, std (ddof = 1), median, p25 / p75 with
+  numpy's linear interpolation; set-level metrics have no std or quantiles.
+
+:func:`reference_summary` returns one :class:`Row` per (grouping, system, fold, criterion_id,
+metric), the same grain as evalframe's ``summary``; :func:`compare_with_summary` lists every
+difference between the two. The last section holds the declared error cases of a per_query
+file (:data:`BAD_FILES`), shared by the reader and command-line tests.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import (
+    average_precision_score,
+    balanced_accuracy_score,
+    brier_score_loss,
+    confusion_matrix,
+    f1_score,
+    matthews_corrcoef,
+    precision_score,
+    recall_score,
+    roc_auc_score,
+    roc_curve,
+)
+
+CUTOFFS = (1, 3, 5, 10, 20)
+FPR_TARGETS = (0.01, 0.03, 0.05, 0.1)
+THRESHOLD = 0.5
+ECE_BINS = 10
+
+CLASSIFICATION_METRICS = (
+    "auroc", "auprc", *(f"tpr@fpr={x}" for x in FPR_TARGETS),
+    "tp", "tn", "fp", "fn", "sensitivity", "specificity", "fpr", "precision", "npv", "f1", "mcc",
+    "balanced_accuracy",
+)
+CALIBRATION_METRICS = ("brier", "ece")
+RANKING_METRICS = (
+    *(f"{family}@{k}" for family in ("recall", "precision", "hit_rate", "map", "ndcg") for k in CUTOFFS),
+    "mrr",
+)
+#: Metrics with one value per query (the rest are set level: a property of the whole slice).
+PER_QUERY_METRICS = ("brier", *RANKING_METRICS)
+ALL_METRICS = (*CLASSIFICATION_METRICS, *CALIBRATION_METRICS, *RANKING_METRICS)
+
+#: The slices of pipelines/evidence_contract.yaml, plus the fold × criterion cells.
+CONTRACT_SLICES = {"overall": [], "fold": ["fold"], "criterion": ["criterion_id"]}
+ALL_SLICES = {**CONTRACT_SLICES, "fold_x_criterion": ["fold", "criterion_id"]}
+SLICE_KEYS = ("fold", "criterion_id")
+
+STATS = ("n", "n_skipped", "value", "std", "median", "p25", "p75")
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+
+def parse_id_list(cell: Any) -> list[str]:
+    """A list cell: a JSON array, ``a;b;c`` text, an empty cell, or already a list."""
+    if cell is None or (isinstance(cell, float) and math.isnan(cell)):
+        return []
+    if isinstance(cell, (list, tuple, np.ndarray)):
+        return [str(item) for item in cell]
+    text = str(cell).strip()
+    if text.startswith("["):
+        return [str(item) for item in json.loads(text)]
+    return [part.strip() for part in text.split(";") if part.strip()]
+
+
+def load_queries(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The per_query rows as a pandas frame: ``system, post_id, criterion_id, fold, label, prob, gold, ranked``.
+
+    ``columns`` maps contract names to the file's names, as the pipeline's ``input.columns``.
+    The lists are parsed on the queries with evidence only (the only ones ranking metrics
+    read); elsewhere ``gold`` and ``ranked`` are None.
+    """
+    frame = pd.read_csv(source, dtype=str, keep_default_na=False) if isinstance(source, (str, Path)) else source.copy()
+    frame = frame.rename(columns={user: contract for contract, user in (columns or {}).items()})
+    system = frame["config"].astype(str) if "config" in frame.columns else pd.Series("default", index=frame.index)
+    label = frame["has_evidence_gold"].astype(int).to_numpy()
+
+    def lists(column: str) -> list[list[str] | None]:
+        return [parse_id_list(cell) if has_evidence else None
+                for cell, has_evidence in zip(frame[column], label == 1, strict=True)]
+
+    return pd.DataFrame({
+        "system": system.to_numpy(),
+        "post_id": frame["post_id"].astype(str).to_numpy(),
+        "criterion_id": frame["criterion_id"].astype(str).to_numpy(),
+        "fold": frame["fold"].astype(int).to_numpy(),
+        "label": label,
+        "prob": frame["p_has_evidence"].astype(float).to_numpy(),
+        "gold": lists("gold_sent_uids"),
+        "ranked": lists("ranked_sent_uids"),
+    })
+
+
+# --- ranking: the contract's §3 snippets, verbatim in substance --------------------------------
+
+
+def recall_at_k(gold_sent_uids: set[str], ranked_sent_uids: list[str], k: int) -> float:
+    if not gold_sent_uids:
+        return 0.0
+    top_k = set(ranked_sent_uids[:k])
+    retrieved_gold = gold_sent_uids & top_k
+    return len(retrieved_gold) / len(gold_sent_uids)
+
+
+def precision_at_k(gold_sent_uids: set[str], ranked_sent_uids: list[str], k: int) -> float:
+    top_k = set(ranked_sent_uids[:k])
+    retrieved_gold = gold_sent_uids & top_k
+    return len(retrieved_gold) / k
+
+
+def hit_rate_at_k(gold_sent_uids: set[str], ranked_sent_uids: list[str], k: int) -> float:
+    """Contract §3.3 per query: 1 when at least one gold sentence is in the top K."""
+    return 1.0 if gold_sent_uids & set(ranked_sent_uids[:k]) else 0.0
+
+
+def mrr_single_query(gold_sent_uids: set[str], ranked_sent_uids: list[str]) -> float:
+    for rank, sent_uid in enumerate(ranked_sent_uids, start=1):
+        if sent_uid in gold_sent_uids:
+            return 1.0 / rank
+    return 0.0
+
+
+def average_precision_at_k(gold_sent_uids: set[str], ranked_sent_uids: list[str], k: int) -> float:
+    if not gold_sent_uids:
+        return 0.0
+    precisions = []
+    n_gold_found = 0
+    for i, sent_uid in enumerate(ranked_sent_uids[:k], start=1):
+        if sent_uid in gold_sent_uids:
+            n_gold_found += 1
+            precisions.append(n_gold_found / i)
+    if not precisions:
+        return 0.0
+    return sum(precisions) / len(gold_sent_uids)
+
+
+def ndcg_at_k(gold_sent_uids: set[str], ranked_sent_uids: list[str], k: int) -> float:
+    relevance = [1 if sent in gold_sent_uids else 0 for sent in ranked_sent_uids[:k]]
+    dcg = sum((2**rel - 1) / np.log2(i + 2) for i, rel in enumerate(relevance))
+    n_gold = len(gold_sent_uids)
+    ideal_relevance = [1] * min(n_gold, k) + [0] * max(0, k - n_gold)
+    idcg = sum((2**rel - 1) / np.log2(i + 2) for i, rel in enumerate(ideal_relevance))
+    if idcg == 0:
+        return 0.0
+    return float(dcg / idcg)
+
+
+def ranking_values(gold: Sequence[str], ranked: Sequence[str]) -> dict[str, float]:
+    """Every ranking metric of one query."""
+    gold_set, ranked_list = set(gold), list(ranked)
+    values = {}
+    for k in CUTOFFS:
+        values[f"recall@{k}"] = recall_at_k(gold_set, ranked_list, k)
+        values[f"precision@{k}"] = precision_at_k(gold_set, ranked_list, k)
+        values[f"hit_rate@{k}"] = hit_rate_at_k(gold_set, ranked_list, k)
+        values[f"map@{k}"] = average_precision_at_k(gold_set, ranked_list, k)
+        values[f"ndcg@{k}"] = ndcg_at_k(gold_set, ranked_list, k)
+    values["mrr"] = mrr_single_query(gold_set, ranked_list)
+    return values
+
+
+# --- classification and calibration of one slice ----------------------------------------------
+
+
+def expected_calibration_error(y_true: np.ndarray, y_prob: np.ndarray, bins: int = ECE_BINS) -> float:
+    """Σ_b (n_b / N) |mean prob_b − mean label_b| over bins [b/B, (b+1)/B), the last one closed."""
+    inner_edges = np.array([edge / bins for edge in range(1, bins)])
+    bin_index = (y_prob[:, None] >= inner_edges[None, :]).sum(axis=1)  # 1.0 passes every edge: last bin
+    error = 0.0
+    for index in np.unique(bin_index):
+        members = bin_index == index
+        error += members.sum() / len(y_prob) * abs(y_prob[members].mean() - y_true[members].mean())
+    return float(error)
+
+
+def classification_values(
+    y_true: np.ndarray, y_prob: np.ndarray, threshold: float = THRESHOLD
+) -> dict[str, float | None]:
+    """The contract §2.1–2.4 metrics of one slice; None where a metric is undefined.
+
+    Threshold-free metrics and Brier come from scikit-learn; the confusion family uses the
+    contract's §2.3 formulas (``test_reference_confusion_family_matches_sklearn`` checks them
+    against scikit-learn), because scikit-learn's per-call overhead would dominate the tests.
+    """
+    n_positive = int((y_true == 1).sum())
+    n_negative = int((y_true == 0).sum())
+    both_classes = n_positive > 0 and n_negative > 0
+    values: dict[str, float | None] = {
+        "auroc": float(roc_auc_score(y_true, y_prob)) if both_classes else None,
+        "auprc": float(average_precision_score(y_true, y_prob)) if n_positive > 0 else None,
+    }
+    if both_classes:
+        false_positive_rates, true_positive_rates, _ = roc_curve(y_true, y_prob, drop_intermediate=False)
+    for target in FPR_TARGETS:
+        values[f"tpr@fpr={target}"] = (
+            float(true_positive_rates[false_positive_rates <= target].max()) if both_classes else None
+        )
+    values |= confusion_values(y_true, (y_prob >= threshold).astype(int))
+    values["brier"] = float(brier_score_loss(y_true, y_prob, pos_label=1))
+    values["ece"] = expected_calibration_error(y_true, y_prob)
+    return values
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return numerator / denominator if denominator > 0 else None
+
+
+def confusion_values(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float | None]:
+    """Contract §2.3 table: counts, then each ratio; a zero denominator gives None."""
+    tp = int(((y_pred == 1) & (y_true == 1)).sum())
+    tn = int(((y_pred == 0) & (y_true == 0)).sum())
+    fp = int(((y_pred == 1) & (y_true == 0)).sum())
+    fn = int(((y_pred == 0) & (y_true == 1)).sum())
+    sensitivity = _ratio(tp, tp + fn)
+    specificity = _ratio(tn, tn + fp)
+    precision = _ratio(tp, tp + fp)
+    if precision is None or sensitivity is None:
+        f1 = None
+    elif precision + sensitivity == 0:
+        f1 = 0.0  # both defined and 0: the harmonic mean's limit (scikit-learn's f1_score agrees)
+    else:
+        f1 = 2 * precision * sensitivity / (precision + sensitivity)
+    mcc_denominator = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    return {
+        "tp": float(tp), "tn": float(tn), "fp": float(fp), "fn": float(fn),
+        "sensitivity": sensitivity,
+        "specificity": specificity,
+        "fpr": _ratio(fp, tn + fp),
+        "precision": precision,
+        "npv": _ratio(tn, tn + fn),
+        "f1": f1,
+        "mcc": (tp * tn - fp * fn) / math.sqrt(mcc_denominator) if mcc_denominator > 0 else None,
+        "balanced_accuracy": (
+            (sensitivity + specificity) / 2 if sensitivity is not None and specificity is not None else None
+        ),
+    }
+
+
+def sklearn_confusion_values(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float | None]:
+    """The same ratios from scikit-learn, where :func:`confusion_values` says they are defined."""
+    plain = confusion_values(y_true, y_pred)
+    defined = {name: value is not None for name, value in plain.items()}
+    tn, fp, fn, tp = (float(count) for count in confusion_matrix(y_true, y_pred, labels=[0, 1]).ravel())
+    sklearn_values = {
+        "tp": tp, "tn": tn, "fp": fp, "fn": fn,
+        "sensitivity": lambda: recall_score(y_true, y_pred),
+        "specificity": lambda: recall_score(y_true, y_pred, pos_label=0),
+        "fpr": lambda: 1 - recall_score(y_true, y_pred, pos_label=0),
+        "precision": lambda: precision_score(y_true, y_pred),
+        "npv": lambda: precision_score(y_true, y_pred, pos_label=0),
+        "f1": lambda: f1_score(y_true, y_pred),
+        "mcc": lambda: matthews_corrcoef(y_true, y_pred),
+        "balanced_accuracy": lambda: balanced_accuracy_score(y_true, y_pred),
+    }
+    return {
+        name: (float(value()) if callable(value) else value) if defined[name] else None
+        for name, value in sklearn_values.items()
+    }
+
+
+# --- statistics and the summary ---------------------------------------------------------------
+
+
+def describe(values: Iterable[float]) -> dict[str, float | None]:
+    """mean, std (ddof = 1), median, p25, p75 of per-query values; None where undefined."""
+    return describe_columns(np.asarray(list(values), dtype=float).reshape(-1, 1))[0]
+
+
+def describe_columns(matrix: np.ndarray) -> list[dict[str, float | None]]:
+    """:func:`describe` of every column of ``matrix`` (rows: queries), in one numpy pass."""
+    n_rows, n_columns = matrix.shape
+    if n_rows == 0:
+        return [dict.fromkeys(("value", "std", "median", "p25", "p75")) for _ in range(n_columns)]
+    mean = np.mean(matrix, axis=0)
+    std = np.std(matrix, axis=0, ddof=1) if n_rows >= 2 else [None] * n_columns
+    median = np.median(matrix, axis=0)
+    p25, p75 = np.percentile(matrix, [25, 75], axis=0, method="linear")
+    return [
+        {
+            "value": float(mean[j]),
+            "std": None if std[j] is None else float(std[j]),
+            "median": float(median[j]),
+            "p25": float(p25[j]),
+            "p75": float(p75[j]),
+        }
+        for j in range(n_columns)
+    ]
+
+
+@dataclass
+class Row:
+    """One reference summary row; ``value is None`` where the metric is undefined on the slice."""
+
+    grouping: str
+    system: str
+    fold: int | None
+    criterion_id: str | None
+    metric: str
+    n: int
+    n_skipped: int
+    value: float | None
+    std: float | None = None
+    median: float | None = None
+    p25: float | None = None
+    p75: float | None = None
+
+    @property
+    def key(self) -> tuple:
+        return (self.grouping, self.system, self.fold, self.criterion_id, self.metric)
+
+
+def per_query_table(queries: pd.DataFrame) -> pd.DataFrame:
+    """``queries`` plus one column per per-query metric (NaN outside the metric's subset)."""
+    table = queries.copy()
+    table["brier"] = (table["prob"] - table["label"]) ** 2
+    ranking = [
+        ranking_values(gold, ranked) if label == 1 else dict.fromkeys(RANKING_METRICS, np.nan)
+        for gold, ranked, label in zip(table["gold"], table["ranked"], table["label"], strict=True)
+    ]
+    return pd.concat([table, pd.DataFrame(ranking, index=table.index)], axis=1)
+
+
+def _slice_rows(grouping: str, system: str, keys: dict, cell: pd.DataFrame) -> list[Row]:
+    fold, criterion = keys.get("fold"), keys.get("criterion_id")
+    rows = []
+    y_true = cell["label"].to_numpy()
+    y_prob = cell["prob"].to_numpy()
+    set_values = classification_values(y_true, y_prob)
+    for metric in (*CLASSIFICATION_METRICS, "ece"):
+        rows.append(Row(grouping, system, fold, criterion, metric, n=len(cell), n_skipped=0, value=set_values[metric]))
+    brier = describe(cell["brier"]) | {"value": set_values["brier"]}  # brier_score_loss, not our mean
+    rows.append(Row(grouping, system, fold, criterion, "brier", n=len(cell), n_skipped=0, **brier))
+    positives = cell[cell["label"] == 1]
+    stats = describe_columns(positives[list(RANKING_METRICS)].to_numpy(dtype=float))
+    for metric, described in zip(RANKING_METRICS, stats, strict=True):
+        rows.append(Row(grouping, system, fold, criterion, metric, n=len(positives),
+                        n_skipped=len(cell) - len(positives), **described))
+    return rows
+
+
+def reference_summary(
+    source: str | Path | pd.DataFrame,
+    slices: Mapping[str, Sequence[str]] = CONTRACT_SLICES,
+    *,
+    columns: Mapping[str, str] | None = None,
+    across_folds: bool = True,
+) -> dict[tuple, Row]:
+    """Reference rows keyed by ``(grouping, system, fold, criterion_id, metric)``."""
+    table = per_query_table(load_queries(source, columns=columns))
+    rows: list[Row] = []
+    for grouping, keys in slices.items():
+        by = ["system", *keys]
+        for values, cell in table.groupby(by, sort=True):
+            values = values if isinstance(values, tuple) else (values,)
+            named = dict(zip(by, values, strict=True))
+            named = {k: (int(v) if k == "fold" else str(v)) for k, v in named.items()}
+            rows += _slice_rows(grouping, named.pop("system"), named, cell)
+    if across_folds:
+        rows += across_fold_rows([row for row in rows if row.grouping == "fold"])
+    return {row.key: row for row in rows}
+
+
+def across_fold_rows(fold_rows: Sequence[Row]) -> list[Row]:
+    """Per system and metric: mean and std (ddof = 1) of the defined per-fold values."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for row in fold_rows:
+        groups.setdefault((row.system, row.metric), []).append(row)
+    rows = []
+    for (system, metric), members in groups.items():
+        defined = [row.value for row in members if row.value is not None]
+        rows.append(Row("across_folds", system, None, None, metric, n=len(defined),
+                        n_skipped=len(members) - len(defined), **describe(defined)))
+    return rows
+
+
+# --- comparing with evalframe's summary -------------------------------------------------------
+
+
+def summary_rows(summary) -> dict[tuple, dict]:
+    """evalframe's summary (a Polars frame) keyed like :func:`reference_summary`."""
+    keyed = {}
+    for row in summary.iter_rows(named=True):
+        key = (row["grouping"], row["system"], row.get("fold"), row.get("criterion_id"), row["metric"])
+        if key in keyed:
+            raise AssertionError(f"summary has two rows for {key}")
+        keyed[key] = row
+    return keyed
+
+
+def _close(actual: float | None, expected: float | None, tolerance: float) -> bool:
+    if expected is None or actual is None:
+        return actual is None and expected is None
+    return math.isfinite(actual) and abs(actual - expected) <= tolerance
+
+
+def compare_with_summary(
+    summary, reference: Mapping[tuple, Row], *, tolerance: float = 1e-9, check_notes: bool = True
+) -> list[str]:
+    """Every difference between evalframe's ``summary`` and the reference, as readable lines.
+
+    Counts (``n``, ``n_skipped``) must be equal; values within ``tolerance``; a value the
+    reference leaves undefined must be null in evalframe, with a non-empty ``note`` when
+    ``check_notes``.
+    """
+    actual = summary_rows(summary)
+    problems = [f"missing from evalframe's summary: {key}" for key in reference if key not in actual]
+    problems += [f"not in the reference: {key}" for key in actual if key not in reference]
+    for key, expected in reference.items():
+        row = actual.get(key)
+        if row is None:
+            continue
+        for name in ("n", "n_skipped"):
+            if row[name] != getattr(expected, name):
+                problems.append(f"{key}: {name} = {row[name]}, reference {getattr(expected, name)}")
+        for name in ("value", "std", "median", "p25", "p75"):
+            if not _close(row[name], getattr(expected, name), tolerance):
+                problems.append(f"{key}: {name} = {row[name]!r}, reference {getattr(expected, name)!r}")
+        if check_notes and expected.value is None and not row["note"]:
+            problems.append(f"{key}: value is undefined but the note is empty ({row['note']!r})")
+    return problems
+
+
+# --- the declared error cases of a per_query file (shared by the reader and CLI tests) -------
+
+PER_QUERY_HEADER = "post_id,criterion_id,fold,has_evidence_gold,p_has_evidence,gold_sent_uids,ranked_sent_uids,config"
+#: A valid file: lines 2-5 (line 1 is the header); JSON arrays, `;` lists and an empty cell.
+GOOD_PER_QUERY_LINES = (
+    'a,X,0,1,0.9,"[""a1""]","[""a2"",""a1""]",s1',
+    'a,Y,0,0,0.2,[],"[""a1"",""a2""]",s1',
+    "b,X,1,0,0.6,,b1;b2,s1",
+    "b,Y,1,1,0.3,b2,b2;b1,s1",
+)
+
+
+@dataclass(frozen=True)
+class BadFile:
+    """A per_query file breaking one rule, and what the error must name."""
+
+    name: str
+    lines: tuple[str, ...]
+    location: str | None  # "line 3"; None when no single line is at fault (a missing column)
+    column: str | None
+    value: str | None  # how the value appears in the message, e.g. "(value: 1.5)"
+    also: tuple[str, ...] = ()  # further text the message must contain
+
+    def write(self, folder: Path) -> Path:
+        path = Path(folder) / f"{self.name}.csv"
+        path.write_text("\n".join(self.lines) + "\n")
+        return path
+
+
+def _replace_line(line_number: int, text: str) -> tuple[str, ...]:
+    lines = [PER_QUERY_HEADER, *GOOD_PER_QUERY_LINES]
+    lines[line_number - 1] = text
+    return tuple(lines)
+
+
+def _without_column(column: str) -> tuple[str, ...]:
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO("\n".join([PER_QUERY_HEADER, *GOOD_PER_QUERY_LINES]))))
+    drop = rows[0].index(column)
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([cell for i, cell in enumerate(row) if i != drop] for row in rows)
+    return tuple(buffer.getvalue().splitlines())
+
+
+BAD_FILES = (
+    BadFile("missing_column", _without_column("p_has_evidence"), None, "p_has_evidence", None, ("missing",)),
+    BadFile("unparseable_list", _replace_line(3, 'a,Y,0,0,0.2,[],"[""a1"",",s1'), "line 3", "ranked_sent_uids",
+            """(value: '["a1",')"""),
+    BadFile("probability_above_one", _replace_line(3, 'a,Y,0,0,1.5,[],"[""a1"",""a2""]",s1'), "line 3",
+            "p_has_evidence", "(value: 1.5)"),
+    BadFile("probability_nan", _replace_line(3, 'a,Y,0,0,NaN,[],"[""a1"",""a2""]",s1'), "line 3",
+            "p_has_evidence", "(value: nan)"),
+    BadFile("label_not_binary", _replace_line(3, 'a,Y,0,2,0.2,[],"[""a1"",""a2""]",s1'), "line 3",
+            "has_evidence_gold", "(value: 2)"),
+    BadFile("duplicate_key", (PER_QUERY_HEADER, *GOOD_PER_QUERY_LINES, GOOD_PER_QUERY_LINES[1]), "line 6", "post_id",
+            "post_id='a'", ("criterion_id='Y'", "config='s1'", "line 3")),
+    BadFile("post_in_two_folds", _replace_line(3, 'a,Y,1,0,0.2,[],"[""a1"",""a2""]",s1'), "line 3", "fold",
+            "'a'", ("line 2",)),
+    BadFile("evidence_without_gold", _replace_line(3, 'a,Y,0,1,0.2,[],"[""a1"",""a2""]",s1'), "line 3",
+            "gold_sent_uids", "(value: [])"),
+)

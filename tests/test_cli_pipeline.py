@@ -1,0 +1,271 @@
+"""``evalframe run`` / ``evalframe validate`` on the evidence-contract pipeline.
+
+The bundled sample runs twice per module, in parallel: once through the installed executable
+and once through ``ef.run_pipeline(..., out=...)`` in the test process; the two output folders
+must be byte-identical. Error cases run through ``cli.main`` in-process (and two of them
+through the executable) on small files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+from pipeline_reference import BAD_FILES, GOOD_PER_QUERY_LINES, PER_QUERY_HEADER, RANKING_METRICS
+from polars.testing import assert_frame_equal
+
+import evalframe as ef
+from evalframe.cli import main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
+SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
+EXECUTABLE = Path(sys.executable).with_name("evalframe")
+OUTPUT_FILES = ["per_query.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
+SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "subset", "n", "n_skipped", "value",
+                   "std", "median", "p25", "p75", "note"]
+SYSTEMS = ["full_pipeline", "retriever_only"]
+OUTSIDE = "outside subset: queries with has_evidence_gold = 1"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def evalframe_command(*args: str) -> list[str]:
+    if not EXECUTABLE.is_file():
+        pytest.fail(f"the `evalframe` console script is not installed beside {sys.executable}")
+    return [str(EXECUTABLE), *args]
+
+
+@pytest.fixture(scope="module")
+def sample_runs(tmp_path_factory):
+    """A CLI run (another process) and an ``ef.run_pipeline`` run of the bundled pipeline."""
+    root = tmp_path_factory.mktemp("sample_runs")
+    cli_out, python_out = root / "cli" / "out", root / "python" / "out"
+    process = subprocess.Popen(
+        evalframe_command("run", str(PIPELINE), "--input", str(SAMPLE), "--out", str(cli_out)),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    result = ef.run_pipeline(str(PIPELINE), input=str(SAMPLE), out=python_out)
+    stdout, stderr = process.communicate(timeout=300)
+    return {"cli": cli_out, "python": python_out, "result": result, "process": (process.returncode, stdout, stderr)}
+
+
+# --- outputs of a good run ----------------------------------------------------------------------
+
+
+def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
+    status, stdout, stderr = sample_runs["process"]
+    assert status == 0, stderr
+    assert stderr == ""
+    assert f"wrote {sample_runs['cli']}/" in stdout
+    assert "system full_pipeline" in stdout and "system retriever_only" in stdout
+
+
+def test_writes_exactly_the_five_outputs_and_nothing_beside_them(sample_runs):
+    for out in (sample_runs["cli"], sample_runs["python"]):
+        assert sorted(p.name for p in out.iterdir()) == OUTPUT_FILES
+        assert [p.name for p in out.parent.iterdir()] == ["out"]  # no staging folder left behind
+
+
+def test_two_runs_give_byte_identical_files(sample_runs):
+    """Two runs in two processes (CLI and Python API) write the same bytes."""
+    for name in OUTPUT_FILES:
+        assert sha256(sample_runs["cli"] / name) == sha256(sample_runs["python"] / name), name
+
+
+def test_python_summary_equals_the_clis_summary_parquet(sample_runs):
+    written = pl.read_parquet(sample_runs["cli"] / "summary.parquet")
+    assert_frame_equal(sample_runs["result"].summary, written, check_exact=True)
+    per_query = pl.read_parquet(sample_runs["cli"] / "per_query.parquet")
+    assert_frame_equal(sample_runs["result"].per_query, per_query, check_exact=True)
+
+
+def test_summary_table_shape(sample_runs):
+    summary = pl.read_parquet(sample_runs["cli"] / "summary.parquet")
+    assert summary.columns == SUMMARY_COLUMNS
+    assert set(summary.get_column("grouping")) == {"overall", "fold", "criterion", "across_folds"}
+    assert summary.get_column("system").null_count() == 0
+    assert sorted(summary.get_column("system").unique()) == SYSTEMS
+    counts = summary.group_by("grouping").len()
+    n_metrics = 46
+    assert dict(counts.iter_rows()) == {
+        "overall": 2 * n_metrics, "fold": 2 * 5 * n_metrics, "criterion": 2 * 10 * n_metrics,
+        "across_folds": 2 * n_metrics,
+    }
+    # No row mixes systems: each slice counts one system's queries (14,770 overall, not 29,540).
+    overall = summary.filter(pl.col("grouping") == "overall")
+    assert set((overall.get_column("n") + overall.get_column("n_skipped")).to_list()) == {14770}
+    folds = summary.filter(pl.col("grouping") == "fold", pl.col("metric") == "mrr")
+    assert folds.select(pl.col("n") + pl.col("n_skipped")).to_series().sum() == 2 * 14770
+    assert summary.filter(pl.col("grouping") == "fold").get_column("fold").null_count() == 0
+    assert summary.filter(pl.col("grouping") == "criterion").get_column("criterion_id").null_count() == 0
+
+
+def test_summary_csv_matches_parquet(sample_runs):
+    out = sample_runs["cli"]
+    from_parquet = pl.read_parquet(out / "summary.parquet")
+    from_csv = pl.read_csv(out / "summary.csv", schema=from_parquet.schema)
+    assert (out / "summary.csv").read_text().splitlines()[0] == ",".join(SUMMARY_COLUMNS)
+    assert_frame_equal(from_csv, from_parquet, check_exact=False, rel_tol=0, abs_tol=1e-9)
+
+
+def test_per_query_output_is_tidy(sample_runs):
+    per_query = pl.read_parquet(sample_runs["cli"] / "per_query.parquet")
+    assert per_query.columns == [
+        "system", "query_id", "post_id", "criterion_id", "fold", "metric", "value", "skip_reason"]
+    assert per_query.height == 29540 * (1 + len(RANKING_METRICS))  # brier + the ranking metrics
+    assert per_query.select(pl.struct("system", "query_id", "metric").is_unique().all()).item()
+
+
+def test_run_json_describes_input_counts_and_skips(sample_runs):
+    info = json.loads((sample_runs["cli"] / "run.json").read_text())
+    assert info["pipeline"]["name"] == "evidence_contract"
+    assert info["input"]["sha256"] == sha256(SAMPLE)
+    assert info["input"]["rows"] == 29540
+    assert info["tables"]["queries"] == 29540
+    assert info["tables"]["systems"] == [
+        {"system": system, "queries": 14770, "with_evidence": 1379} for system in SYSTEMS
+    ]
+    skipped = {(entry["system"], entry["metric"]): (entry["reason"], entry["count"]) for entry in info["skipped"]}
+    assert skipped == {(system, metric): (OUTSIDE, 13391) for system in SYSTEMS for metric in RANKING_METRICS}
+    summary = pl.read_parquet(sample_runs["cli"] / "summary.parquet")
+    assert info["undefined_values"] == summary.filter(pl.col("value").is_null()).height
+
+
+def test_summary_markdown_has_both_systems(sample_runs):
+    text = (sample_runs["cli"] / "summary.md").read_text()
+    assert text.startswith("# evidence_contract\n")
+    for system in SYSTEMS:
+        assert f"system `{system}`" in text
+    assert "0.9145" in text  # full_pipeline's overall AUROC
+
+
+# --- validate ------------------------------------------------------------------------------------
+
+
+def test_validate_accepts_a_good_file(tmp_path, capsys):
+    path = tmp_path / "good.csv"
+    path.write_text("\n".join([PER_QUERY_HEADER, *GOOD_PER_QUERY_LINES]) + "\n")
+    assert main(["validate", "--schema", "per_query", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.startswith(f"{path}: ok: 4 rows, 4 queries in 1 config(s)")
+
+
+# --- the declared error cases through the command line ------------------------------------------
+
+
+def assert_clean_error(status: int, stdout: str, stderr: str, path: Path, location: str | None) -> None:
+    assert status == 2
+    assert stdout == ""
+    assert stderr.startswith("evalframe: error:"), stderr
+    assert "Traceback" not in stderr
+    assert str(path) in stderr
+    if location is not None:
+        assert location in stderr
+
+
+@pytest.mark.parametrize("bad", BAD_FILES, ids=lambda bad: bad.name)
+def test_validate_reports_bad_input_with_status_2(bad, tmp_path, capsys):
+    path = bad.write(tmp_path)
+    status = main(["validate", "--schema", "per_query", str(path)])
+    captured = capsys.readouterr()
+    assert_clean_error(status, captured.out, captured.err, path, bad.location)
+    if bad.value is not None:
+        assert bad.value in captured.err
+
+
+@pytest.mark.parametrize("bad", BAD_FILES, ids=lambda bad: bad.name)
+def test_run_on_bad_input_writes_nothing(bad, tmp_path, capsys):
+    path = bad.write(tmp_path)
+    out = tmp_path / "results" / "out"
+    status = main(["run", str(PIPELINE), "--input", str(path), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert_clean_error(status, captured.out, captured.err, path, bad.location)
+    assert not out.exists()
+    assert not (tmp_path / "results").exists() or list((tmp_path / "results").iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", BAD_FILES, ids=lambda bad: bad.name)
+def test_run_on_bad_input_leaves_an_existing_output_folder_untouched(bad, tmp_path, capsys):
+    path = bad.write(tmp_path)
+    out = tmp_path / "results" / "out"
+    out.mkdir(parents=True)
+    (out / "summary.csv").write_text("previous results\n")
+    (out / "notes.txt").write_text("kept\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    status = main(["run", str(PIPELINE), "--input", str(path), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert_clean_error(status, captured.out, captured.err, path, bad.location)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in out.parent.iterdir()] == ["out"]
+
+
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_the_installed_executable_reports_bad_input_with_status_2(command, tmp_path):
+    bad = next(b for b in BAD_FILES if b.name == "duplicate_key")
+    path = bad.write(tmp_path)
+    out = tmp_path / "out"
+    args = ["validate", "--schema", "per_query", str(path)] if command == "validate" else [
+        "run", str(PIPELINE), "--input", str(path), "--out", str(out)]
+    finished = subprocess.run(evalframe_command(*args), capture_output=True, text=True, timeout=120)
+    assert_clean_error(finished.returncode, finished.stdout, finished.stderr, path, bad.location)
+    assert not out.exists()
+
+
+# --- bad pipeline definitions ---------------------------------------------------------------------
+
+
+def _bad_pipeline(tmp_path: Path, change) -> Path:
+    spec = yaml.safe_load(PIPELINE.read_text())
+    change(spec)
+    path = tmp_path / "bad_pipeline.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+BAD_PIPELINES = {
+    "unknown_key": (lambda spec: spec.update(slicez={"overall": []}), ["slicez"]),
+    "unknown_metric": (lambda spec: spec["metrics"][0]["names"].append("aurocc"), ["aurocc", "did you mean `auroc`"]),
+    "unknown_subset": (lambda spec: spec["metrics"][1].update(subset="with_gold"), ["with_gold"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PIPELINES))
+def test_bad_pipeline_exits_2_and_writes_nothing(case, tmp_path, capsys):
+    change, expected = BAD_PIPELINES[case]
+    path = _bad_pipeline(tmp_path, change)
+    out = tmp_path / "out"
+    status = main(["run", str(path), "--input", str(SAMPLE), "--out", str(out)])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.out == ""
+    assert captured.err.startswith("evalframe: error:") and "Traceback" not in captured.err
+    for text in expected:
+        assert text in captured.err
+    assert not out.exists()
+    with pytest.raises(ef.ConfigError):
+        ef.load_pipeline(path)
+
+
+def test_unknown_pipeline_name_exits_2(tmp_path, capsys):
+    status = main(["run", "no_such_pipeline", "--out", str(tmp_path / "out")])
+    captured = capsys.readouterr()
+    assert status == 2
+    assert "no_such_pipeline" in captured.err and "evidence_contract" in captured.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bundled_pipeline_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the name works from any folder
+    pipeline = ef.load_pipeline("evidence_contract")
+    assert pipeline.name == "evidence_contract"
+    assert len(pipeline.metrics) == 46

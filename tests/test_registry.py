@@ -1,0 +1,166 @@
+"""The metric registry: the name grammar, aliases, canonical names and its errors."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import evalframe as ef
+from evalframe.cli import main
+from evalframe.metrics import available, resolve_all
+from evalframe.metrics.registry import MetricSpec
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "canonical"),
+    [
+        ("recall@5", ef.RecallAtK(5), "recall@5"),
+        ("P@5", ef.PrecisionAtK(5), "precision@5"),
+        ("p@5", ef.PrecisionAtK(5), "precision@5"),
+        ("Precision@5", ef.PrecisionAtK(5), "precision@5"),
+        ("precision@5(denominator=retrieved)", ef.PrecisionAtK(5, denominator="retrieved"),
+         "precision@5(denominator=retrieved)"),
+        ("ndcg@10(gain=linear)", ef.NDCGAtK(10, gain="linear"), "ndcg@10(gain=linear)"),
+        ("ndcg@10( gain = linear )", ef.NDCGAtK(10, gain="linear"), "ndcg@10(gain=linear)"),
+        ("ndcg@10(gain=exponential)", ef.NDCGAtK(10), "ndcg@10"),
+        ("ndcg@k=10", ef.NDCGAtK(10), "ndcg@10"),
+        ("ndcg", ef.NDCGAtK(), "ndcg"),
+        ("map@100", ef.MeanAveragePrecision(100), "map@100"),
+        ("map", ef.MeanAveragePrecision(), "map"),
+        ("map(denominator=retrieved)", ef.MeanAveragePrecision(denominator="retrieved"), "map(denominator=retrieved)"),
+        ("mrr", ef.MRRAtK(), "mrr"),
+        ("mrr@10", ef.MRRAtK(10), "mrr@10"),
+        ("recip_rank", ef.MRRAtK(), "mrr"),
+        ("hit_rate@3", ef.HitRateAtK(3), "hit_rate@3"),
+        ("success@3", ef.HitRateAtK(3), "hit_rate@3"),
+        ("r_precision", ef.RPrecision(), "r_precision"),
+        ("Rprec", ef.RPrecision(), "r_precision"),
+        ("num_ret", ef.NumRetrieved(), "num_ret"),
+        ("num_rel", ef.NumRelevant(), "num_rel"),
+        ("num_rel_ret", ef.NumRelevantRetrieved(), "num_rel_ret"),
+        ("  recall@20  ", ef.RecallAtK(20), "recall@20"),
+    ],
+)
+def test_parse(text, expected, canonical):
+    metric = ef.resolve_metric(text)
+    assert metric == expected
+    assert type(metric) is type(expected)
+    assert metric.name == canonical
+    assert str(metric) == canonical
+
+
+def test_resolving_a_metric_object_returns_it():
+    metric = ef.NDCGAtK(5, gain="linear")
+    assert ef.resolve_metric(metric) is metric
+
+
+#: Sample values for parameters without a list of choices, by type.
+SAMPLES = {int: (7, 13), float: (0.25, 0.1), str: ()}
+
+
+def _instances(spec: MetricSpec) -> list[ef.Metric]:
+    """The spec's metric with defaults and with sample values / every choice of every parameter."""
+    at_param = spec.param(spec.at) if spec.at is not None else None
+    base = {spec.at: SAMPLES[at_param.kind][0]} if at_param is not None and spec.at_required else {}
+    variants = [base]
+    for param in spec.params:
+        for value in param.choices or SAMPLES[param.kind]:
+            variants.append({**base, param.name: value})
+    return list(dict.fromkeys(spec.build(**options) for options in variants))
+
+
+def _upper_name(text: str) -> str:
+    """Upper-case the metric's name only (parameter names and values are case-sensitive)."""
+    name, rest = re.match(r"([A-Za-z0-9_]+)(.*)", text).groups()
+    return name.upper() + rest
+
+
+@pytest.mark.parametrize("spec", available(), ids=lambda spec: spec.name)
+def test_canonical_name_round_trip(spec):
+    instances = _instances(spec)
+    assert len({metric.name for metric in instances}) == len(instances), "different metrics need different names"
+    for metric in instances:
+        again = ef.resolve_metric(metric.name)
+        assert again == metric, metric.name
+        assert type(again) is type(metric)
+        assert again.name == metric.name
+        assert ef.resolve_metric(_upper_name(metric.name)) == metric
+        for alias in spec.aliases:
+            aliased = alias + metric.name[len(spec.name):]
+            assert ef.resolve_metric(aliased) == metric, aliased
+
+
+def test_registry_lists_the_ranking_metrics_once():
+    names = [spec.name for spec in available()]
+    assert len(names) == len(set(names))
+    expected = {"recall", "precision", "hit_rate", "mrr", "map", "ndcg", "r_precision", "num_ret", "num_rel",
+                "num_rel_ret"}
+    assert expected <= set(names)
+    aliases = [alias.lower() for spec in available() for alias in spec.aliases]
+    assert len(aliases) == len(set(aliases))
+    assert not set(aliases) & {name.lower() for name in names}
+
+
+def test_resolve_all_drops_repeats_and_keeps_order():
+    metrics = resolve_all(["P@5", "mrr", "precision@5", ef.PrecisionAtK(5), "recip_rank", "ndcg@3"])
+    assert [m.name for m in metrics] == ["precision@5", "mrr", "ndcg@3"]
+
+
+@pytest.mark.parametrize(
+    ("text", "suggestion"),
+    [
+        ("ndgc@10", "`ndcg`"),
+        ("recal@5", "`recall`"),
+        ("precison@5", "`precision`"),
+        ("mrr_at", "`mrr`"),
+        ("hit_rat@5", "`hit_rate`"),
+    ],
+)
+def test_unknown_name_suggests_a_close_one(text, suggestion):
+    with pytest.raises(ef.ConfigError) as error:
+        ef.resolve_metric(text)
+    message = str(error.value)
+    assert "unknown metric" in message
+    assert "did you mean" in message
+    assert suggestion in message
+
+
+def test_unknown_name_without_close_match():
+    with pytest.raises(ef.ConfigError, match="unknown metric `zzzzqqq`"):
+        ef.resolve_metric("zzzzqqq@5")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("recall", "needs a cutoff"),
+        ("recall@x", "must be int"),
+        ("recall@0", ">= 1"),
+        ("recall@-3", ">= 1"),
+        ("P@2.5", "must be int"),
+        ("ndcg@10(gain=cubic)", "must be one of"),
+        ("precision@5(denominator=all)", "must be one of"),
+        ("map@5(denominator=k)", "must be one of"),
+        ("ndcg@10(foo=1)", "no parameter `foo`"),
+        ("ndcg@10(gain)", "key=value"),
+        ("num_ret@5", "takes no `@` cutoff"),
+        ("r_precision@5", "takes no `@` cutoff"),
+        ("ndcg@10(gain=linear", "cannot parse"),
+        ("recall@5 extra", "cannot parse"),
+        ("", "cannot parse"),
+    ],
+)
+def test_bad_metric_strings_are_config_errors(text, fragment):
+    with pytest.raises(ef.ConfigError) as error:
+        ef.resolve_metric(text)
+    assert fragment in str(error.value)
+
+
+def test_metrics_command_lists_every_registered_metric(capsys):
+    assert main(["metrics"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    listed = {line.split()[0] for line in captured.out.splitlines() if line and not line[0].isspace()}
+    assert listed == {spec.name for spec in available()}
+    assert "gain=exponential" in captured.out and "linear" in captured.out
