@@ -4,7 +4,8 @@ Given the three long tables, metric groups (each bound to a subset of queries) a
 sets, :func:`compute_metrics` returns
 
 - ``per_query``: long table ``system, query_id, <query keys>, metric, value, skip_reason``
-  for item- and query-level metrics; a query outside the metric's subset has a null value
+  for item- and query-level metrics (metric group after metric group, each ordered by query);
+  a query outside the metric's subset has a null value
   and the reason ``outside subset: <description>``;
 - ``summary``: one tidy row per (grouping set, key values, metric) with ``n``, ``n_skipped``,
   ``value``, ``std``, ``median``, ``p25``, ``p75`` and ``note``. Set-level metrics (AUROC, ECE)
@@ -101,7 +102,6 @@ def compute_metrics(
                 set_rows.append(_set_metric_rows(metric, flagged, grouping, ["system", *group_keys]))
 
     per_query = pl.concat(long_parts, how="diagonal_relaxed").select(*keys, "metric", "value", "skip_reason") if long_parts else _empty_long(queries, keys)
-    per_query = per_query.sort([*QUERY_KEYS], maintain_order=True)
     all_metrics = [m for group in groups for m in group.metrics]
     summary = summarize(per_query, per_query_metrics, grouping_sets=grouping_sets, subsets=subset_text)
     summary = summary.with_columns(note=pl.when(pl.col("n") == 0).then(pl.lit("no query in the subset")))
