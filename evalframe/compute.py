@@ -84,10 +84,12 @@ def compute_metrics(
             subset_text[metric.name] = group.subset.description if group.subset.where else metric.subset
         item = [m for m in group.metrics if isinstance(m, ItemMetric)]
         if item:
-            wide = per_query_values(
-                tables.ranking, tables.judgments, flagged.select(*keys, "_in_subset"), item,
-                relevance_threshold=relevance_threshold,
+            # Rank and score only the subset's queries; the others are masked as outside below.
+            inside = flagged.filter(pl.col("_in_subset")).select(QUERY_KEYS)
+            values = per_query_values(
+                tables.ranking, tables.judgments, inside, item, relevance_threshold=relevance_threshold
             )
+            wide = flagged.select(*keys, "_in_subset").join(values, on=QUERY_KEYS, how="left", maintain_order="left")
             long_parts.append(_mask_outside(to_long(wide, item, keys=[*keys, "_in_subset"]), outside))
         for metric in (m for m in group.metrics if isinstance(m, QueryMetric)):
             value = metric.expr().cast(pl.Float64)
