@@ -11,6 +11,11 @@ composite key (``unique``) and column groups of which at least one must be prese
    collected; its ``failure_cases`` become :class:`~evalframe.errors.Problem` rows that name the
    line or row, the column and the value.
 
+Step 4 is preceded by a screen (:func:`passes_screen`): one Polars pass over the same rules
+that can only say "nothing to find" or "maybe something". A clean table (the usual case) then
+skips pandera, whose import and key check cost seconds on millions of rows; any doubt sends
+the table to pandera, which finds and words the failures, so messages never depend on it.
+
 Any problem raises one :class:`~evalframe.errors.InputError` listing them all.
 
 Checks vocabulary (``checks:`` mapping of a column): ``ge``, ``gt``, ``le``, ``lt`` (bounds),
@@ -19,9 +24,10 @@ Checks vocabulary (``checks:`` mapping of a column): ``ge``, ``gt``, ``le``, ``l
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, reduce
 from typing import Any
 
 import polars as pl
@@ -279,9 +285,71 @@ def to_pandera(contract: Contract, present: set[str]):
     return pa.DataFrameSchema(columns, unique=unique, strict=False, name=contract.table)
 
 
+#: The screen's expression for each check vocabulary word: true where the value passes. A null
+#: result passes, as in pandera (``ignore_na``); NaN is screened separately.
+_SCREEN_CHECKS: dict[str, Callable[[pl.Expr, Any], pl.Expr | None]] = {
+    "ge": lambda column, v: column >= v,
+    "gt": lambda column, v: column > v,
+    "le": lambda column, v: column <= v,
+    "lt": lambda column, v: column < v,
+    "isin": lambda column, v: column.is_in(list(v)),
+    "finite": lambda column, enabled: column.is_finite() if enabled else None,
+}
+
+#: Key dtypes whose hash equality is exactly value equality (floats have -0.0 and NaN).
+_HASHABLE_KEY_DTYPES = (pl.String, pl.Int64, pl.Boolean)
+
+
+def passes_screen(frame: pl.DataFrame, contract: Contract) -> bool:
+    """Whether ``frame`` certainly passes the pandera validation of ``contract``.
+
+    One pass of cheap Polars aggregations over the rules pandera enforces: dtypes, no null (nor
+    NaN, which pandera counts as null) in non-nullable columns, every check, and the key. The
+    key is screened by hashing each row's key columns into one 64-bit value: if all the hashes
+    differ, all the keys differ. ``False`` only means "let pandera look" (a hash collision, a
+    NaN in a nullable column, ...), never that the table is wrong, so the screen may be strict
+    but must never pass a table pandera would reject.
+
+    >>> passes_screen(pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "relevance": [1, 0]}),
+    ...               load_contract("judgments"))
+    False
+    """
+    tests: list[pl.Expr] = []
+    for name, column in contract.columns.items():
+        if name not in frame.columns:
+            continue
+        if frame.schema[name] != column.polars_dtype:
+            return False
+        value = pl.col(name)
+        is_float = column.polars_dtype.is_float()
+        if not column.nullable:
+            tests.append(value.null_count() == 0)
+        if is_float and (not column.nullable or column.checks):
+            tests.append(~value.is_nan().any())
+        for key, argument in column.checks.items():
+            passed = _SCREEN_CHECKS[key](value, argument)
+            if passed is not None:
+                tests.append(passed.fill_null(True).all())
+    key_columns = [name for name in contract.unique if name in frame.columns]
+    if key_columns:
+        if not all(isinstance(frame.schema[name], _HASHABLE_KEY_DTYPES) for name in key_columns):
+            return False
+        key_hash = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(key_columns, 1)))
+        tests.append(key_hash.n_unique() == pl.len())
+    if not tests:
+        return True
+    try:
+        verdicts = frame.select(pl.all_horizontal(tests).alias("passed"))
+    except pl.exceptions.PolarsError:  # e.g. a check pandera would report as a check error
+        return False
+    return bool(verdicts.item())
+
+
 def _validate_with_pandera(
     frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str]
 ) -> list[Problem]:
+    if passes_screen(frame, contract):
+        return []
     from pandera.errors import SchemaErrors
 
     schema = to_pandera(contract, set(frame.columns))

@@ -31,7 +31,26 @@ from evalframe.aggregate import summarize
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import ItemMetric, Metric
 from evalframe.metrics.registry import resolve_all
-from evalframe.ranking import QUERY_KEYS, check_threshold, judge_items, query_context, rank_items
+from evalframe.metrics.retrieval_basic import (
+    HitRateAtK,
+    NumRelevant,
+    NumRelevantRetrieved,
+    NumRetrieved,
+    PrecisionAtK,
+    RecallAtK,
+)
+from evalframe.metrics.retrieval_ranking import MeanAveragePrecision, MRRAtK, NDCGAtK, RPrecision
+from evalframe.ranking import (
+    QUERY_KEYS,
+    JudgedRanking,
+    QueryIndex,
+    check_threshold,
+    index_queries,
+    judge_items,
+    judged_ranks,
+    query_context,
+    rank_items,
+)
 
 EmptyPolicy = Literal["skip", "zero"]
 MissingPolicy = Literal["error", "zero"]
@@ -126,9 +145,11 @@ def evaluate(
         other = ", ".join(f"`{m.name}`" for m in resolved if not isinstance(m, ItemMetric))
         raise ConfigError(f"evaluate() takes ranking metrics; {other} need the pipeline (`run_pipeline`)")
 
-    universe, notes = _query_universe(run, qrels, queries, missing=missing)
+    index = index_queries(run)
+    universe, notes = _query_universe(run, qrels, queries, missing=missing, index=index)
     wide = per_query_values(
-        run, qrels, universe, item_metrics, relevance_threshold=relevance_threshold, empty=empty, max_depth=max_depth
+        run, qrels, universe, item_metrics, relevance_threshold=relevance_threshold, empty=empty, max_depth=max_depth,
+        index=index,
     )
     slice_keys = [c for c in universe.columns if c not in QUERY_KEYS]
     per_query = to_long(wide, item_metrics, keys=[*QUERY_KEYS, *slice_keys])
@@ -137,9 +158,18 @@ def evaluate(
 
 
 def _query_universe(
-    run: pl.DataFrame, qrels: pl.DataFrame, queries: pl.DataFrame | None, *, missing: MissingPolicy
+    run: pl.DataFrame,
+    qrels: pl.DataFrame,
+    queries: pl.DataFrame | None,
+    *,
+    missing: MissingPolicy,
+    index: QueryIndex | None = None,
 ) -> tuple[pl.DataFrame, list[str]]:
-    """The (system, query_id) pairs to evaluate, plus notes on what is left out."""
+    """The (system, query_id) pairs to evaluate, plus notes on what is left out.
+
+    The run enters only through its (system, query_id) pairs and their row counts (``index``).
+    """
+    pairs = (index if index is not None else index_queries(run)).pairs
     notes = []
     if queries is not None:
         universe = queries
@@ -147,9 +177,9 @@ def _query_universe(
         if ignored.height:
             notes.append(f"{ignored.get_column('query_id').n_unique()} judged queries are not in the queries table and were ignored")
     else:
-        systems = run.select("system").unique()
+        systems = pairs.select("system").unique()
         universe = systems.join(qrels.select("query_id").unique(), how="cross")
-        absent = universe.join(run.select(QUERY_KEYS).unique(), on=QUERY_KEYS, how="anti").sort(QUERY_KEYS)
+        absent = universe.join(pairs.select(QUERY_KEYS), on=QUERY_KEYS, how="anti").sort(QUERY_KEYS)
         if absent.height and missing == "error":
             problems = [
                 Problem(None, None, NO_VALUE, f"query {query_id!r} is judged but system {system!r} retrieved nothing for it")
@@ -161,10 +191,11 @@ def _query_universe(
             raise InputError("run", problems)
         if absent.height:
             notes.append(f"{absent.height} judged (system, query) pairs absent from the run were scored as empty rankings")
-    unjudged = run.join(universe.select("query_id").unique(), on="query_id", how="anti")
+    unjudged = pairs.join(universe.select("query_id").unique(), on="query_id", how="anti")
     if unjudged.height:
+        n_rows = unjudged.get_column("n_rows").sum()
         n_queries = unjudged.get_column("query_id").n_unique()
-        notes.append(f"{unjudged.height} run rows of {n_queries} queries without judgments were ignored")
+        notes.append(f"{n_rows} run rows of {n_queries} queries without judgments were ignored")
     return universe.sort(QUERY_KEYS), notes
 
 
@@ -177,17 +208,27 @@ def per_query_values(
     relevance_threshold: int = 1,
     empty: EmptyPolicy = "skip",
     max_depth: int | None = None,
+    index: QueryIndex | None = None,
 ) -> pl.DataFrame:
     """One row per (system, query) of ``universe`` and one column per metric.
 
     Adds ``_skip_reason`` columns (``<metric>__skip``) that say why a value is null.
+    ``index`` (from :func:`~evalframe.ranking.index_queries`) saves numbering the run twice.
     """
-    ranked = rank_items(run.join(universe.select(QUERY_KEYS), on=QUERY_KEYS, how="semi"), max_depth=max_depth)
-    judged = judge_items(ranked, qrels, relevance_threshold=relevance_threshold)
     partials: dict[str, pl.Expr] = {}
     for metric in metrics:
         partials.update(metric.partials())
-    per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
+    per_query = None
+    applies, depth = _unjudged_rows_needed(metrics)
+    if applies:
+        found = judged_ranks(run, qrels, universe, index=index)
+        if found is not None:
+            per_query = _aggregate_judged(found, partials, depth=depth, max_depth=max_depth,
+                                          relevance_threshold=relevance_threshold)
+    if per_query is None:
+        ranked = rank_items(run.join(universe.select(QUERY_KEYS), on=QUERY_KEYS, how="semi"), max_depth=max_depth)
+        judged = judge_items(ranked, qrels, relevance_threshold=relevance_threshold)
+        per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
     context = query_context(qrels, relevance_threshold=relevance_threshold)
     table = universe.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
@@ -214,6 +255,76 @@ def per_query_values(
     return table.select(*keep, *values)
 
 
+#: Item metrics whose partial aggregations read no unjudged item (relevance null), whatever its
+#: rank, except nDCG, which sums the zero gain of every item within its cutoff. The metric
+#: classes themselves, not subclasses (which may read more).
+_JUDGED_ITEMS_SUFFICE = (
+    RecallAtK, PrecisionAtK, HitRateAtK, NumRetrieved, NumRelevant, NumRelevantRetrieved,
+    MRRAtK, MeanAveragePrecision, RPrecision,
+)
+
+
+def _unjudged_rows_needed(metrics: Sequence[ItemMetric]) -> tuple[bool, int | None]:
+    """Whether the metrics can be computed from judged items plus the top unjudged ones, and how deep.
+
+    Returns ``(applies, depth)``: unjudged items ranked within ``depth`` must be kept (None:
+    all of them). nDCG@k keeps those within k: they add zero gains to its sum, and a float sum
+    with its zero terms is not always bit for bit the same as without them.
+    """
+    depth: int | None = 0
+    for metric in metrics:
+        if type(metric) is NDCGAtK:
+            depth = None if metric.k is None or depth is None else max(depth, metric.k)
+        elif type(metric) not in _JUDGED_ITEMS_SUFFICE:
+            return False, None
+    return True, depth
+
+
+def _aggregate_judged(
+    found: JudgedRanking,
+    partials: Mapping[str, pl.Expr],
+    *,
+    depth: int | None,
+    max_depth: int | None,
+    relevance_threshold: int,
+) -> pl.DataFrame:
+    """The metric group-by of :func:`per_query_values`, fed judged items and the top unjudged ones.
+
+    Each query's rows are its first ``depth`` ranks (all when None), judged or not, then its
+    judged items ranked further down, in rank order: every partial sees the values it would
+    see on all the items, in the same order. ``n_retrieved`` is counted, not aggregated.
+    """
+    retrieved = pl.col("n_rows") if max_depth is None else pl.min_horizontal("n_rows", pl.lit(max_depth, dtype=pl.Int64))
+    pairs = found.pairs.with_columns(n_retrieved=retrieved)
+    judged = found.judged
+    if max_depth is not None:
+        judged = judged.filter(pl.col("rank") <= max_depth)
+    slots_per_pair = pl.col("n_retrieved") if depth is None else pl.min_horizontal("n_retrieved", pl.lit(depth, dtype=pl.Int64))
+    slots = pairs.select("code", rank=pl.int_ranges(1, slots_per_pair + 1, dtype=pl.Int64)).explode("rank")
+    slot_start = pairs.select("code", _start=slots_per_pair.cum_sum() - slots_per_pair)
+    in_slots = judged if depth is None else judged.filter(pl.col("rank") <= depth)
+    position = (
+        in_slots.join(slot_start, on="code", how="left", maintain_order="left")
+        .select(pl.col("_start") + pl.col("rank") - 1)
+        .to_series()
+    )
+    relevance = pl.repeat(None, slots.height, dtype=judged.schema["relevance"], eager=True)
+    slots = slots.with_columns(relevance=relevance.scatter(position, in_slots.get_column("relevance")))
+    beyond = judged.head(0) if depth is None else judged.filter(pl.col("rank") > depth)
+    rows = pl.concat([slots, beyond.select(slots.columns)])
+    # Codes rebuilt from Arrow carry no sorted flag: the group-by makes index groups, as the
+    # string group-by of rank_items' path does, so float sums come out bit for bit the same.
+    rows = rows.with_columns(
+        pl.Series("code", rows.get_column("code").to_arrow()),
+        is_relevant=(pl.col("relevance") >= relevance_threshold).fill_null(False),
+    )
+    aggregated = rows.group_by("code", maintain_order=True).agg(**partials) if partials else rows.select("code").unique()
+    return (
+        pairs.join(aggregated, on="code", how="left")
+        .select(*QUERY_KEYS, pl.col("n_retrieved").cast(pl.Int64), *partials)
+    )
+
+
 def to_long(wide: pl.DataFrame, metrics: Sequence[Metric], *, keys: Sequence[str]) -> pl.DataFrame:
     """Per-query values in long form: ``keys, metric, value, skip_reason`` (metric order kept)."""
     parts = [
@@ -225,4 +336,12 @@ def to_long(wide: pl.DataFrame, metrics: Sequence[Metric], *, keys: Sequence[str
         )
         for metric in metrics
     ]
-    return pl.concat(parts).sort(list(keys), maintain_order=True)
+    long = pl.concat(parts)
+    if wide.height and wide.select(pl.struct(keys).is_unique().all()).item():
+        # One row per key: in the sorted long table each wide row's metrics follow one another,
+        # so its order is known without sorting seven times as many rows.
+        import numpy as np
+
+        order = wide.select(pl.arg_sort_by(list(keys), maintain_order=True)).to_series().to_numpy()
+        return long[(order[:, None] + np.arange(len(metrics)) * wide.height).ravel()]
+    return long.sort(list(keys), maintain_order=True)

@@ -7,13 +7,24 @@
 
 The result carries ``rank`` as the 1-based position in that order, optionally cut at
 ``max_depth`` items per query (trec_eval ``-M``), and is sorted by system, query and rank.
+
+:func:`judged_ranks` finds the same ranks for the judged items only, without sorting the
+run's strings (millions of rows): what :func:`~evalframe.evaluate.evaluate` needs when every
+metric ignores unjudged items.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from evalframe.errors import ConfigError, InputError, Problem
+
+if TYPE_CHECKING:
+    import numpy as np
 
 QUERY_KEYS = ["system", "query_id"]
 
@@ -75,3 +86,286 @@ def check_threshold(relevance_threshold: int) -> None:
     if isinstance(relevance_threshold, bool) or not isinstance(relevance_threshold, int) or relevance_threshold < 1:
         msg = f"relevance threshold must be a whole number >= 1, got {relevance_threshold!r}"
         raise ConfigError(msg)
+
+
+# --- the fast path: ranks of the judged rows, without sorting the run --------------------------
+
+
+@dataclass(frozen=True)
+class QueryIndex:
+    """The (system, query_id) pairs of a run, numbered, and the number of each row's pair.
+
+    ``pairs`` has ``code`` (0, 1, ... in order of first appearance), ``system``, ``query_id``
+    and ``n_rows``; ``codes`` gives each run row's ``code`` (UInt32).
+    """
+
+    pairs: pl.DataFrame
+    codes: pl.Series
+
+
+def index_queries(run: pl.DataFrame) -> QueryIndex:
+    """Number the run's (system, query_id) pairs and give each row its pair's number.
+
+    Runs are usually grouped by query, so the pairs are found among the first rows of the
+    stretches of equal keys (a sequential comparison) rather than by hashing every row.
+    A run whose rows of one query are scattered gives many stretches: slower, as correct.
+
+    >>> run = pl.DataFrame({"system": ["s", "s", "s", "t"], "query_id": ["q2", "q2", "q1", "q2"]})
+    >>> index = index_queries(run)
+    >>> index.codes.to_list(), index.pairs.rows()
+    ([0, 0, 1, 2], [(0, 's', 'q2', 2), (1, 's', 'q1', 1), (2, 't', 'q2', 1)])
+    """
+    import numpy as np
+
+    keys = run.select(QUERY_KEYS)
+    starts = keys.select(
+        pl.any_horizontal(pl.col(name).ne_missing(pl.col(name).shift()) for name in QUERY_KEYS).alias("start")
+    ).to_series()
+    start_rows = starts.arg_true()
+    heads = keys[start_rows].with_columns(n_rows=start_rows.shift(-1, fill_value=run.height) - start_rows)
+    pairs = (
+        heads.group_by(QUERY_KEYS, maintain_order=True)
+        .agg(pl.col("n_rows").sum().cast(pl.Int64))
+        .with_row_index("code")
+    )
+    if pairs.height == heads.height:  # one stretch per pair: the stretch number is the code
+        head_codes = pairs.get_column("code")
+    else:
+        head_codes = heads.join(pairs.select(*QUERY_KEYS, "code"), on=QUERY_KEYS, how="left", maintain_order="left")
+        head_codes = head_codes.get_column("code")
+    codes = np.repeat(head_codes.to_numpy(), heads.get_column("n_rows").to_numpy())
+    return QueryIndex(pairs=pairs, codes=pl.Series("code", codes, dtype=pl.UInt32))
+
+
+@dataclass(frozen=True)
+class JudgedRanking:
+    """What item metrics need from a run, short of its unjudged rows.
+
+    ``pairs``: ``code``, ``system``, ``query_id`` and ``n_rows`` (items retrieved) of every
+    evaluated (system, query) pair found in the run, by code. ``judged``: ``code``, ``rank``
+    and ``relevance`` of every retrieved item that is judged, by code and rank.
+    """
+
+    pairs: pl.DataFrame
+    judged: pl.DataFrame
+
+
+def judged_ranks(
+    run: pl.DataFrame,
+    judgments: pl.DataFrame,
+    universe: pl.DataFrame,
+    *,
+    index: QueryIndex | None = None,
+    source: str = "run",
+) -> JudgedRanking | None:
+    """The rank and relevance of every judged item the run retrieved for the ``universe`` pairs.
+
+    The ranks are those of :func:`rank_items` (given ranks, or score descending then doc_id
+    descending), found without sorting the run's rows: each row gets one 64-bit key, the pair
+    code in the high bits and its lateness (the rank, or the score's bits turned so that higher
+    scores come first) in the low ones. The keys are sorted as plain integers, and a judged
+    item's rank is one plus the number of keys of its pair below its own, found by binary
+    search. Items whose key is shared are tied: their order is settled by doc_id among the few
+    rows concerned.
+
+    Returns None when the shortcut cannot vouch for the result (a score that is NaN or loses
+    its order in the key, a (query_id, doc_id) listed twice): callers then use
+    :func:`rank_items` and :func:`judge_items`. Tied given ranks are reported as
+    :func:`rank_items` reports them.
+
+    >>> run = pl.DataFrame({"system": "s", "query_id": "q1", "doc_id": ["a", "b", "c"], "score": [1.0, 2.0, 1.0]})
+    >>> judgments = pl.DataFrame({"query_id": "q1", "doc_id": ["a", "x"], "relevance": [1, 2]})
+    >>> judged_ranks(run, judgments, run.select(QUERY_KEYS)).judged.rows()  # a ties c, c goes first
+    [(0, 3, 1)]
+    """
+    import numpy as np
+
+    index = index if index is not None else index_queries(run)
+    wanted = index.pairs.join(universe.select(QUERY_KEYS).unique(), on=QUERY_KEYS, how="semi")
+    codes = index.codes
+    if wanted.height < index.pairs.height:
+        keep = pl.repeat(False, index.pairs.height, eager=True).scatter(wanted.get_column("code"), True)
+        kept_rows = keep.gather(codes).arg_true()
+        run, codes = run[kept_rows], codes.gather(kept_rows)
+    pairs = wanted.select("code", *QUERY_KEYS, "n_rows")
+    if run.height == 0:
+        empty = {"code": pl.UInt32, "rank": pl.Int64, "relevance": judgments.schema["relevance"]}
+        return JudgedRanking(pairs=pairs, judged=pl.DataFrame(schema=empty))
+    by_score = "rank" not in run.columns
+    lateness_bits = 64 - max(1, (index.pairs.height - 1).bit_length())
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # Polars matches the judgments while NumPy builds and sorts the keys: both cores work.
+        matching = pool.submit(_judged_matches, run, judgments)
+        keys = _ranking_keys(run, codes, lateness_bits=lateness_bits, by_score=by_score)
+        sorted_keys = None if keys is None else np.sort(keys)
+        matches = matching.result()
+    if keys is None or matches is None:
+        return None
+    if not by_score and (sorted_keys[1:] == sorted_keys[:-1]).any():
+        _reject_tied_ranks(run, source)  # two items of one query share a rank: an error
+        return None
+
+    rows = matches.get_column("_row").to_numpy()
+    judged_keys = keys[rows]
+    # Searching for sorted needles walks the keys in order: far fewer cache misses.
+    needle_order = np.argsort(judged_keys)
+    first = np.empty(len(rows), dtype=np.int64)
+    first[needle_order] = np.searchsorted(sorted_keys, judged_keys[needle_order])
+    # Keys sort by pair first, and a pair has n_rows keys: where each pair's keys begin.
+    in_order = wanted.sort("code")
+    n_rows = in_order.get_column("n_rows").to_numpy()
+    pair_start = np.zeros(index.pairs.height, dtype=np.int64)
+    pair_start[in_order.get_column("code").to_numpy()] = np.cumsum(n_rows) - n_rows
+    n_rows_by_code = np.zeros(index.pairs.height, dtype=np.int64)
+    n_rows_by_code[in_order.get_column("code").to_numpy()] = n_rows
+    rank = first - pair_start[judged_keys >> np.uint64(lateness_bits)] + 1
+    # ``first`` is the first of the equal keys: the one after it tells whether there is a tie.
+    following = np.minimum(first + 1, len(sorted_keys) - 1)
+    tied = (sorted_keys[following] == judged_keys) & (first + 1 < len(sorted_keys))
+    del sorted_keys
+
+    judged = pl.DataFrame(
+        {
+            "code": codes.gather(matches.get_column("_row")),
+            "rank": rank,
+            "relevance": matches.get_column("relevance"),
+        }
+    )
+    if by_score and tied.any():
+        if codes.is_sorted():  # each pair's rows are contiguous: look for tied rows among its own
+            tied_pairs = np.unique(judged_keys[tied] >> np.uint64(lateness_bits))
+            starts, lengths = pair_start[tied_pairs], n_rows_by_code[tied_pairs]
+            offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+            candidates = np.arange(lengths.sum(), dtype=np.int64) + offsets
+        else:
+            candidates = None
+        ahead = _ahead_within_ties(run, keys, rows[tied], judged_keys[tied], candidates)
+        if ahead is None:
+            return None
+        judged = judged.with_columns(rank=pl.Series(rank).scatter(np.flatnonzero(tied), rank[tied] + ahead))
+    return JudgedRanking(pairs=pairs, judged=judged.sort("code", "rank"))
+
+
+def _ranking_keys(
+    run: pl.DataFrame, codes: pl.Series, *, lateness_bits: int, by_score: bool
+) -> np.ndarray | None:
+    """One unsigned 64-bit key per row: its pair's code, then its lateness in the ranking.
+
+    The lateness is the given rank, or the score's order reversed and cut to ``lateness_bits``
+    (two scores the cut cannot tell apart look tied, which :func:`_ahead_within_ties` checks).
+    None for a NaN score or a rank too large to fit. Works in place where it can: these are
+    arrays of millions of rows.
+    """
+    import numpy as np
+
+    if by_score:
+        scores = run.get_column("score").to_numpy()
+        scores = np.add(scores, 0.0, out=scores if scores.flags.writeable else None)  # -0.0 ties 0.0
+        if np.isnan(scores).any():
+            return None
+        lateness = _score_lateness(scores)
+        lateness >>= np.uint64(64 - lateness_bits)
+    else:
+        ranks = run.get_column("rank").to_numpy()
+        if ranks.min() < 0 or int(ranks.max()) >= 1 << lateness_bits:
+            return None
+        lateness = ranks.astype(np.uint64)
+    high = codes.to_numpy().astype(np.uint64)
+    high <<= np.uint64(lateness_bits)
+    lateness |= high
+    return lateness
+
+
+def _score_lateness(scores: np.ndarray) -> np.ndarray:
+    """Unsigned 64-bit integers that sort as the scores do, reversed (higher score, lower value).
+
+    The IEEE-754 bits of a float sort as the float when every bit of a negative number is
+    flipped and only the sign bit of a positive one; inverting that reverses the order, which
+    comes to flipping the 63 low bits of positive numbers and nothing of negative ones.
+    Overwrites ``scores`` (a fresh array).
+    """
+    import numpy as np
+
+    bits = scores.view(np.int64)
+    low_bits = bits >> np.int64(63)  # all ones for negative numbers, zero otherwise
+    np.invert(low_bits, out=low_bits)
+    low_bits &= np.int64(2**63 - 1)  # 63 ones for positive numbers, zero otherwise
+    bits ^= low_bits
+    return bits.view(np.uint64)
+
+
+def _ahead_within_ties(
+    run: pl.DataFrame,
+    keys: np.ndarray,
+    rows: np.ndarray,
+    tied_keys: np.ndarray,
+    candidates: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """For each tied judged row, how many rows sharing its key come first (doc_id descending).
+
+    ``candidates`` (rows of ``run``) hold every row that may share a key, when known; all rows
+    otherwise. None when a shared key is not a true tie (two scores that the key could not tell
+    apart) or a doc_id repeats within a tie: rare, and left to the exact path.
+    """
+    import numpy as np
+
+    tied_set = pl.Series(np.unique(tied_keys)).implode()
+    if candidates is None:
+        members = pl.Series(keys).is_in(tied_set).arg_true()
+    else:
+        members = pl.Series(candidates).filter(pl.Series(keys[candidates]).is_in(tied_set))
+    group = pl.DataFrame(
+        {
+            "_key": pl.Series(keys).gather(members),
+            "doc_id": run.get_column("doc_id").gather(members),
+            "_score": run.get_column("score").gather(members) + 0.0,  # -0.0 ties 0.0
+        }
+    )
+    doubtful = group.select(
+        (pl.col("_score").n_unique().over("_key") > 1).any() | pl.struct("_key", "doc_id").is_duplicated().any()
+    ).item()
+    if doubtful:
+        return None
+    judged = pl.DataFrame(
+        {
+            "_key": tied_keys,
+            "_judged": pl.int_range(len(rows), dtype=pl.UInt32, eager=True),
+            "_own": run.get_column("doc_id").gather(pl.Series(rows)),
+        }
+    )
+    ahead = (
+        judged.join(group, on="_key", how="inner")
+        .group_by("_judged")
+        .agg((pl.col("doc_id") > pl.col("_own")).sum().alias("_ahead"))
+    )
+    counts = judged.select("_judged").join(ahead, on="_judged", how="left", maintain_order="left")
+    return counts.get_column("_ahead").fill_null(0).cast(pl.Int64).to_numpy()
+
+
+def _judged_matches(run: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame | None:
+    """The run rows that are judged: ``_row`` (position in ``run``) and ``relevance``.
+
+    The (query_id, doc_id) pairs are matched through one 64-bit hash per row, much cheaper than
+    a join on two strings; each match is then checked on the ids themselves. A hash shared by
+    two judged pairs, or a match that is not one, falls back to the string join; None when the
+    judgments list a (query_id, doc_id) twice.
+    """
+    ids = ["query_id", "doc_id"]
+    pair_hash = (pl.col("query_id").hash(1) ^ pl.col("doc_id").hash(2)).alias("_pair")
+    judged = judgments.select(pair_hash, "relevance", _judgment=pl.int_range(pl.len(), dtype=pl.UInt32))
+    if judged.get_column("_pair").n_unique() == judged.height:
+        hashed = run.select(pair_hash).with_row_index("_row")
+        # Most rows are unjudged: a membership test first leaves the join a few rows to pair.
+        candidates = hashed.filter(pl.col("_pair").is_in(judged.get_column("_pair").implode()))
+        matches = candidates.join(judged, on="_pair", how="inner")
+        rows, judgment_rows = matches.get_column("_row"), matches.get_column("_judgment")
+        if run.select(pl.col(ids).gather(rows)).equals(judgments.select(pl.col(ids).gather(judgment_rows))):
+            return matches.select("_row", "relevance")
+    if judgments.select(pl.struct(ids).is_duplicated().any()).item():
+        return None
+    return (
+        run.select(ids)
+        .with_row_index("_row")
+        .join(judgments.select(*ids, "relevance"), on=ids, how="inner")
+        .select("_row", "relevance")
+    )
