@@ -8,7 +8,10 @@ What it does (see ``benchmarks/README.md`` for the figures and the conventions):
    ``benchmarks/data/``; files made earlier with the same parameters are reused;
 2. runs each tool end to end (read the Parquet files, build its structures, compute recall@5,
    recall@10, P@5, success@10, MRR, MAP@100 and nDCG@10) in its own fresh Python process, and
-   records the wall time and the peak resident memory of that process;
+   records the time from the process's first line to the scores in memory and the process's
+   peak resident memory at that moment; evalframe and pytrec_eval run ``--repeat`` times,
+   interleaved, and the fastest run counts; ranx runs once with an empty numba cache (its kernels
+   are compiled, as on first use) and once with that cache filled;
 3. checks that the tools agree on every query and every metric to 1e-9 and stops with status 1
    (after writing the results) when they do not;
 4. prints a table with times, peak memory and ratios, and writes ``benchmarks/results/ranking.json``.
@@ -28,6 +31,7 @@ Usage::
 
     python benchmarks/bench_ranking.py                      # 100,000 queries x 100 candidates
     python benchmarks/bench_ranking.py --queries 2000 --candidates 50   # a quick check
+    python benchmarks/bench_ranking.py --skip-ranx          # evalframe and pytrec_eval only
 """
 
 from __future__ import annotations
@@ -375,8 +379,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--candidates", type=int, default=100)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--repeat", type=int, default=3,
-                        help="runs of evalframe and pytrec_eval; the fastest counts (ranx runs once)")
+    parser.add_argument("--repeat", type=int, default=5,
+                        help="runs of evalframe and pytrec_eval, interleaved; the fastest counts (ranx runs once)")
     parser.add_argument("--skip-ranx", action="store_true", help="leave ranx out (it is by far the slowest)")
     parser.add_argument("--no-ranx-warm", action="store_true", help="skip the timing of ranx with a warm JIT cache")
     parser.add_argument("--output", type=Path, default=RESULTS_DIR / "ranking.json")
@@ -391,34 +395,38 @@ def main(argv: list[str] | None = None) -> int:
 
     import polars as pl
 
+    load_at_start = os.getloadavg()
     started = time.perf_counter()
     paths = make_data(args.queries, args.candidates, args.seed)
     print(f"data: {paths['run'].name}, {paths['qrels'].name} ({time.perf_counter() - started:.1f} s)", flush=True)
     work = Path(tempfile.mkdtemp(prefix="bench_ranking_"))
     # A fresh numba cache: ranx's first run compiles its kernels, as on a user's first use.
     ranx_env = {"NUMBA_CACHE_DIR": str(work / "numba_cache")}
-    plan = [
-        ("evalframe", "evalframe", paths["run"], None, args.repeat),
-        ("pytrec_eval", "pytrec_eval", paths["run"], None, args.repeat),
-    ]
+    # (label, tool, run file, environment); the fast tools are repeated, interleaved, so that a
+    # burst of load on a shared machine does not fall on one tool only.
+    repeated = [("evalframe", "evalframe", paths["run"], None), ("pytrec_eval", "pytrec_eval", paths["run"], None)]
+    once = []
     if not args.skip_ranx:
-        plan.append(("ranx", "ranx", paths["run"], ranx_env, 1))
+        once.append(("ranx", "ranx", paths["run"], ranx_env))
         if not args.no_ranx_warm:
-            plan.append(("ranx (warm JIT cache)", "ranx", paths["run"], ranx_env, 1))
-        plan.append(("ranx (ties broken)", "ranx", paths["run_untied"], ranx_env, 1))
-    measured, values = {}, {}
+            once.append(("ranx (warm JIT cache)", "ranx", paths["run"], ranx_env))
+        once.append(("ranx (ties broken)", "ranx", paths["run_untied"], ranx_env))
+    schedule = [(attempt, step) for attempt in range(args.repeat) for step in repeated] + [(0, step) for step in once]
+    runs: dict[str, list[dict]] = {}
+    values = {}
     try:
-        for label, tool, run_path, env, repeats in plan:
-            out = work / f"{len(measured)}.parquet"
-            runs = []
-            for attempt in range(repeats):
-                print(f"running {label} ({attempt + 1}/{repeats}) ...", flush=True)
-                runs.append(measure(tool, run_path, paths["qrels"], out, env))
-            best = min(runs, key=lambda figures: figures["seconds"])
-            measured[label] = {**best, "all_seconds": [figures["seconds"] for figures in runs]}
+        for attempt, (label, tool, run_path, env) in schedule:
+            repeats = args.repeat if (label, tool, run_path, env) in repeated else 1
+            print(f"running {label} ({attempt + 1}/{repeats}) ...", flush=True)
+            out = work / f"{tool}_{run_path.stem}.parquet"
+            runs.setdefault(label, []).append(measure(tool, run_path, paths["qrels"], out, env))
             values[label] = pl.read_parquet(out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    measured = {}
+    for label, figures in runs.items():
+        best = min(figures, key=lambda run: run["seconds"])
+        measured[label] = {**best, "all_seconds": [run["seconds"] for run in figures]}
 
     # Agreement: evalframe is the reference; every comparison must hold to TOLERANCE.
     agreement = {"pytrec_eval vs evalframe (all queries)": compare(values["evalframe"], values["pytrec_eval"])}
@@ -458,6 +466,7 @@ def main(argv: list[str] | None = None) -> int:
         "repeat": args.repeat,
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
+        "load_average_at_start": load_at_start,
         "load_average_at_end": os.getloadavg(),
         "versions": versions(),
         "metrics": {label: {"evalframe": n[0], "pytrec_eval": n[1], "ranx": n[2]} for label, n in METRICS.items()},
@@ -472,8 +481,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print()
     print(f"{args.queries:,} queries x {args.candidates} candidates ({report['run_rows']:,} run rows, "
-          f"{report['qrels_rows']:,} qrels rows), {os.cpu_count()} CPUs; best of {args.repeat} for "
-          "evalframe and pytrec_eval")
+          f"{report['qrels_rows']:,} qrels rows), {os.cpu_count()} CPUs; best of {args.repeat} interleaved runs "
+          "for evalframe and pytrec_eval")
     print(f"{'tool':<24}{'wall s':>9}{'peak MB':>10}{'time / evalframe':>18}{'memory / evalframe':>20}")
     for row in rows:
         print(f"{row['tool']:<24}{row['seconds']:>9.2f}{row['peak_mb']:>10.0f}"
