@@ -31,15 +31,6 @@ from evalframe.aggregate import summarize
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import ItemMetric, Metric
 from evalframe.metrics.registry import resolve_all
-from evalframe.metrics.retrieval_basic import (
-    HitRateAtK,
-    NumRelevant,
-    NumRelevantRetrieved,
-    NumRetrieved,
-    PrecisionAtK,
-    RecallAtK,
-)
-from evalframe.metrics.retrieval_ranking import MeanAveragePrecision, MRRAtK, NDCGAtK, RPrecision
 from evalframe.ranking import (
     QUERY_KEYS,
     JudgedRanking,
@@ -214,30 +205,34 @@ def per_query_values(
 
     Adds ``_skip_reason`` columns (``<metric>__skip``) that say why a value is null.
     ``index`` (from :func:`~evalframe.ranking.index_queries`) saves numbering the run twice.
+
+    When no metric reads unjudged items (``ItemMetric.reads_unjudged_items``), the partials
+    see only the judged items the run retrieved (:func:`~evalframe.ranking.judged_ranks`,
+    which ranks them without sorting the run); otherwise every ranked item.
     """
     partials: dict[str, pl.Expr] = {}
+    ideal_partials: dict[str, pl.Expr] = {}
     for metric in metrics:
         partials.update(metric.partials())
+        ideal_partials.update(metric.ideal_partials())
     per_query = None
-    applies, depth = _unjudged_rows_needed(metrics)
-    if applies:
+    if not any(metric.reads_unjudged_items for metric in metrics):
         found = judged_ranks(run, qrels, universe, index=index)
         if found is not None:
-            per_query = _aggregate_judged(found, partials, depth=depth, max_depth=max_depth,
-                                          relevance_threshold=relevance_threshold)
+            per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
     if per_query is None:
         ranked = rank_items(run.join(universe.select(QUERY_KEYS), on=QUERY_KEYS, how="semi"), max_depth=max_depth)
         judged = judge_items(ranked, qrels, relevance_threshold=relevance_threshold)
+        judged = judged.with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over(QUERY_KEYS))
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
-    context = query_context(qrels, relevance_threshold=relevance_threshold)
+    context = query_context(qrels, ideal_partials, relevance_threshold=relevance_threshold)
     table = universe.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
-    fills = [
+    table = table.with_columns(
         pl.col(name).fill_null(pl.lit([], dtype=dtype) if isinstance(dtype, pl.List) else 0)
         for name, dtype in table.schema.items()
-        if name in partials or name in ("n_relevant", "n_retrieved", "ideal_grades")
-    ]
-    table = table.with_columns(fills)
+        if name in partials or name in ideal_partials or name in ("n_relevant", "n_retrieved")
+    )
 
     has_relevant = pl.col("n_relevant") > 0
     values = []
@@ -251,77 +246,39 @@ def per_query_values(
         if empty == "zero":
             value, reason = value.fill_null(0.0), pl.lit(None, dtype=pl.String)
         values += [value.cast(pl.Float64).alias(metric.name), reason.alias(f"{metric.name}__skip")]
-    keep = [c for c in universe.columns]
-    return table.select(*keep, *values)
-
-
-#: Item metrics whose partial aggregations read no unjudged item (relevance null), whatever its
-#: rank, except nDCG, which sums the zero gain of every item within its cutoff. The metric
-#: classes themselves, not subclasses (which may read more).
-_JUDGED_ITEMS_SUFFICE = (
-    RecallAtK, PrecisionAtK, HitRateAtK, NumRetrieved, NumRelevant, NumRelevantRetrieved,
-    MRRAtK, MeanAveragePrecision, RPrecision,
-)
-
-
-def _unjudged_rows_needed(metrics: Sequence[ItemMetric]) -> tuple[bool, int | None]:
-    """Whether the metrics can be computed from judged items plus the top unjudged ones, and how deep.
-
-    Returns ``(applies, depth)``: unjudged items ranked within ``depth`` must be kept (None:
-    all of them). nDCG@k keeps those within k: they add zero gains to its sum, and a float sum
-    with its zero terms is not always bit for bit the same as without them.
-    """
-    depth: int | None = 0
-    for metric in metrics:
-        if type(metric) is NDCGAtK:
-            depth = None if metric.k is None or depth is None else max(depth, metric.k)
-        elif type(metric) not in _JUDGED_ITEMS_SUFFICE:
-            return False, None
-    return True, depth
+    # Lazy, so that a value used twice (by its skip reason) is computed once; in memory,
+    # because the streaming engine adds floats in an order that varies from run to run.
+    return table.lazy().select(*universe.columns, *values).collect(engine="in-memory")
 
 
 def _aggregate_judged(
     found: JudgedRanking,
     partials: Mapping[str, pl.Expr],
     *,
-    depth: int | None,
     max_depth: int | None,
     relevance_threshold: int,
 ) -> pl.DataFrame:
-    """The metric group-by of :func:`per_query_values`, fed judged items and the top unjudged ones.
+    """The metric group-by of :func:`per_query_values` over the judged items only.
 
-    Each query's rows are its first ``depth`` ranks (all when None), judged or not, then its
-    judged items ranked further down, in rank order: every partial sees the values it would
-    see on all the items, in the same order. ``n_retrieved`` is counted, not aggregated.
+    The rows are each query's retrieved judged items in rank order, with their true ranks:
+    every partial sees what it would see on all the items, less the unjudged ones it ignores.
+    ``n_retrieved`` is counted from the run, not aggregated.
     """
     retrieved = pl.col("n_rows") if max_depth is None else pl.min_horizontal("n_rows", pl.lit(max_depth, dtype=pl.Int64))
     pairs = found.pairs.with_columns(n_retrieved=retrieved)
     judged = found.judged
     if max_depth is not None:
         judged = judged.filter(pl.col("rank") <= max_depth)
-    slots_per_pair = pl.col("n_retrieved") if depth is None else pl.min_horizontal("n_retrieved", pl.lit(depth, dtype=pl.Int64))
-    slots = pairs.select("code", rank=pl.int_ranges(1, slots_per_pair + 1, dtype=pl.Int64)).explode("rank")
-    slot_start = pairs.select("code", _start=slots_per_pair.cum_sum() - slots_per_pair)
-    in_slots = judged if depth is None else judged.filter(pl.col("rank") <= depth)
-    position = (
-        in_slots.join(slot_start, on="code", how="left", maintain_order="left")
-        .select(pl.col("_start") + pl.col("rank") - 1)
-        .to_series()
+    is_relevant = (pl.col("relevance") >= relevance_threshold).fill_null(False)
+    rows = judged.lazy().with_columns(is_relevant=is_relevant).with_columns(
+        relevant_at_rank=pl.col("is_relevant").cum_sum().over("code")
     )
-    relevance = pl.repeat(None, slots.height, dtype=judged.schema["relevance"], eager=True)
-    slots = slots.with_columns(relevance=relevance.scatter(position, in_slots.get_column("relevance")))
-    beyond = judged.head(0) if depth is None else judged.filter(pl.col("rank") > depth)
-    rows = pl.concat([slots, beyond.select(slots.columns)])
-    # Codes rebuilt from Arrow carry no sorted flag: the group-by makes index groups, as the
-    # string group-by of rank_items' path does, so float sums come out bit for bit the same.
-    rows = rows.with_columns(
-        pl.Series("code", rows.get_column("code").to_arrow()),
-        is_relevant=(pl.col("relevance") >= relevance_threshold).fill_null(False),
-    )
-    aggregated = rows.group_by("code", maintain_order=True).agg(**partials) if partials else rows.select("code").unique()
+    aggregated = rows.group_by("code").agg(**partials) if partials else rows.select("code").unique()
     return (
-        pairs.join(aggregated, on="code", how="left")
+        pairs.lazy()
+        .join(aggregated, on="code", how="left")
         .select(*QUERY_KEYS, pl.col("n_retrieved").cast(pl.Int64), *partials)
+        .collect(engine="in-memory")
     )
 
 

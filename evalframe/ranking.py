@@ -15,6 +15,7 @@ metric ignores unjudged items.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -74,12 +75,33 @@ def judge_items(ranked: pl.DataFrame, judgments: pl.DataFrame, *, relevance_thre
     return judged.with_columns(is_relevant=(pl.col("relevance") >= relevance_threshold).fill_null(False))
 
 
-def query_context(judgments: pl.DataFrame, *, relevance_threshold: int = 1) -> pl.DataFrame:
-    """Per-query facts from the judgments: ``n_relevant`` and ``ideal_grades`` (positive, best first)."""
-    return judgments.group_by("query_id").agg(
-        n_relevant=(pl.col("relevance") >= relevance_threshold).sum().cast(pl.Int64),
-        ideal_grades=pl.col("relevance").filter(pl.col("relevance") > 0).sort(descending=True),
+def query_context(
+    judgments: pl.DataFrame, ideal_partials: Mapping[str, pl.Expr] | None = None, *, relevance_threshold: int = 1
+) -> pl.DataFrame:
+    """Per-query facts from the judgments: ``n_relevant`` and the metrics' ``ideal_partials``.
+
+    The ideal ranking of a query is its judged items with a positive grade, best grade first
+    (ties keep no particular order: they have the same grade); its rows carry ``rank``,
+    ``relevance``, ``is_relevant`` and ``relevant_at_rank`` like a ranking's.
+    """
+    context = judgments.lazy().group_by("query_id").agg(
+        n_relevant=(pl.col("relevance") >= relevance_threshold).sum().cast(pl.Int64)
     )
+    if ideal_partials:
+        ideal = (
+            judgments.lazy()
+            .filter(pl.col("relevance") > 0)
+            .sort("query_id", "relevance", descending=[False, True])
+            .with_columns(
+                rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id"),
+                is_relevant=pl.col("relevance") >= relevance_threshold,
+            )
+            .with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over("query_id"))
+            .group_by("query_id")
+            .agg(**ideal_partials)
+        )
+        context = context.join(ideal, on="query_id", how="left")
+    return context.collect(engine="in-memory")  # streaming float sums vary in the last bit
 
 
 def check_threshold(relevance_threshold: int) -> None:

@@ -6,8 +6,10 @@ measures (the taxonomy of seed 000 §2.1), its ``level`` and the columns it need
 - **item** level (:class:`ItemMetric`): computed from a query's ranked items. ``partials()``
   gives named aggregations over one query's rows of the ranking table (``hits@5``); the
   evaluator runs them all in one group-by, sharing partials between metrics ("count first").
-  ``value()`` then combines partials with per-query context (``n_relevant``, ``n_retrieved``,
-  ``ideal_grades``) into one value per query: "count first, divide once".
+  ``ideal_partials()`` are aggregations of the same kind over the query's ideal ranking (its
+  judged items, best grade first), e.g. the ideal DCG. ``value()`` then combines partials with
+  per-query context (``n_relevant``, ``n_retrieved``) into one value per query: "count first,
+  divide once".
 - **query** level (:class:`QueryMetric`): a row-wise expression on the ``queries`` table.
 - **set** level (:class:`SetMetric`): an aggregation over the queries of a slice (AUROC, ECE)
   that has no per-query value.
@@ -53,7 +55,7 @@ class Level(StrEnum):
 Summary = Literal["mean", "sum"]
 
 #: Per-query context columns an item metric's ``value()`` may use besides its partials.
-QUERY_CONTEXT = ("n_relevant", "n_retrieved", "ideal_grades")
+QUERY_CONTEXT = ("n_relevant", "n_retrieved")
 
 
 class Metric(ABC):
@@ -82,16 +84,37 @@ class ItemMetric(Metric):
     """A metric computed from each query's ranked items (DESIGN §3, item level).
 
     Rows seen by ``partials()`` carry ``rank`` (1-based), ``relevance`` (grade, null when the
-    item is unjudged) and ``is_relevant`` (grade >= threshold), in rank order.
+    item is unjudged), ``is_relevant`` (grade >= threshold) and ``relevant_at_rank`` (relevant
+    items at this rank or above), in rank order.
+
+    Partials that are plain aggregations of row-wise expressions (``pl.when(cond).then(x).sum()``
+    rather than ``x.filter(cond).sum()`` or a running sum) keep the evaluator's group-by on its
+    fast path; ``relevant_at_rank`` is there so that average precision needs no running sum.
     """
 
     level = Level.ITEM
     required_columns = {"ranking": ("query_id", "doc_id"), "judgments": ("query_id", "doc_id", "relevance")}
     subset = "queries with at least one relevant item"
 
+    #: Whether the partials read unjudged items (rows whose ``relevance`` is null). When no
+    #: metric of an evaluation does, the evaluator feeds them the judged items only, which on a
+    #: run of millions of rows is most of the saving. A metric whose value would change if the
+    #: unjudged rows were left out (say, one counting items above the first relevant one) must
+    #: say True; so must a subclass whose partials read more than its parent's.
+    reads_unjudged_items: ClassVar[bool] = True
+
     @abstractmethod
     def partials(self) -> dict[str, pl.Expr]:
         """Named aggregations over one query's ranking rows; 0 must be right for no rows."""
+
+    def ideal_partials(self) -> dict[str, pl.Expr]:
+        """Named aggregations over the query's ideal ranking; none by default.
+
+        The ideal ranking holds the query's judged items with a positive grade, best grade
+        first, with the same columns as the rows of :meth:`partials` (its ``rank`` is the
+        position in that order). 0 must be right for a query without such items.
+        """
+        return {}
 
     @abstractmethod
     def value(self) -> pl.Expr:

@@ -1,7 +1,7 @@
 """Set-based retrieval metrics at a cutoff: recall@k, precision@k, hit_rate@k, and counts.
 
 Rows are one query's ranked items with ``rank`` (1-based) and ``is_relevant``
-(relevance grade >= the threshold). A query's ``n_relevant`` counts its relevant judged items,
+(relevance grade >= the threshold). None of these metrics reads an unjudged item. A query's ``n_relevant`` counts its relevant judged items,
 retrieved or not. Queries without relevant items are outside the subset of the ratio metrics
 (null, counted in ``n_skipped``) unless the caller asks for ``empty="zero"``.
 """
@@ -15,6 +15,7 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import ItemMetric, TargetCategory, safe_divide
+
 
 
 def check_cutoff(k: int | None, metric: str, *, required: bool) -> None:
@@ -44,6 +45,7 @@ class RecallAtK(ItemMetric):
 
     k: int
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
+    reads_unjudged_items: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "recall", required=True)
@@ -75,6 +77,7 @@ class PrecisionAtK(ItemMetric):
     k: int
     denominator: PrecisionDenominator = "k"
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
+    reads_unjudged_items: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "precision", required=True)
@@ -106,6 +109,7 @@ class HitRateAtK(ItemMetric):
 
     k: int
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
+    reads_unjudged_items: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "hit_rate", required=True)
@@ -128,6 +132,7 @@ class _Count(ItemMetric):
     subset = "all queries"
     summary = "sum"
     needs_relevant = False
+    reads_unjudged_items: ClassVar[bool] = False  # n_retrieved is counted by the evaluator
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other)

@@ -1,9 +1,9 @@
 """Rank-aware retrieval metrics: reciprocal rank, average precision, nDCG, R-precision.
 
 Rows are one query's ranked items in rank order with ``rank`` (1-based), ``relevance`` (the
-judged grade, null if unjudged) and ``is_relevant`` (grade >= threshold). Per-query context:
-``n_relevant`` (relevant judged items) and ``ideal_grades`` (the query's positive grades,
-best first). Queries without relevant items are outside the subset (null, counted in
+judged grade, null if unjudged), ``is_relevant`` (grade >= threshold) and ``relevant_at_rank``
+(relevant items at this rank or above). Per-query context: ``n_relevant`` (relevant judged
+items). None of these metrics depends on unjudged items (nDCG gives them a zero gain). Queries without relevant items are outside the subset (null, counted in
 ``n_skipped``) unless the caller asks for ``empty="zero"``.
 """
 
@@ -33,6 +33,7 @@ class MRRAtK(ItemMetric):
 
     k: int | None = None
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+    reads_unjudged_items: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "mrr", required=False)
@@ -42,7 +43,7 @@ class MRRAtK(ItemMetric):
         return f"mrr{cutoff_suffix(self.k)}"
 
     def partials(self) -> dict[str, pl.Expr]:
-        first = (1.0 / pl.col("rank")).filter(pl.col("is_relevant") & _within(self.k)).max()
+        first = pl.when(pl.col("is_relevant") & _within(self.k)).then(1.0 / pl.col("rank")).max()
         return {f"rr{cutoff_suffix(self.k)}": first}
 
     def value(self) -> pl.Expr:
@@ -64,6 +65,7 @@ class MeanAveragePrecision(ItemMetric):
     k: int | None = None
     denominator: APDenominator = "relevant"
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+    reads_unjudged_items: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "map", required=False)
@@ -80,9 +82,9 @@ class MeanAveragePrecision(ItemMetric):
         return f"precision_sum{cutoff_suffix(self.k)}"
 
     def partials(self) -> dict[str, pl.Expr]:
-        # Rows arrive in rank order, so the running count of relevant items is precision's numerator.
-        precision_here = pl.col("is_relevant").cum_sum() / pl.col("rank")
-        precision_sum = precision_here.filter(pl.col("is_relevant") & _within(self.k)).sum()
+        # At a relevant item, precision@rank = relevant_at_rank / rank.
+        precision_here = pl.col("relevant_at_rank") / pl.col("rank")
+        precision_sum = pl.when(pl.col("is_relevant") & _within(self.k)).then(precision_here).sum()
         return {self._sum_name(): precision_sum, **dict([hits_at(self.k)])}
 
     def value(self) -> pl.Expr:
@@ -110,7 +112,7 @@ class NDCGAtK(ItemMetric):
 
     ``DCG@k = Σ_{r <= k} gain(grade_r) / log2(r + 1)``; ``IDCG@k`` is the DCG of the ideal
     ordering of all the query's judged items with positive grade, cut at k; ``nDCG@k =
-    DCG@k / IDCG@k``. Gain is ``2^grade - 1`` by default (seeds 000, 001, 004; equal to the
+    DCG@k / IDCG@k``: IDCG is the same sum over the ideal ranking (``ideal_partials``). Gain is ``2^grade - 1`` by default (seeds 000, 001, 004; equal to the
     grade for binary relevance) or the grade itself with ``gain="linear"`` (trec_eval). Every
     positive grade gains, whatever the relevance threshold, as in trec_eval.
     """
@@ -118,6 +120,7 @@ class NDCGAtK(ItemMetric):
     k: int | None = None
     gain: GainScheme = "exponential"
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+    reads_unjudged_items: ClassVar[bool] = False  # an unjudged item gains 0
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "ndcg", required=False)
@@ -133,21 +136,21 @@ class NDCGAtK(ItemMetric):
     def _dcg_name(self) -> str:
         return f"dcg{cutoff_suffix(self.k)}[{self.gain}]"
 
-    def partials(self) -> dict[str, pl.Expr]:
+    def _dcg(self) -> pl.Expr:
         discounted = gain(pl.col("relevance"), self.gain) / (pl.col("rank") + 1).log(2)
-        return {self._dcg_name(): discounted.filter(_within(self.k)).sum()}
+        return pl.when(_within(self.k)).then(discounted).sum()
 
-    def ideal_dcg(self) -> pl.Expr:
-        grades = pl.col("ideal_grades")
-        if self.k is not None:
-            grades = grades.list.head(self.k)
-        position = pl.int_range(pl.len()) + 2  # log2(rank + 1) with rank = position + 1
-        return grades.list.eval(gain(pl.element(), self.gain) / position.log(2)).list.sum()
+    def partials(self) -> dict[str, pl.Expr]:
+        return {self._dcg_name(): self._dcg()}
+
+    def ideal_partials(self) -> dict[str, pl.Expr]:
+        return {f"ideal_{self._dcg_name()}": self._dcg()}
 
     def value(self) -> pl.Expr:
-        # DCG <= IDCG exactly; the two sums run in different orders, so a perfect ranking could
-        # come out one ulp above 1. Clipping removes only that rounding excess.
-        return safe_divide(pl.col(self._dcg_name()), self.ideal_dcg()).clip(upper_bound=1.0)
+        # DCG <= IDCG exactly; the two sums may add their terms in different orders, so a
+        # perfect ranking could come out one ulp above 1. Clipping removes only that excess.
+        ratio = safe_divide(pl.col(self._dcg_name()), pl.col(f"ideal_{self._dcg_name()}"))
+        return ratio.clip(upper_bound=1.0)
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class RPrecision(ItemMetric):
     """
 
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
+    reads_unjudged_items: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
