@@ -41,6 +41,7 @@ from evalframe.ranking import (
     judged_ranks,
     query_context,
     rank_items,
+    running_sum_in_run,
 )
 
 EmptyPolicy = Literal["skip", "zero"]
@@ -271,7 +272,7 @@ def _aggregate_judged(
         judged = judged.filter(pl.col("rank") <= max_depth)
     is_relevant = (pl.col("relevance") >= relevance_threshold).fill_null(False)
     rows = judged.lazy().with_columns(is_relevant=is_relevant).with_columns(
-        relevant_at_rank=pl.col("is_relevant").cum_sum().over("code")
+        relevant_at_rank=running_sum_in_run("is_relevant", "code")  # rows come by code, then rank
     )
     aggregated = rows.group_by("code").agg(**partials) if partials else rows.select("code").unique()
     return (

@@ -80,28 +80,41 @@ def query_context(
 ) -> pl.DataFrame:
     """Per-query facts from the judgments: ``n_relevant`` and the metrics' ``ideal_partials``.
 
-    The ideal ranking of a query is its judged items with a positive grade, best grade first
-    (ties keep no particular order: they have the same grade); its rows carry ``rank``,
-    ``relevance``, ``is_relevant`` and ``relevant_at_rank`` like a ranking's.
+    The ideal ranking of a query is its judged items with a positive grade, best grade first;
+    its rows carry ``rank``, ``relevance``, ``is_relevant`` and ``relevant_at_rank`` like a
+    ranking's. Queries without a positive grade are absent (their context is all zeros).
     """
-    context = judgments.lazy().group_by("query_id").agg(
-        n_relevant=(pl.col("relevance") >= relevance_threshold).sum().cast(pl.Int64)
+    ideal = (
+        judgments.lazy()
+        .filter(pl.col("relevance") > 0)  # every relevant item, as the threshold is >= 1
+        .sort("query_id", "relevance", descending=[False, True])
+        .with_columns(rank=position_in_run("query_id"), is_relevant=pl.col("relevance") >= relevance_threshold)
+        .with_columns(relevant_at_rank=running_sum_in_run("is_relevant", "query_id"))
     )
-    if ideal_partials:
-        ideal = (
-            judgments.lazy()
-            .filter(pl.col("relevance") > 0)
-            .sort("query_id", "relevance", descending=[False, True])
-            .with_columns(
-                rank=pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over("query_id"),
-                is_relevant=pl.col("relevance") >= relevance_threshold,
-            )
-            .with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over("query_id"))
-            .group_by("query_id")
-            .agg(**ideal_partials)
-        )
-        context = context.join(ideal, on="query_id", how="left")
+    context = ideal.group_by("query_id").agg(
+        n_relevant=pl.col("is_relevant").sum().cast(pl.Int64), **(ideal_partials or {})
+    )
     return context.collect(engine="in-memory")  # streaming float sums vary in the last bit
+
+
+def _run_starts(key: str) -> pl.Expr:
+    return pl.col(key).ne_missing(pl.col(key).shift())
+
+
+def position_in_run(key: str) -> pl.Expr:
+    """1-based position of each row among the rows of its ``key``, for rows grouped by ``key``.
+
+    Element-wise (no window over groups): the row number less that of the run's first row.
+    """
+    row = pl.int_range(pl.len(), dtype=pl.Int64)
+    return row - pl.when(_run_starts(key)).then(row).forward_fill() + 1
+
+
+def running_sum_in_run(column: str, key: str) -> pl.Expr:
+    """Running sum of ``column`` within each run of equal ``key``, for rows grouped by ``key``."""
+    total = pl.col(column).cast(pl.Int64).cum_sum()
+    before = total - pl.col(column).cast(pl.Int64)
+    return total - pl.when(_run_starts(key)).then(before).forward_fill()
 
 
 def check_threshold(relevance_threshold: int) -> None:
@@ -140,8 +153,10 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     import numpy as np
 
     keys = run.select(QUERY_KEYS)
+    # Most runs hold one system: then only query_id changes mark a start.
+    varying = [name for name in QUERY_KEYS if not keys.select((pl.col(name) == pl.col(name).first()).all()).item()]
     starts = keys.select(
-        pl.any_horizontal(pl.col(name).ne_missing(pl.col(name).shift()) for name in QUERY_KEYS).alias("start")
+        pl.any_horizontal(pl.col(name).ne_missing(pl.col(name).shift()) for name in varying or ["query_id"]).alias("start")
     ).to_series()
     start_rows = starts.arg_true()
     heads = keys[start_rows].with_columns(n_rows=start_rows.shift(-1, fill_value=run.height) - start_rows)
