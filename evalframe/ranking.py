@@ -233,11 +233,11 @@ def judged_ranks(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # Polars matches the judgments while NumPy builds and sorts the keys: both cores work.
         matching = pool.submit(_judged_matches, run, judgments)
-        keys = _ranking_keys(run, codes, lateness_bits=lateness_bits, by_score=by_score)
-        sorted_keys = None if keys is None else np.sort(keys)
+        keyed = _ranking_keys(run, codes, lateness_bits=lateness_bits, by_score=by_score)
         matches = matching.result()
-    if keys is None or matches is None:
+    if keyed is None or matches is None:
         return None
+    keys, sorted_keys = keyed
     if not by_score and (sorted_keys[1:] == sorted_keys[:-1]).any():
         _reject_tied_ranks(run, source)  # two items of one query share a rank: an error
         return None
@@ -285,50 +285,51 @@ def judged_ranks(
 
 def _ranking_keys(
     run: pl.DataFrame, codes: pl.Series, *, lateness_bits: int, by_score: bool
-) -> np.ndarray | None:
-    """One unsigned 64-bit key per row: its pair's code, then its lateness in the ranking.
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """One unsigned 64-bit key per row, and the same keys sorted.
 
-    The lateness is the given rank, or the score's order reversed and cut to ``lateness_bits``
-    (two scores the cut cannot tell apart look tied, which :func:`_ahead_within_ties` checks).
-    None for a NaN score or a rank too large to fit. Works in place where it can: these are
-    arrays of millions of rows.
+    A key holds the row's pair code, then its lateness in the ranking: the given rank, or the
+    score's order reversed and cut to ``lateness_bits`` (two scores the cut cannot tell apart
+    look tied, which :func:`_ahead_within_ties` checks). None for a NaN score or a rank too
+    large to fit. Makes two arrays of the run's length and works in them: on millions of rows,
+    fresh memory costs more than the arithmetic.
     """
     import numpy as np
 
+    column = run.get_column("score" if by_score else "rank").to_numpy()
     if by_score:
-        scores = run.get_column("score").to_numpy()
-        scores = np.add(scores, 0.0, out=scores if scores.flags.writeable else None)  # -0.0 ties 0.0
-        if np.isnan(scores).any():
+        if np.isnan(column).any():
             return None
-        lateness = _score_lateness(scores)
+        lateness, spare = _score_lateness(column)
         lateness >>= np.uint64(64 - lateness_bits)
     else:
-        ranks = run.get_column("rank").to_numpy()
-        if ranks.min() < 0 or int(ranks.max()) >= 1 << lateness_bits:
+        if column.min() < 0 or int(column.max()) >= 1 << lateness_bits:
             return None
-        lateness = ranks.astype(np.uint64)
-    high = codes.to_numpy().astype(np.uint64)
-    high <<= np.uint64(lateness_bits)
+        lateness, spare = column.astype(np.uint64), np.empty(len(column), dtype=np.uint64)
+    high = np.left_shift(codes.to_numpy(), np.uint64(lateness_bits), out=spare)
     lateness |= high
-    return lateness
+    np.copyto(spare, lateness)
+    spare.sort()
+    return lateness, spare
 
 
-def _score_lateness(scores: np.ndarray) -> np.ndarray:
+def _score_lateness(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unsigned 64-bit integers that sort as the scores do, reversed (higher score, lower value).
 
     The IEEE-754 bits of a float sort as the float when every bit of a negative number is
     flipped and only the sign bit of a positive one; inverting that reverses the order, which
     comes to flipping the 63 low bits of positive numbers and nothing of negative ones.
-    Overwrites ``scores`` (a fresh array).
+    -0.0 is read as 0.0 (they tie); ``scores`` is left as it is. Returns the integers and a
+    spare array of the same size (free for the caller to overwrite).
     """
     import numpy as np
 
-    bits = scores.view(np.int64)
-    low_bits = bits >> np.int64(63)  # all ones for negative numbers, zero otherwise
-    np.invert(low_bits, out=low_bits)
-    low_bits &= np.int64(2**63 - 1)  # 63 ones for positive numbers, zero otherwise
-    bits ^= low_bits
-    return bits.view(np.uint64)
+    bits = np.add(scores, 0.0).view(np.int64)  # a fresh array, and -0.0 + 0.0 is 0.0
+    flips = bits >> np.int64(63)  # all ones for negative numbers, zero otherwise
+    np.invert(flips, out=flips)
+    flips &= np.int64(2**63 - 1)  # 63 ones for positive numbers, zero otherwise
+    bits ^= flips
+    return bits.view(np.uint64), flips.view(np.uint64)
 
 
 def _ahead_within_ties(
