@@ -392,3 +392,33 @@ def test_neighbouring_scores_in_a_large_run():
     # order b (1 + ulp), a (1.0), then the tie 0.0 / -0.0 by doc_id descending: d, c
     assert values_by_query(result) == {("q", "mrr"): 1.0, ("q", "map"): pytest.approx((1 / 1 + 2 / 4) / 2)}
     assert any("5000 run rows" in note for note in result.notes)
+
+
+# --- the same input gives the same numbers, bit for bit ---------------------------------------
+
+
+@pytest.mark.parametrize("size", ["tiny", "larger"])
+def test_repeated_evaluations_agree_bit_for_bit(size):
+    """Float sums must not depend on thread scheduling: Polars' streaming engine adds partial
+    sums in an order that varies from run to run (seen on a 4-judgment query's ideal DCG);
+    evalframe collects in memory."""
+    import random
+
+    if size == "tiny":
+        run_rows = [("q0", "a", -1.5), ("q1", "a", -1.5)]
+        qrels_rows = [("q0", "a", -1), ("q1", "a", 1), ("q1", "b", 1), ("q1", "B", 1), ("q1", "c", 1)]
+    else:
+        rng = random.Random(7)
+        run_rows, qrels_rows = [], []
+        for q in range(400):
+            docs = rng.sample(range(1000), 30)
+            run_rows += [(f"q{q}", f"d{d}", round(rng.gauss(0, 1), 1)) for d in docs]
+            qrels_rows += [(f"q{q}", f"d{d}", rng.choice([-1, 0, 1, 2, 3])) for d in [*rng.sample(docs, 6), 1000 + q]]
+    run = ef.read_run(pl.DataFrame(run_rows, schema=["query_id", "doc_id", "score"], orient="row"))
+    qrels = ef.read_qrels(pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row"))
+    metrics = ["ndcg@5", "ndcg", "map", "map@10", "mrr", "recall@10", "precision@5", "r_precision"]
+    first = ef.evaluate(run, qrels, metrics)
+    for _ in range(40):
+        again = ef.evaluate(run, qrels, metrics)
+        assert_frame_equal(again.per_query, first.per_query, check_exact=True)
+        assert_frame_equal(again.summary, first.summary, check_exact=True)
