@@ -422,3 +422,32 @@ def test_repeated_evaluations_agree_bit_for_bit(size):
         again = ef.evaluate(run, qrels, metrics)
         assert_frame_equal(again.per_query, first.per_query, check_exact=True)
         assert_frame_equal(again.summary, first.summary, check_exact=True)
+
+
+# --- judged items only vs every ranked item ----------------------------------------------------
+
+
+class _ReadsEveryItem(ef.NumRetrieved):
+    """A count that claims to read unjudged items: its presence sends the evaluation down the
+    path that ranks and aggregates every item of the run."""
+
+    name = "num_ret_every_item"  # type: ignore[assignment]
+    reads_unjudged_items = True
+
+
+@settings(max_examples=80)
+@given(
+    case=cases(),
+    threshold=st.sampled_from([1, 2]),
+    empty=st.sampled_from(["skip", "zero"]),
+    max_depth=st.sampled_from([None, None, 2, 5]),
+)
+def test_judged_items_only_give_the_values_of_every_item(case, threshold, empty, max_depth):
+    options = {"relevance_threshold": threshold, "empty": empty, "max_depth": max_depth}
+    fast = values_by_query(evaluate_case(case, ALL_METRICS, **options))
+    full = values_by_query(evaluate_case(case, [*ALL_METRICS, _ReadsEveryItem()], **options))
+    assert fast.keys() == {key for key in full if key[1] != "num_ret_every_item"}
+    for key, value in fast.items():
+        other = full[key]
+        assert (value is None) == (other is None), key
+        assert value is None or abs(value - other) <= 1e-12, (key, value, other)
