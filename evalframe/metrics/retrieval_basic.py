@@ -1,9 +1,10 @@
 """Set-based retrieval metrics at a cutoff: recall@k, precision@k, hit_rate@k, and counts.
 
 Rows are one query's ranked items with ``rank`` (1-based) and ``is_relevant``
-(relevance grade >= the threshold). None of these metrics reads an unjudged item. A query's ``n_relevant`` counts its relevant judged items,
-retrieved or not. Queries without relevant items are outside the subset of the ratio metrics
-(null, counted in ``n_skipped``) unless the caller asks for ``empty="zero"``.
+(relevance grade >= the threshold); none of these metrics reads an unjudged item. A query's
+``n_relevant`` counts its relevant judged items, retrieved or not. Queries without relevant
+items are outside the subset of the ratio metrics (null, counted in ``n_skipped``) unless the
+caller asks for ``empty="zero"``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import ItemMetric, TargetCategory, safe_divide
-
 
 
 def check_cutoff(k: int | None, metric: str, *, required: bool) -> None:

@@ -3,8 +3,9 @@
 Rows are one query's ranked items in rank order with ``rank`` (1-based), ``relevance`` (the
 judged grade, null if unjudged), ``is_relevant`` (grade >= threshold) and ``relevant_at_rank``
 (relevant items at this rank or above). Per-query context: ``n_relevant`` (relevant judged
-items). None of these metrics depends on unjudged items (nDCG gives them a zero gain). Queries without relevant items are outside the subset (null, counted in
-``n_skipped``) unless the caller asks for ``empty="zero"``.
+items). None of these metrics depends on unjudged items (nDCG gives them a zero gain).
+Queries without relevant items are outside the subset (null, counted in ``n_skipped``) unless
+the caller asks for ``empty="zero"``.
 """
 
 from __future__ import annotations
@@ -110,11 +111,11 @@ def gain(grade: pl.Expr, scheme: GainScheme) -> pl.Expr:
 class NDCGAtK(ItemMetric):
     """Normalised discounted cumulative gain, optionally cut at k.
 
-    ``DCG@k = Σ_{r <= k} gain(grade_r) / log2(r + 1)``; ``IDCG@k`` is the DCG of the ideal
-    ordering of all the query's judged items with positive grade, cut at k; ``nDCG@k =
-    DCG@k / IDCG@k``: IDCG is the same sum over the ideal ranking (``ideal_partials``). Gain is ``2^grade - 1`` by default (seeds 000, 001, 004; equal to the
-    grade for binary relevance) or the grade itself with ``gain="linear"`` (trec_eval). Every
-    positive grade gains, whatever the relevance threshold, as in trec_eval.
+    ``DCG@k = Σ_{r <= k} gain(grade_r) / log2(r + 1)``; ``IDCG@k`` is the same sum over the
+    ideal ordering of all the query's judged items with positive grade (``ideal_partials``);
+    ``nDCG@k = DCG@k / IDCG@k``. Gain is ``2^grade - 1`` by default (seeds 000, 001, 004; equal
+    to the grade for binary relevance) or the grade itself with ``gain="linear"`` (trec_eval).
+    Every positive grade gains, whatever the relevance threshold, as in trec_eval.
     """
 
     k: int | None = None
