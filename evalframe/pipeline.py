@@ -13,6 +13,7 @@ subsets, slices (grouping sets), the fold key for across-fold rows, and the outp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import yaml
 from evalframe._resources import bundled_dir
 from evalframe.compute import MetricGroup, Subset, Tables, across_folds, compute_metrics
 from evalframe.errors import ConfigError
+from evalframe.run_info import sha256_of
 from evalframe.metrics.registry import resolve_all
 
 INPUT_FORMATS = ("per_query",)
@@ -130,17 +132,23 @@ class Pipeline:
         source = input if input is not None else self.input.path
         if source is None:
             raise ConfigError(f"pipeline `{self.name}` names no input; pass one")
-        tables, n_rows = read_input(self.input, source)
-        query_keys = [k for k in TRACE_KEYS if k in tables.queries.columns]
-        per_query, summary = compute_metrics(
-            tables, self.groups, self.slices, query_keys=query_keys, relevance_threshold=self.relevance_threshold
-        )
-        if self.across_folds is not None:
-            fold_grouping = next(name for name, keys in self.slices.items() if list(keys) == [self.across_folds])
-            slice_keys = list(dict.fromkeys(k for keys in self.slices.values() for k in keys))
-            summary = pl.concat([summary, across_folds(summary, fold_grouping, slice_keys)])
-        info = describe_run(self, source, tables, n_rows, per_query, summary)
-        return PipelineResult(pipeline=self, per_query=per_query, summary=summary, info=info, tables=tables)
+        with ThreadPoolExecutor(max_workers=1) as background:
+            # The input's sha256 (run.json) is computed while the pipeline runs: hashlib
+            # releases the GIL, so it takes a core that Polars leaves idle much of the time.
+            digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
+            tables, n_rows = read_input(self.input, source)
+            query_keys = [k for k in TRACE_KEYS if k in tables.queries.columns]
+            computed = compute_metrics(
+                tables, self.groups, self.slices, query_keys=query_keys, relevance_threshold=self.relevance_threshold
+            )
+            summary = computed.summary
+            if self.across_folds is not None:
+                fold_grouping = next(name for name, keys in self.slices.items() if list(keys) == [self.across_folds])
+                slice_keys = list(dict.fromkeys(k for keys in self.slices.values() for k in keys))
+                summary = pl.concat([summary, across_folds(summary, fold_grouping, slice_keys)])
+            sha256 = digest.result() if digest is not None else None
+        info = describe_run(self, source, tables, n_rows, summary, computed.skipped, sha256=sha256)
+        return PipelineResult(pipeline=self, per_query=computed.per_query, summary=summary, info=info, tables=tables)
 
 
 @dataclass(frozen=True)
@@ -171,7 +179,7 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> tuple[Tabl
     from evalframe.io.per_query import read_per_query
 
     tables = read_per_query(source, columns=spec.columns)
-    return Tables(tables.queries, tables.ranking, tables.judgments), tables.n_rows
+    return tables, tables.n_rows
 
 
 def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:
