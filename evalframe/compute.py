@@ -5,7 +5,8 @@ sets, :func:`compute_metrics` returns a :class:`MetricTables`:
 
 - ``per_query``: long table ``system, query_id, <query keys>, metric, value, skip_reason``
   for item- and query-level metrics, with rows for the queries inside each metric's subset
-  only (metric group after metric group, each ordered by query, a query's metrics together).
+  only (metric group after metric group, metric after metric, each in the order of the
+  queries table: by system and query_id).
   An in-subset query whose value is undefined keeps its row: null value and the reason;
 - ``summary``: one tidy row per (grouping set, key values, metric) with ``n``, ``n_skipped``,
   ``value``, ``std``, ``median``, ``p25``, ``p75`` and ``note``. ``n_skipped`` counts the
@@ -26,7 +27,7 @@ import polars as pl
 
 from evalframe.aggregate import SUMMARY_STATS, summarize_wide
 from evalframe.errors import ConfigError
-from evalframe.evaluate import per_query_values, to_long
+from evalframe.evaluate import per_query_values
 from evalframe.metrics.base import ItemMetric, Metric, QueryMetric, SetMetric
 from evalframe.metrics.classification import SliceMetric, compute_slice_metrics
 from evalframe.ranking import QUERY_KEYS
@@ -149,7 +150,7 @@ def compute_metrics(
         per_query_metrics = [m for m in group.metrics if not isinstance(m, SetMetric)]
         if per_query_metrics:
             wide = _per_query_values(tables, inside, group, keys, relevance_threshold)
-            long_parts.append(to_long(wide, per_query_metrics, keys=keys))
+            long_parts.append(_long_by_metric(wide, per_query_metrics, keys))
             sizes = {grouping: table.select(*by_grouping[grouping], "n_queries") for grouping, table in counts.items()}
             summaries.append(summarize_wide(wide, per_query_metrics, slice_sizes=sizes, grouping_sets=grouping_sets, subsets=subset_text))
             skipped.append(_outside_counts(queries, in_subset.get_column(flag), group.subset, per_query_metrics))
@@ -213,6 +214,19 @@ def _per_query_values(
         )
         wide = wide.join(values, on=QUERY_KEYS, how="left", maintain_order="left")
     return wide
+
+
+def _long_by_metric(wide: pl.DataFrame, metrics: Sequence[Metric], keys: list[str]) -> pl.DataFrame:
+    """``keys, metric, value, skip_reason``: metric after metric, each in the wide table's row order."""
+    return pl.concat([
+        wide.select(
+            *keys,
+            pl.lit(metric.name).alias("metric"),
+            pl.col(metric.name).alias("value"),
+            pl.col(f"{metric.name}__skip").cast(pl.String).alias("skip_reason"),
+        )
+        for metric in metrics
+    ])
 
 
 def _outside_counts(queries: pl.DataFrame, in_subset: pl.Series, subset: Subset, metrics: Sequence[Metric]) -> pl.DataFrame:

@@ -228,3 +228,42 @@ def test_gold_list_must_agree_across_configs():
         read_per_query(frame)
     message = str(caught.value)
     assert "row 3" in message and "gold_sent_uids" in message and "'p1'" in message and "'A.1'" in message
+
+
+@pytest.mark.parametrize(
+    ("base_gold", "row"),
+    [
+        (["p1_s3"], "row 3"),              # a sentence lost
+        (["p1_s3", "p1_s9"], "row 3"),     # same count, another sentence
+        (["p1_s2", "p1_s3", "p1_s9"], "row 3"),  # one more sentence
+    ],
+)
+def test_gold_lists_compared_as_sets_across_configs(base_gold, row):
+    frame = _two_config_frame().with_columns(
+        gold_sent_uids=pl.Series(['["p1_s2", "p1_s3"]', "[]", json_list(base_gold), ""])
+    )
+    with pytest.raises(ef.InputError) as caught:
+        read_per_query(frame)
+    assert row in str(caught.value) and "'A.1'" in str(caught.value)
+
+
+def test_gold_empty_in_one_config_only_is_an_error():
+    frame = _two_config_frame().with_columns(
+        gold_sent_uids=pl.Series(['["p1_s2", "p1_s3"]', '["p1_s1"]', '["p1_s3", "p1_s2"]', ""])
+    )
+    with pytest.raises(ef.InputError) as caught:
+        read_per_query(frame)
+    assert "'A.2'" in str(caught.value)
+
+
+def test_gold_in_another_order_agrees_across_configs():
+    frame = _two_config_frame().with_columns(
+        gold_sent_uids=pl.Series(['["p1_s2", "p1_s3"]', "[]", '["p1_s3","p1_s2"]', ""])
+    )
+    assert read_per_query(frame).judgments.height == 2
+
+
+def json_list(items: list[str]) -> str:
+    import json
+
+    return json.dumps(items)
