@@ -24,9 +24,10 @@ import yaml
 
 from evalframe._resources import bundled_dir
 from evalframe.compute import MetricGroup, Subset, Tables, across_folds, compute_metrics
+from evalframe.contracts import load_yaml
 from evalframe.errors import ConfigError
-from evalframe.run_info import sha256_of
 from evalframe.metrics.registry import resolve_all
+from evalframe.run_info import sha256_of
 
 INPUT_FORMATS = ("per_query",)
 OUTPUT_FILES = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
@@ -69,7 +70,7 @@ class Pipeline:
     def from_yaml(cls, path: str | Path) -> Pipeline:
         path = Path(path)
         try:
-            spec = yaml.safe_load(path.read_text())
+            spec = load_yaml(path.read_text())
         except (OSError, yaml.YAMLError) as error:
             raise ConfigError(f"{path}: cannot read the pipeline: {error}") from None
         return cls.from_mapping(spec, origin=str(path))

@@ -81,9 +81,10 @@ def parse_list_columns(
     if not columns:
         return {}, []
     texts = {name: pl.col(name).cast(pl.String).str.strip_chars() for name in columns}
-    plain = frame.select(
+    # The streaming engine runs the cell check on both cores, a morsel at a time.
+    plain = frame.lazy().select(
         text.str.contains(_PLAIN_JSON_ARRAY).fill_null(False).all().alias(name) for name, text in texts.items()
-    ).row(0, named=True)
+    ).collect(engine="streaming").row(0, named=True)
     problems = []
     for name in (name for name in columns if not plain[name]):
         text = texts[name]
