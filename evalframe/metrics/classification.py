@@ -135,8 +135,10 @@ class SliceMetric(SetMetric):
 class CurveMetric(SliceMetric):
     """A slice metric whose partials aggregate the slice's operating points, not its rows.
 
-    ``partials()`` are aggregations over one slice's rows of :func:`roc_points`; ``n``,
-    ``n_positive`` and ``n_negative`` still count the slice's rows.
+    ``partials()`` are aggregations over one slice's rows of :func:`roc_points`, highest
+    probability first; :func:`points_tp`, :func:`points_fp` and
+    :func:`points_predicted_positive` give the counts at each point. ``n``, ``n_positive``
+    and ``n_negative`` still count the slice's rows.
     """
 
 
@@ -144,30 +146,36 @@ def roc_points(queries: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
     """Operating points of each slice: one row per slice and distinct probability, highest first.
 
     "Predicted positive when ``prob >= t``" for each distinct probability ``t`` of the slice's
-    scored rows (tied probabilities are one point, never split), with
-
-    - ``n_at``, ``n_positive_at``: rows (and positives) whose probability is exactly ``t``;
-    - ``predicted_positive``: rows with ``prob >= t``; ``tp``, ``fp``: positives and
-      non-positives among them.
+    scored rows (tied probabilities are one point, never split); ``n_at`` and
+    ``n_positive_at`` count the rows (and positives) whose probability is exactly ``t``.
+    Rows are ordered by probability, descending, so that within a slice the running sums
+    from the top (:func:`points_tp`, …) are the counts at each threshold.
 
     >>> points = roc_points(pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.4, 0.4, 0.1]}), by=[])
-    >>> points.select("prob", "n_at", "tp", "fp").collect().rows()
+    >>> points.select("prob", "n_at", points_tp(), points_fp()).collect().rows()
     [(0.9, 1, 1, 0), (0.4, 2, 2, 1), (0.1, 1, 2, 2)]
     """
-    by = list(by)
-    points = (
+    return (
         queries.filter(is_scored())
         .group_by([*by, "prob"])
         .agg(n_at=pl.len(), n_positive_at=(pl.col("label") == 1).sum())
-        .sort([*by, "prob"], descending=[*(False for _ in by), True], nulls_last=True)
+        .sort("prob", descending=True)
     )
 
-    def running(counts: pl.Expr) -> pl.Expr:
-        return counts.cum_sum().over(by) if by else counts.cum_sum()
 
-    return points.with_columns(
-        predicted_positive=running(pl.col("n_at")), tp=running(pl.col("n_positive_at"))
-    ).with_columns(fp=pl.col("predicted_positive") - pl.col("tp"))
+def points_predicted_positive() -> pl.Expr:
+    """Over one slice's :func:`roc_points`: rows with ``prob >= t`` at each point ``t``."""
+    return pl.col("n_at").cum_sum().alias("predicted_positive")
+
+
+def points_tp() -> pl.Expr:
+    """Over one slice's :func:`roc_points`: positives with ``prob >= t`` (true positives)."""
+    return pl.col("n_positive_at").cum_sum().alias("tp")
+
+
+def points_fp() -> pl.Expr:
+    """Over one slice's :func:`roc_points`: non-positives with ``prob >= t`` (false positives)."""
+    return (points_predicted_positive() - points_tp()).alias("fp")
 
 
 def compute_slice_metrics(metrics: Sequence[SliceMetric], queries: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
@@ -176,23 +184,33 @@ def compute_slice_metrics(metrics: Sequence[SliceMetric], queries: pl.LazyFrame,
     One group-by over the rows computes the partials of every row-level metric (a partial
     several metrics share, such as the confusion counts, is computed once) and one over
     :func:`roc_points` those of every :class:`CurveMetric`; each metric then combines its own
-    partials exactly as its ``compute`` does alone.
+    partials exactly as its ``compute`` does alone. Metrics whose partials share names are
+    combined in one pass; a partial name two metrics define differently (the same metric
+    at two thresholds) puts them in separate passes.
     """
     by = list(by)
     is_positive = scored_is_positive()
     counts = {"n": is_positive.len(), "n_positive": is_positive.sum(), "n_negative": (~is_positive).sum()}
     row_partials: dict[str, pl.Expr] = dict(counts)
     point_partials: dict[str, pl.Expr] = {}
-    columns: dict[str, dict[str, str]] = {}  # metric → its partial's name → column holding it
+    # Passes: metrics whose partials agree name by name, with the column holding each partial.
+    passes: list[tuple[list[SliceMetric], dict[str, str]]] = []
     for metric in metrics:
         found = point_partials if isinstance(metric, CurveMetric) else row_partials
-        columns[metric.name] = {}
+        columns = {}
         for name, expr in metric.partials().items():
             column = next((known for known, other in found.items() if other.meta.eq(expr)), None)
             if column is None:
-                column = f"{metric.name}/{name}"
+                column = name if name not in row_partials and name not in point_partials else f"{metric.name}/{name}"
                 found[column] = expr
-            columns[metric.name][name] = column
+            columns[name] = column
+        for members, names in passes:
+            if all(names.get(name, column) == column for name, column in columns.items()):
+                members.append(metric)
+                names.update(columns)
+                break
+        else:
+            passes.append(([metric], dict(columns)))
     table = per_slice(queries, by, row_partials)
     if point_partials:
         curves = per_slice(roc_points(queries, by), by, point_partials)
@@ -200,17 +218,22 @@ def compute_slice_metrics(metrics: Sequence[SliceMetric], queries: pl.LazyFrame,
             table = table.join(curves, on=by, how="left", nulls_equal=True, maintain_order="left")
         else:
             table = pl.concat([table, curves], how="horizontal")
-    table = table.cache()
+    if len(passes) > 1:
+        table = table.cache()
     rows = []
-    for metric in metrics:
-        reasons = [] if metric.defined_when_empty else [(pl.col("n") == 0, NO_SCORED_QUERY)]
-        value, note = undefined_where(metric.value(), [*reasons, *metric.undefined()])
-        partials = (pl.col(column).alias(name) for name, column in columns[metric.name].items())
-        own = table.select(*by, *counts, *partials)
-        rows.append(own.select(
-            *by, pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64), value.alias("value"), note.alias("note")
-        ))
-    return pl.concat(rows)
+    for members, names in passes:
+        renamed = table.select(*by, *counts, *(pl.col(column).alias(name) for name, column in names.items() if name not in counts))
+        results = []
+        for metric in members:
+            reasons = [] if metric.defined_when_empty else [(pl.col("n") == 0, NO_SCORED_QUERY)]
+            value, note = undefined_where(metric.value(), [*reasons, *metric.undefined()])
+            results.append(pl.struct(value.alias("value"), note.alias("note")).alias(metric.name))
+        rows.append(
+            renamed.select(*by, pl.col("n").cast(pl.Int64), *results)
+            .unpivot(on=[m.name for m in members], index=[*by, "n"], variable_name="metric", value_name="_result")
+            .unnest("_result")
+        )
+    return pl.concat(rows).select(*by, "metric", "n", "value", "note")
 
 
 def _one_class() -> Reason:
@@ -243,7 +266,7 @@ class AUROC(CurveMetric):
         return "auroc"
 
     def partials(self) -> dict[str, pl.Expr]:
-        rows_below = pl.col("n_at").sum() - pl.col("predicted_positive")
+        rows_below = pl.col("n_at").sum() - points_predicted_positive()
         average_rank = rows_below + (pl.col("n_at") + 1) / 2
         positive_rank_sum = (pl.col("n_positive_at") * average_rank).sum()
         return {"positive_rank_sum": positive_rank_sum.cast(pl.Float64)}
@@ -282,7 +305,7 @@ class AUPRC(CurveMetric):
 
     def partials(self) -> dict[str, pl.Expr]:
         has_positive = pl.col("n_positive_at") > 0
-        precision_here = (pl.col("tp") / pl.col("predicted_positive")).filter(has_positive)
+        precision_here = (points_tp() / points_predicted_positive()).filter(has_positive)
         per_positive = precision_here.repeat_by(pl.col("n_positive_at").filter(has_positive)).explode()
         return {"precision_sum": ordered_sum(per_positive).cast(pl.Float64)}
 
@@ -323,13 +346,17 @@ class TPRAtFPR(CurveMetric):
 
     def partials(self) -> dict[str, pl.Expr]:
         n_negative = (pl.col("n_at") - pl.col("n_positive_at")).sum()
-        within_target = pl.col("fp") / n_negative <= self.fpr
+        within_target = points_fp() / n_negative <= self.fpr
         # The point predicting nothing positive is always within target: 0 true positives.
-        best = pl.col("tp").filter(within_target).max().fill_null(0)
-        return {"true_positives_at_target": best.cast(pl.Float64)}
+        best = points_tp().filter(within_target).max().fill_null(0)
+        return {self._partial: best.cast(pl.Float64)}
+
+    @property
+    def _partial(self) -> str:
+        return f"true_positives_at_fpr={self.fpr!r}"
 
     def value(self) -> pl.Expr:
-        return pl.col("true_positives_at_target") / pl.col("n_positive")
+        return pl.col(self._partial) / pl.col("n_positive")
 
     def undefined(self) -> list[Reason]:
         return [_one_class()]
