@@ -28,12 +28,14 @@ What it does (see ``benchmarks/README.md``, section "Pipeline benchmark", for th
 3. checks that evalframe and every reference variant agree on every (grouping, config, fold,
    criterion, metric) row of the summary — ``n`` and ``n_skipped`` exactly, ``value``, ``std``,
    ``median``, ``p25`` and ``p75`` to 1e-9, null where the other is null — and on every
-   per-query value; prints each disagreement and exits with status 1 (after writing results);
+   per-query value (evalframe lists the queries of each metric's subset; both sides must hold
+   the same (query, metric) pairs); prints each disagreement and exits with status 1 (after
+   writing results);
 4. prints a table and writes ``benchmarks/results/pipeline.json``.
 
 ``--profile`` adds, per size, a run of evalframe with each stage timed (read, list parsing,
-contract, checks, split, ranking partials, set metrics per metric, summarize, across folds,
-run.json, writing) and per_query_values timed per metric family; nothing in evalframe is edited
+contract, checks, split, per-query values, set metrics, summaries, across folds, the input's
+sha256, run.json, writing) and per_query_values timed per metric family; nothing in evalframe is edited
 (the stage functions are wrapped in the profiling process only; a stage function that a newer
 evalframe no longer has is left out of the tree).
 
@@ -296,6 +298,8 @@ def profile_child(input_path: str, report: str) -> None:
         (compute, "_mask_outside", "metrics/mask_outside"),
         (compute, "summarize", "metrics/summarize"),
         (compute, "summarize_wide", "metrics/summarize_wide"),
+        (compute, "_set_metric_plan", "metrics/set_metric_plans (built, lazy)"),
+        (compute.pl, "collect_all", "metrics/set_metrics (collect_all)"),
         (compute, "_skip_counts", "metrics/skip_counts"),
         (compute, "_order_summary", "metrics/order_summary"),
         (pipeline_module, "across_folds", "across_folds"),
@@ -312,10 +316,7 @@ def profile_child(input_path: str, report: str) -> None:
                   if (id(entry[0]), entry[1]) not in seen and not seen.add((id(entry[0]), entry[1]))]
     for module, name, label in stage_plan:
         timed(module, name, label)
-    if hasattr(compute, "_set_metric_plan"):
-        timed(compute, "_set_metric_plan", "metrics/set_metric_plans (lazy, built)")
-        timed(pipeline_module.pl, "collect_all", "metrics/set_metrics (collect_all)")
-    elif hasattr(compute, "_set_metric_rows"):
+    if hasattr(compute, "_set_metric_rows") and not hasattr(compute, "_set_metric_plan"):
         timed(compute, "_set_metric_rows", "metrics/set_metric_rows", by_metric=True)
 
     started = time.perf_counter()
