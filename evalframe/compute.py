@@ -20,6 +20,7 @@ sets, :func:`compute_metrics` returns a :class:`MetricTables`:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -143,22 +144,30 @@ def compute_metrics(
         for metric in group.metrics
     }
 
-    long_parts, summaries, skipped, set_plans = [], [], [], []
+    # Set-level metrics first, computed on Polars' threads while the per-query metrics run.
+    set_plans = []
     for position, group in enumerate(groups):
-        flag = f"_in_{position}"
-        inside = queries.filter(in_subset.get_column(flag))
-        per_query_metrics = [m for m in group.metrics if not isinstance(m, SetMetric)]
-        if per_query_metrics:
-            wide = _per_query_values(tables, inside, group, keys, relevance_threshold)
+        set_metrics = [m for m in group.metrics if isinstance(m, SetMetric)]
+        if set_metrics:
+            inside = queries.lazy().filter(in_subset.get_column(f"_in_{position}"))
+            for grouping, by in by_grouping.items():
+                outside = counts[grouping].select(*by, n_skipped=pl.col("n_queries") - pl.col(f"_in_{position}"))
+                set_plans.append((grouping, outside, _set_metric_plan(set_metrics, inside, by)))
+    with ThreadPoolExecutor(max_workers=1) as background:
+        set_values = background.submit(pl.collect_all, [plan for _, _, plan in set_plans]) if set_plans else None
+
+        long_parts, summaries, skipped = [], [], []
+        for position, group in enumerate(groups):
+            per_query_metrics = [m for m in group.metrics if not isinstance(m, SetMetric)]
+            if not per_query_metrics:
+                continue
+            flags = in_subset.get_column(f"_in_{position}")
+            wide = _per_query_values(tables, queries.filter(flags), group, keys, relevance_threshold)
             long_parts.append(_long_by_metric(wide, per_query_metrics, keys))
             sizes = {grouping: table.select(*by_grouping[grouping], "n_queries") for grouping, table in counts.items()}
             summaries.append(summarize_wide(wide, per_query_metrics, slice_sizes=sizes, grouping_sets=grouping_sets, subsets=subset_text))
-            skipped.append(_outside_counts(queries, in_subset.get_column(flag), group.subset, per_query_metrics))
-        set_metrics = [m for m in group.metrics if isinstance(m, SetMetric)]
-        if set_metrics:
-            for grouping, by in by_grouping.items():
-                outside = counts[grouping].select(*by, n_skipped=pl.col("n_queries") - pl.col(flag))
-                set_plans.append((grouping, outside, _set_metric_plan(set_metrics, inside.lazy(), by)))
+            skipped.append(_outside_counts(queries, flags, group.subset, per_query_metrics))
+        values = set_values.result() if set_values is not None else []
 
     per_query = pl.concat(long_parts) if long_parts else _empty_long(queries, keys)
     summary = None
@@ -167,7 +176,6 @@ def compute_metrics(
             note=pl.when(pl.col("n") == 0).then(pl.lit(NO_QUERY_IN_SUBSET))
         )
     if set_plans:
-        values = pl.collect_all([plan for _, _, plan in set_plans])
         set_summary = pl.concat(
             [_set_metric_rows(grouping, outside, found) for (grouping, outside, _), found in zip(set_plans, values, strict=True)],
             how="diagonal_relaxed",
