@@ -2,8 +2,10 @@
 
 One group-by per grouping set. A grouping set is a name and the slice keys it groups by
 (``overall`` → none, ``fold`` → ``[fold]``, ``fold_x_criterion`` → ``[fold, criterion_id]``);
-``system`` is always a key, so numbers never mix systems. For every (grouping set, key values,
-metric) the summary gives:
+``system`` is always a key, so numbers never mix systems. :func:`summarize` reads a long table
+(keys, ``metric``, ``value``); :func:`summarize_wide` reads one column per metric and takes
+the slices' query counts from the caller. For every (grouping set, key values, metric) the
+summary gives:
 
 - ``n``: queries with a value; ``n_skipped``: queries of the slice outside the metric's subset
   or with an undefined value (null);
@@ -21,6 +23,22 @@ import polars as pl
 from evalframe.metrics.base import Metric
 
 SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
+
+
+def statistics(value: pl.Expr, *, summed: pl.Expr | bool = False) -> dict[str, pl.Expr]:
+    """The aggregations of one slice's values: ``n``, ``value`` (mean, or sum where ``summed``),
+    ``std`` (ddof = 1), ``median``, ``p25``, ``p75`` (linear interpolation). Nulls are ignored."""
+    total = value.sum() if summed is True else value.mean() if summed is False else (
+        pl.when(summed).then(value.sum()).otherwise(value.mean())
+    )
+    return {
+        "n": value.is_not_null().sum().cast(pl.Int64),
+        "value": total,
+        "std": value.std(ddof=1),
+        "median": value.median(),
+        "p25": value.quantile(0.25, interpolation="linear"),
+        "p75": value.quantile(0.75, interpolation="linear"),
+    }
 
 
 def summarize(
@@ -49,13 +67,8 @@ def summarize(
     for grouping, keys in grouping_sets.items():
         by = [*always_by, *keys, "metric"]
         table = per_query.group_by(by).agg(
-            n=value.is_not_null().sum().cast(pl.Int64),
             n_skipped=value.is_null().sum().cast(pl.Int64),
-            value=pl.when(pl.col("metric").first().is_in(summed)).then(value.sum()).otherwise(value.mean()),
-            std=value.std(ddof=1),
-            median=value.median(),
-            p25=value.quantile(0.25, interpolation="linear"),
-            p75=value.quantile(0.75, interpolation="linear"),
+            **statistics(value, summed=pl.col("metric").first().is_in(summed)),
         )
         table = table.with_columns(
             pl.lit(grouping).alias("grouping"),
@@ -72,3 +85,52 @@ def summarize(
     )
     summary = summary.sort(["_grouping_order", *always_by, *slice_keys, "_metric_order"], nulls_last=True)
     return summary.select("grouping", *always_by, *slice_keys, "metric", "subset", *SUMMARY_STATS)
+
+
+def summarize_wide(
+    wide: pl.DataFrame,
+    metrics: Sequence[Metric],
+    *,
+    slice_sizes: Mapping[str, pl.DataFrame],
+    grouping_sets: Mapping[str, Sequence[str]],
+    always_by: Sequence[str] = ("system",),
+    subsets: Mapping[str, str] | None = None,
+) -> pl.DataFrame:
+    """Summarise per-query values held one column per metric (rows: the queries of a subset).
+
+    ``slice_sizes[grouping]`` lists every slice of the grouping set (its key columns, with
+    ``always_by`` first) and ``n_queries``, the queries it holds, inside the subset or not: each
+    slice gets a row per metric, and ``n_skipped = n_queries − n``. A slice without any row in
+    ``wide`` has ``n = 0`` and no value (a sum of nothing, 0, for count metrics). Rows are not
+    ordered.
+    """
+    names = [metric.name for metric in metrics]
+    described = {metric.name: metric.subset for metric in metrics} | dict(subsets or {})
+    metric_table = pl.DataFrame(
+        {"metric": names, "subset": [described[name] for name in names]},
+        schema={"metric": pl.String, "subset": pl.String},
+    )
+    summed = [metric.name for metric in metrics if metric.summary == "sum"]
+    slice_keys = list(dict.fromkeys(key for keys in grouping_sets.values() for key in keys))
+    tables = []
+    for grouping, keys in grouping_sets.items():
+        by = [*always_by, *keys]
+        stats = wide.group_by(by).agg(
+            pl.struct(**statistics(pl.col(name), summed=name in summed)).alias(name) for name in names
+        )
+        stats = stats.unpivot(on=names, index=by, variable_name="metric", value_name="_stats").unnest("_stats")
+        table = (
+            slice_sizes[grouping]
+            .join(metric_table, how="cross")
+            .join(stats, on=[*by, "metric"], how="left", nulls_equal=True)
+            .with_columns(
+                n=pl.col("n").fill_null(0),
+                value=pl.when(pl.col("metric").is_in(summed)).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
+            )
+            .with_columns(n_skipped=pl.col("n_queries") - pl.col("n"), grouping=pl.lit(grouping))
+        )
+        tables.append(table.with_columns(
+            pl.lit(None, dtype=wide.schema[key]).alias(key) for key in slice_keys if key not in keys
+        ))
+    columns = ["grouping", *always_by, *slice_keys, "metric", "subset", *SUMMARY_STATS]
+    return pl.concat([table.select(columns) for table in tables])

@@ -1,29 +1,39 @@
 """The metric stage of a pipeline: per-query values and slice summaries for every metric level.
 
 Given the three long tables, metric groups (each bound to a subset of queries) and grouping
-sets, :func:`compute_metrics` returns
+sets, :func:`compute_metrics` returns a :class:`MetricTables`:
 
 - ``per_query``: long table ``system, query_id, <query keys>, metric, value, skip_reason``
-  for item- and query-level metrics (metric group after metric group, each ordered by query);
-  a query outside the metric's subset has a null value
-  and the reason ``outside subset: <description>``;
+  for item- and query-level metrics, with rows for the queries inside each metric's subset
+  only (metric group after metric group, metric after metric, each in the order of the
+  queries table: by system and query_id).
+  An in-subset query whose value is undefined keeps its row: null value and the reason;
 - ``summary``: one tidy row per (grouping set, key values, metric) with ``n``, ``n_skipped``,
-  ``value``, ``std``, ``median``, ``p25``, ``p75`` and ``note``. Set-level metrics (AUROC, ECE)
-  have no per-query values, so their ``std`` and quantiles are null.
+  ``value``, ``std``, ``median``, ``p25``, ``p75`` and ``note``. ``n_skipped`` counts the
+  slice's queries outside the metric's subset (from the queries table) and those inside
+  with a null value. Set-level metrics (AUROC, ECE) have no per-query values, so their
+  ``std`` and quantiles are null;
+- ``skipped``: per system and per-query metric, how many queries were skipped and why
+  (``outside subset: <description>`` included), for ``run.json``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 
 import polars as pl
 
-from evalframe.aggregate import SUMMARY_STATS, summarize
+from evalframe.aggregate import SUMMARY_STATS, summarize_wide
 from evalframe.errors import ConfigError
-from evalframe.evaluate import per_query_values, to_long
+from evalframe.evaluate import per_query_values
 from evalframe.metrics.base import ItemMetric, Metric, QueryMetric, SetMetric
+from evalframe.metrics.classification import SliceMetric, compute_slice_metrics
 from evalframe.ranking import QUERY_KEYS
+
+NO_QUERY_IN_SUBSET = "no query in the subset"
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,11 @@ class Subset:
             msg = f"subset `{self.name}`: cannot parse `where: {self.where}` as Polars SQL ({error})"
             raise ConfigError(msg) from None
 
+    @property
+    def outside_reason(self) -> str:
+        """The skip reason of a query outside the subset."""
+        return f"outside subset: {self.description}"
+
 
 @dataclass(frozen=True)
 class MetricGroup:
@@ -54,11 +69,48 @@ class MetricGroup:
 
 @dataclass(frozen=True)
 class Tables:
-    """The long tables a pipeline evaluates (DESIGN §2)."""
+    """The long tables a pipeline evaluates (DESIGN §2).
+
+    The ranking is held as one list of item ids per query (``ranked_lists``: ``system,
+    query_id, doc_id`` with ``doc_id`` a list, best first); its long rows (``system, query_id,
+    doc_id, rank``) are built on first use of :attr:`ranking`, or only for the queries a
+    metric needs with :meth:`ranking_of`.
+    """
 
     queries: pl.DataFrame
-    ranking: pl.DataFrame
     judgments: pl.DataFrame
+    ranked_lists: pl.DataFrame
+
+    @cached_property
+    def ranking(self) -> pl.DataFrame:
+        """The long ranking table: one row per ranked item, ``rank`` 1-based."""
+        return _explode_ranking(self.ranked_lists)
+
+    def ranking_of(self, pairs: pl.DataFrame) -> pl.DataFrame:
+        """Ranking rows of the (system, query_id) ``pairs`` only (same rows as in :attr:`ranking`)."""
+        return _explode_ranking(self.ranked_lists.join(pairs.select(QUERY_KEYS), on=QUERY_KEYS, how="semi"))
+
+    @property
+    def n_ranking_rows(self) -> int:
+        """Number of rows of :attr:`ranking`, without building it."""
+        return int(self.ranked_lists.select(pl.col("doc_id").list.len().sum()).item())
+
+
+def _explode_ranking(ranked_lists: pl.DataFrame) -> pl.DataFrame:
+    return (
+        ranked_lists.with_columns(rank=pl.int_ranges(1, pl.col("doc_id").list.len() + 1, dtype=pl.Int64))
+        .explode("doc_id", "rank")
+        .drop_nulls("doc_id")
+    )
+
+
+@dataclass(frozen=True)
+class MetricTables:
+    """What :func:`compute_metrics` returns (see the module docstring)."""
+
+    per_query: pl.DataFrame
+    summary: pl.DataFrame
+    skipped: pl.DataFrame
 
 
 def compute_metrics(
@@ -68,51 +120,70 @@ def compute_metrics(
     *,
     query_keys: Sequence[str] = (),
     relevance_threshold: int = 1,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Per-query values and the summary of every metric group (see the module docstring)."""
+) -> MetricTables:
+    """Per-query values, the summary and the skip counts of every metric group (module docstring)."""
     queries = tables.queries
     _check_columns(queries, groups, grouping_sets)
     slice_keys = list(dict.fromkeys(k for keys in grouping_sets.values() for k in keys))
     keys = list(dict.fromkeys([*QUERY_KEYS, *query_keys, *slice_keys]))
-
-    long_parts, per_query_metrics, set_rows, subset_text = [], [], [], {}
-    for group in groups:
-        in_subset = group.subset.condition()
-        flagged = queries.with_columns(_in_subset=in_subset.fill_null(False))
-        outside = f"outside subset: {group.subset.description}"
-        for metric in group.metrics:
-            subset_text[metric.name] = group.subset.description if group.subset.where else metric.subset
-        item = [m for m in group.metrics if isinstance(m, ItemMetric)]
-        if item:
-            # Rank and score only the subset's queries; the others are masked as outside below.
-            inside = flagged.filter(pl.col("_in_subset")).select(QUERY_KEYS)
-            values = per_query_values(
-                tables.ranking, tables.judgments, inside, item, relevance_threshold=relevance_threshold
-            )
-            wide = flagged.select(*keys, "_in_subset").join(values, on=QUERY_KEYS, how="left", maintain_order="left")
-            long_parts.append(_mask_outside(to_long(wide, item, keys=[*keys, "_in_subset"]), outside))
-        for metric in (m for m in group.metrics if isinstance(m, QueryMetric)):
-            value = metric.expr().cast(pl.Float64)
-            values = flagged.select(
-                *keys, "_in_subset", pl.lit(metric.name).alias("metric"), value.alias("value"),
-                pl.when(value.is_null()).then(metric.skip_reason()).cast(pl.String).alias("skip_reason"),
-            )
-            long_parts.append(_mask_outside(values, outside))
-        per_query_metrics += [m for m in group.metrics if not isinstance(m, SetMetric)]
-        for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
-            for grouping, group_keys in grouping_sets.items():
-                set_rows.append(_set_metric_rows(metric, flagged, grouping, ["system", *group_keys]))
-
-    per_query = pl.concat(long_parts, how="diagonal_relaxed").select(*keys, "metric", "value", "skip_reason") if long_parts else _empty_long(queries, keys)
-    all_metrics = [m for group in groups for m in group.metrics]
-    summary = summarize(per_query, per_query_metrics, grouping_sets=grouping_sets, subsets=subset_text)
-    summary = summary.with_columns(note=pl.when(pl.col("n") == 0).then(pl.lit("no query in the subset")))
-    if set_rows:
-        set_summary = pl.concat(set_rows, how="diagonal_relaxed").with_columns(
-            subset=pl.col("metric").replace_strict(subset_text, default=None)
+    by_grouping = {grouping: ["system", *group_keys] for grouping, group_keys in grouping_sets.items()}
+    in_subset = queries.select(
+        group.subset.condition().fill_null(False).alias(f"_in_{position}") for position, group in enumerate(groups)
+    )
+    # Per grouping set: each slice's queries, and how many of them are in each group's subset.
+    counts = {
+        grouping: queries.with_columns(in_subset).group_by(by).agg(
+            n_queries=pl.len().cast(pl.Int64),
+            **{flag: pl.col(flag).sum().cast(pl.Int64) for flag in in_subset.columns},
         )
-        summary = pl.concat([summary, set_summary], how="diagonal_relaxed")
-    return per_query, _order_summary(summary, all_metrics, grouping_sets, slice_keys)
+        for grouping, by in by_grouping.items()
+    }
+    subset_text = {
+        metric.name: group.subset.description if group.subset.where else metric.subset
+        for group in groups
+        for metric in group.metrics
+    }
+
+    # Set-level metrics first, computed on Polars' threads while the per-query metrics run.
+    set_plans = []
+    for position, group in enumerate(groups):
+        set_metrics = [m for m in group.metrics if isinstance(m, SetMetric)]
+        if set_metrics:
+            inside = queries.lazy().filter(in_subset.get_column(f"_in_{position}"))
+            for grouping, by in by_grouping.items():
+                outside = counts[grouping].select(*by, n_skipped=pl.col("n_queries") - pl.col(f"_in_{position}"))
+                set_plans.append((grouping, outside, _set_metric_plan(set_metrics, inside, by)))
+    with ThreadPoolExecutor(max_workers=1) as background:
+        set_values = background.submit(pl.collect_all, [plan for _, _, plan in set_plans]) if set_plans else None
+
+        long_parts, summaries, skipped = [], [], []
+        for position, group in enumerate(groups):
+            per_query_metrics = [m for m in group.metrics if not isinstance(m, SetMetric)]
+            if not per_query_metrics:
+                continue
+            flags = in_subset.get_column(f"_in_{position}")
+            wide = _per_query_values(tables, queries.filter(flags), group, keys, relevance_threshold)
+            long_parts.append(_long_by_metric(wide, per_query_metrics, keys))
+            sizes = {grouping: table.select(*by_grouping[grouping], "n_queries") for grouping, table in counts.items()}
+            summaries.append(summarize_wide(wide, per_query_metrics, slice_sizes=sizes, grouping_sets=grouping_sets, subsets=subset_text))
+            skipped.append(_outside_counts(queries, flags, group.subset, per_query_metrics))
+        values = set_values.result() if set_values is not None else []
+
+    per_query = pl.concat(long_parts) if long_parts else _empty_long(queries, keys)
+    summary = None
+    if summaries:
+        summary = pl.concat(summaries, how="diagonal_relaxed").with_columns(
+            note=pl.when(pl.col("n") == 0).then(pl.lit(NO_QUERY_IN_SUBSET))
+        )
+    if set_plans:
+        set_summary = pl.concat(
+            [_set_metric_rows(grouping, outside, found) for (grouping, outside, _), found in zip(set_plans, values, strict=True)],
+            how="diagonal_relaxed",
+        ).with_columns(subset=pl.col("metric").replace_strict(subset_text, default=None))
+        summary = set_summary if summary is None else pl.concat([summary, set_summary], how="diagonal_relaxed")
+    all_metrics = [m for group in groups for m in group.metrics]
+    summary = _order_summary(summary, all_metrics, grouping_sets, slice_keys)
+    return MetricTables(per_query=per_query, summary=summary, skipped=_skip_counts(per_query, skipped))
 
 
 def _check_columns(queries: pl.DataFrame, groups: Sequence[MetricGroup], grouping_sets: Mapping[str, Sequence[str]]) -> None:
@@ -132,25 +203,87 @@ def _check_columns(queries: pl.DataFrame, groups: Sequence[MetricGroup], groupin
                 raise ConfigError(msg)
 
 
-def _mask_outside(values: pl.DataFrame, reason: str) -> pl.DataFrame:
-    inside = pl.col("_in_subset")
-    return values.with_columns(
-        value=pl.when(inside).then(pl.col("value")),
-        skip_reason=pl.when(inside).then(pl.col("skip_reason")).otherwise(pl.lit(reason)),
-    ).drop("_in_subset")
+def _per_query_values(
+    tables: Tables, inside: pl.DataFrame, group: MetricGroup, keys: list[str], relevance_threshold: int
+) -> pl.DataFrame:
+    """One row per in-subset query (queries order): ``keys``, each metric and its ``<metric>__skip``."""
+    columns = []
+    for metric in (m for m in group.metrics if isinstance(m, QueryMetric)):
+        value = metric.expr().cast(pl.Float64)
+        reason = pl.when(value.is_null()).then(metric.skip_reason()).cast(pl.String)
+        columns += [value.alias(metric.name), reason.alias(f"{metric.name}__skip")]
+    wide = inside.select(*keys, *columns)
+    item = [m for m in group.metrics if isinstance(m, ItemMetric)]
+    if item:
+        # Rank and score the subset's queries only, from their own ranking rows.
+        pairs = inside.select(QUERY_KEYS)
+        values = per_query_values(
+            tables.ranking_of(pairs), tables.judgments, pairs, item, relevance_threshold=relevance_threshold
+        )
+        wide = wide.join(values, on=QUERY_KEYS, how="left", maintain_order="left")
+    return wide
 
 
-def _set_metric_rows(metric: SetMetric, flagged: pl.DataFrame, grouping: str, by: list[str]) -> pl.DataFrame:
-    """Summary rows of a set-level metric for one grouping set (n_skipped: queries outside the subset)."""
-    values = metric.compute(flagged.lazy().filter(pl.col("_in_subset")), by).collect()
-    counts = flagged.group_by(by).agg(n_skipped=(~pl.col("_in_subset")).sum().cast(pl.Int64))
-    rows = counts.join(values, on=by, how="left", nulls_equal=True)
+def _long_by_metric(wide: pl.DataFrame, metrics: Sequence[Metric], keys: list[str]) -> pl.DataFrame:
+    """``keys, metric, value, skip_reason``: metric after metric, each in the wide table's row order."""
+    return pl.concat([
+        wide.select(
+            *keys,
+            pl.lit(metric.name).alias("metric"),
+            pl.col(metric.name).alias("value"),
+            pl.col(f"{metric.name}__skip").cast(pl.String).alias("skip_reason"),
+        )
+        for metric in metrics
+    ])
+
+
+def _outside_counts(queries: pl.DataFrame, in_subset: pl.Series, subset: Subset, metrics: Sequence[Metric]) -> pl.DataFrame:
+    """Per system and metric, the queries outside the subset (``skip_reason`` = outside subset: …)."""
+    outside = (
+        queries.select("system", _outside=~in_subset)
+        .group_by("system")
+        .agg(count=pl.col("_outside").sum().cast(pl.UInt32))
+        .filter(pl.col("count") > 0)
+    )
+    names = pl.DataFrame({"metric": [m.name for m in metrics]}, schema={"metric": pl.String})
+    return outside.join(names, how="cross").select(
+        "system", "metric", pl.lit(subset.outside_reason).alias("skip_reason"), "count"
+    )
+
+
+def _skip_counts(per_query: pl.DataFrame, outside: list[pl.DataFrame]) -> pl.DataFrame:
+    """Skipped queries per (system, metric, reason): null values of the long table, and outside subsets."""
+    inside = (
+        per_query.filter(pl.col("skip_reason").is_not_null())
+        .group_by("system", "metric", "skip_reason")
+        .agg(count=pl.len())
+    )
+    return pl.concat([inside, *outside]).sort("system", "metric", "skip_reason")
+
+
+def _set_metric_plan(metrics: Sequence[SetMetric], inside: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+    """Rows ``by, metric, n, value, note`` of set-level metrics on the subset's queries."""
+    slice_metrics = [m for m in metrics if isinstance(m, SliceMetric)]
+    plans = [compute_slice_metrics(slice_metrics, inside, by)] if slice_metrics else []
+    plans += [
+        m.compute(inside, by).select(*by, pl.lit(m.name).alias("metric"), "n", "value", "note")
+        for m in metrics
+        if not isinstance(m, SliceMetric)
+    ]
+    return pl.concat(plans, how="diagonal_relaxed")
+
+
+def _set_metric_rows(grouping: str, outside: pl.DataFrame, values: pl.DataFrame) -> pl.DataFrame:
+    """Summary rows of set-level metrics for one grouping set: every slice of the queries table
+    (``n_skipped``: its queries outside the subset), with the metric's value where it has one."""
+    by = [c for c in outside.columns if c != "n_skipped"]
+    metrics = values.select(pl.col("metric").unique(maintain_order=True))
+    rows = outside.join(metrics, how="cross").join(values, on=[*by, "metric"], how="left", nulls_equal=True)
     return rows.with_columns(
         grouping=pl.lit(grouping),
-        metric=pl.lit(metric.name),
         n=pl.col("n").fill_null(0).cast(pl.Int64),
         value=pl.col("value").cast(pl.Float64),
-        note=pl.col("note").fill_null(pl.when(pl.col("value").is_null()).then(pl.lit("no query in the subset"))),
+        note=pl.col("note").fill_null(pl.when(pl.col("value").is_null()).then(pl.lit(NO_QUERY_IN_SUBSET))),
     )
 
 

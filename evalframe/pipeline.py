@@ -12,7 +12,9 @@ subsets, slices (grouping sets), the fold key for across-fold rows, and the outp
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,13 +24,19 @@ import yaml
 
 from evalframe._resources import bundled_dir
 from evalframe.compute import MetricGroup, Subset, Tables, across_folds, compute_metrics
+from evalframe.contracts import load_yaml
 from evalframe.errors import ConfigError
 from evalframe.metrics.registry import resolve_all
+from evalframe.run_info import sha256_of
 
 INPUT_FORMATS = ("per_query",)
 OUTPUT_FILES = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Query columns carried into the per-query output for traceability when present.
 TRACE_KEYS = ("post_id", "criterion_id", "fold")
+
+#: Modules the metric stage imports on first use (NumPy for the ranking engine's key sort,
+#: pyarrow.compute for Arrow round trips), imported in the background while the input is read.
+BACKGROUND_IMPORTS = ("numpy", "pyarrow.compute")
 
 _TOP_KEYS = {"version", "name", "description", "input", "parameters", "subsets", "metrics", "slices",
              "across_folds", "outputs"}
@@ -62,7 +70,7 @@ class Pipeline:
     def from_yaml(cls, path: str | Path) -> Pipeline:
         path = Path(path)
         try:
-            spec = yaml.safe_load(path.read_text())
+            spec = load_yaml(path.read_text())
         except (OSError, yaml.YAMLError) as error:
             raise ConfigError(f"{path}: cannot read the pipeline: {error}") from None
         return cls.from_mapping(spec, origin=str(path))
@@ -130,17 +138,24 @@ class Pipeline:
         source = input if input is not None else self.input.path
         if source is None:
             raise ConfigError(f"pipeline `{self.name}` names no input; pass one")
-        tables, n_rows = read_input(self.input, source)
-        query_keys = [k for k in TRACE_KEYS if k in tables.queries.columns]
-        per_query, summary = compute_metrics(
-            tables, self.groups, self.slices, query_keys=query_keys, relevance_threshold=self.relevance_threshold
-        )
-        if self.across_folds is not None:
-            fold_grouping = next(name for name, keys in self.slices.items() if list(keys) == [self.across_folds])
-            slice_keys = list(dict.fromkeys(k for keys in self.slices.values() for k in keys))
-            summary = pl.concat([summary, across_folds(summary, fold_grouping, slice_keys)])
-        info = describe_run(self, source, tables, n_rows, per_query, summary)
-        return PipelineResult(pipeline=self, per_query=per_query, summary=summary, info=info, tables=tables)
+        with ThreadPoolExecutor(max_workers=2) as background:
+            # Work that does not need the tables runs beside the reading: the input's sha256
+            # (run.json; hashlib releases the GIL) and the import of modules later stages load.
+            digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
+            background.submit(_import_modules, BACKGROUND_IMPORTS)
+            tables, n_rows = read_input(self.input, source)
+            query_keys = [k for k in TRACE_KEYS if k in tables.queries.columns]
+            computed = compute_metrics(
+                tables, self.groups, self.slices, query_keys=query_keys, relevance_threshold=self.relevance_threshold
+            )
+            summary = computed.summary
+            if self.across_folds is not None:
+                fold_grouping = next(name for name, keys in self.slices.items() if list(keys) == [self.across_folds])
+                slice_keys = list(dict.fromkeys(k for keys in self.slices.values() for k in keys))
+                summary = pl.concat([summary, across_folds(summary, fold_grouping, slice_keys)])
+            sha256 = digest.result() if digest is not None else None
+        info = describe_run(self, source, tables, n_rows, summary, computed.skipped, sha256=sha256)
+        return PipelineResult(pipeline=self, per_query=computed.per_query, summary=summary, info=info, tables=tables)
 
 
 @dataclass(frozen=True)
@@ -166,12 +181,20 @@ class PipelineResult:
         return render_overview(self)
 
 
+def _import_modules(names: Sequence[str]) -> None:
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # the stage that needs it will say so
+            pass
+
+
 def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> tuple[Tables, int]:
     """Read the pipeline input into the long tables; return them and the input's row count."""
     from evalframe.io.per_query import read_per_query
 
     tables = read_per_query(source, columns=spec.columns)
-    return Tables(tables.queries, tables.ranking, tables.judgments), tables.n_rows
+    return tables, tables.n_rows
 
 
 def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:

@@ -40,23 +40,30 @@ def package_versions() -> dict[str, str]:
 
 
 def describe_run(
-    pipeline: Pipeline, source, tables: Tables, n_rows: int, per_query: pl.DataFrame, summary: pl.DataFrame
+    pipeline: Pipeline,
+    source,
+    tables: Tables,
+    n_rows: int,
+    summary: pl.DataFrame,
+    skipped: pl.DataFrame,
+    *,
+    sha256: str | None = None,
 ) -> dict:
-    """The content of run.json (a plain, JSON-ready dict)."""
+    """The content of run.json (a plain, JSON-ready dict).
+
+    ``skipped`` holds ``system, metric, skip_reason, count`` (see
+    :class:`~evalframe.compute.MetricTables`); ``sha256`` is the input's, computed here when
+    not given.
+    """
     if isinstance(source, (str, Path)):
-        input_info = {"path": str(source), "sha256": sha256_of(Path(source)), "format": pipeline.input.format}
+        digest = sha256 if sha256 is not None else sha256_of(Path(source))
+        input_info = {"path": str(source), "sha256": digest, "format": pipeline.input.format}
     else:
         input_info = {"path": None, "sha256": None, "format": "in-memory table"}
     queries = tables.queries
     per_system = queries.group_by("system", maintain_order=True).agg(
         queries=pl.len(), with_evidence=(pl.col("label") == 1).sum() if "label" in queries.columns else pl.lit(None)
     ).sort("system")
-    skipped = (
-        per_query.filter(pl.col("skip_reason").is_not_null())
-        .group_by("system", "metric", "skip_reason")
-        .agg(count=pl.len())
-        .sort("system", "metric", "skip_reason")
-    )
     undefined = summary.filter(pl.col("note").is_not_null() & pl.col("value").is_null()).select(
         "grouping", "system", "metric", "note"
     )
@@ -71,7 +78,7 @@ def describe_run(
         },
         "tables": {
             "queries": queries.height,
-            "ranking": tables.ranking.height,
+            "ranking": tables.n_ranking_rows,
             "judgments": tables.judgments.height,
             "systems": per_system.to_dicts(),
         },

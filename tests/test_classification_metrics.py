@@ -43,6 +43,7 @@ from evalframe.metrics.classification import (
     Sensitivity,
     Specificity,
     TPRAtFPR,
+    compute_slice_metrics,
 )
 from evalframe.metrics.registry import resolve
 from evalframe.metrics.retrieval_basic import PrecisionAtK
@@ -414,3 +415,17 @@ def test_confusion_metrics_are_registered_under_their_keys():
     for metric_type in CONFUSION_METRICS:
         assert issubclass(metric_type, ConfusionMetric)
         assert type(resolve(metric_type.key)) is metric_type
+
+
+def test_metrics_computed_together_equal_each_alone():
+    """compute_slice_metrics shares group-bys and partials; the same metric at two thresholds
+    (partials with one name, two definitions) must still get its own values."""
+    metrics = [AUROC(), F1Score(0.5), TPRAtFPR(0.05), F1Score(0.3), AUPRC(), TPRAtFPR(0.1), Sensitivity(0.3),
+               MatthewsCorrelation()]
+    together = compute_slice_metrics(metrics, QUERIES.lazy(), ["fold"]).collect()
+    assert together.columns == ["fold", "metric", "n", "value", "note"]
+    assert together.height == len(metrics) * QUERIES["fold"].n_unique()
+    for metric in metrics:
+        alone = metric.compute(QUERIES.lazy(), ["fold"]).collect().sort("fold")
+        mine = together.filter(pl.col("metric") == metric.name).drop("metric").sort("fold")
+        assert mine.equals(alone), metric.name

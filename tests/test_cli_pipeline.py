@@ -121,7 +121,9 @@ def test_per_query_output_is_tidy(sample_runs):
     per_query = pl.read_parquet(sample_runs["cli"] / "per_query.parquet")
     assert per_query.columns == [
         "system", "query_id", "post_id", "criterion_id", "fold", "metric", "value", "skip_reason"]
-    assert per_query.height == 29540 * (1 + len(RANKING_METRICS))  # brier + the ranking metrics
+    # brier on every query, the ranking metrics on the 2 × 1,379 queries with evidence only
+    assert per_query.height == 29540 + 2 * 1379 * len(RANKING_METRICS)
+    assert per_query.filter(pl.col("skip_reason").str.starts_with("outside subset")).height == 0
     assert per_query.select(pl.struct("system", "query_id", "metric").is_unique().all()).item()
 
 

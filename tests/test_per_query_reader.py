@@ -228,3 +228,76 @@ def test_gold_list_must_agree_across_configs():
         read_per_query(frame)
     message = str(caught.value)
     assert "row 3" in message and "gold_sent_uids" in message and "'p1'" in message and "'A.1'" in message
+
+
+@pytest.mark.parametrize(
+    ("base_gold", "row"),
+    [
+        (["p1_s3"], "row 3"),              # a sentence lost
+        (["p1_s3", "p1_s9"], "row 3"),     # same count, another sentence
+        (["p1_s2", "p1_s3", "p1_s9"], "row 3"),  # one more sentence
+    ],
+)
+def test_gold_lists_compared_as_sets_across_configs(base_gold, row):
+    frame = _two_config_frame().with_columns(
+        gold_sent_uids=pl.Series(['["p1_s2", "p1_s3"]', "[]", json_list(base_gold), ""])
+    )
+    with pytest.raises(ef.InputError) as caught:
+        read_per_query(frame)
+    assert row in str(caught.value) and "'A.1'" in str(caught.value)
+
+
+def test_gold_empty_in_one_config_only_is_an_error():
+    frame = _two_config_frame().with_columns(
+        gold_sent_uids=pl.Series(['["p1_s2", "p1_s3"]', '["p1_s1"]', '["p1_s3", "p1_s2"]', ""])
+    )
+    with pytest.raises(ef.InputError) as caught:
+        read_per_query(frame)
+    assert "'A.2'" in str(caught.value)
+
+
+def test_gold_in_another_order_agrees_across_configs():
+    frame = _two_config_frame().with_columns(
+        gold_sent_uids=pl.Series(['["p1_s2", "p1_s3"]', "[]", '["p1_s3","p1_s2"]', ""])
+    )
+    assert read_per_query(frame).judgments.height == 2
+
+
+def json_list(items: list[str]) -> str:
+    import json
+
+    return json.dumps(items)
+
+
+def test_plain_json_cells_split_exactly_as_json_decodes():
+    """Cells in the plain spelling are split on `","`; they must give what a JSON decoder gives."""
+    import json
+
+    cells = ['[]', '[""]', '["a"]', '["a b","c"]', '[" a ","","  "]', '["é","日本","a;b"]', '["[x]","y]"]', '  ["s1","s2"]  ']
+    frame = pl.DataFrame({
+        "post_id": [f"p{i}" for i in range(len(cells))], "criterion_id": ["c"] * len(cells), "fold": [0] * len(cells),
+        "has_evidence_gold": [0] * len(cells), "p_has_evidence": [0.5] * len(cells),
+        "gold_sent_uids": ["[]"] * len(cells), "ranked_sent_uids": cells,
+    })
+    ranked = read_per_query(frame).ranking.group_by("query_id", maintain_order=True).agg(pl.col("doc_id"))
+    got = dict(ranked.iter_rows())
+    for i, cell in enumerate(cells):
+        assert got.get(f"p{i}|c", []) == json.loads(cell), cell
+
+
+def test_a_column_mixing_plain_and_other_spellings_decodes_every_cell():
+    frame = pl.DataFrame({
+        "post_id": ["p", "p", "p", "p"], "criterion_id": ["c1", "c2", "c3", "c4"], "fold": [0] * 4,
+        "has_evidence_gold": [0] * 4, "p_has_evidence": [0.5] * 4, "gold_sent_uids": ["[]"] * 4,
+        "ranked_sent_uids": ['["a","b"]', '["a\\"q", "b,c"]', "x;y", '["\\u00e9"]'],
+    })
+    ranked = read_per_query(frame).ranking.group_by("query_id", maintain_order=True).agg(pl.col("doc_id"))
+    assert dict(ranked.iter_rows()) == {"p|c1": ["a", "b"], "p|c2": ['a"q', "b,c"], "p|c3": ["x", "y"], "p|c4": ["é"]}
+
+
+def test_ranking_of_a_subset_equals_those_rows_of_the_whole_ranking():
+    tables = read_per_query(_two_config_frame())
+    pairs = pl.DataFrame({"system": ["full", "base"], "query_id": ["p1|A.2", "p1|A.1"]})
+    whole = tables.ranking.join(pairs, on=["system", "query_id"], how="semi")
+    assert tables.ranking_of(pairs).equals(whole)
+    assert tables.n_ranking_rows == tables.ranking.height == 9

@@ -6,7 +6,9 @@ DESIGN §2:
 - ``queries``: ``system`` (from ``config``), ``query_id`` (``post_id|criterion_id``),
   ``post_id``, ``criterion_id``, ``fold``, ``label`` (has_evidence_gold), ``prob``
   (p_has_evidence), ``n_gold`` and, when present, ``selected_k``, ``state``;
-- ``ranking``: one row per ranked sentence, ``rank`` = position in ``ranked_sent_uids``;
+- ``ranking``: one row per ranked sentence, ``rank`` = position in ``ranked_sent_uids``
+  (built when first used, or only for the queries a metric needs:
+  :meth:`~evalframe.compute.Tables.ranking_of`);
 - ``judgments``: one row per gold sentence, ``relevance`` = 1.
 
 List columns hold JSON arrays (``["s1", "s2"]``) or ``;``-separated values (``s1;s2``); an
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import polars as pl
 
+from evalframe.compute import Tables
 from evalframe.contracts import conform, load_contract
 from evalframe.errors import NO_VALUE, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
@@ -32,40 +35,70 @@ QUERY_ID_SEPARATOR = "|"
 # A JSON array whose items are strings or integers (sentence ids).
 _JSON_ITEM = r'\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)\s*'
 _JSON_ARRAY = rf"^\s*\[\s*(?:{_JSON_ITEM}(?:,{_JSON_ITEM})*)?\]\s*$"
+# The common spelling of a JSON array of strings: no whitespace between items, and no quote,
+# backslash, comma or control character inside an item. Such a cell is exactly its items
+# joined by `","` between `["` and `"]`, so splitting on `","` decodes it as JSON would.
+_PLAIN_ITEM = r'"[^"\\,\x00-\x1f]*"'
+_PLAIN_JSON_ARRAY = rf"^\[(?:{_PLAIN_ITEM}(?:,{_PLAIN_ITEM})*)?\]$"
+_NOT_A_LIST = "is not a list (expected a JSON array or `a;b;c`)"
 
 
 @dataclass(frozen=True)
-class PerQueryTables:
+class PerQueryTables(Tables):
     """The three long tables read from a per_query file, plus the file's row count."""
 
-    queries: pl.DataFrame
-    ranking: pl.DataFrame
-    judgments: pl.DataFrame
-    n_rows: int
+    n_rows: int = 0
 
 
-def parse_list_column(frame: pl.DataFrame, column: str, *, locate, label: str) -> tuple[pl.Series, list[Problem]]:
-    """Parse a text column of JSON arrays or ``;``-separated values into a list column."""
-    text = frame.get_column(column).cast(pl.String).str.strip_chars()
-    looks_json = text.str.starts_with("[")
-    valid_json = text.str.contains(_JSON_ARRAY)
-    bad = (looks_json & ~valid_json).fill_null(False)
-    problems = [
-        Problem(locate(index), label, frame.get_column(column)[index], "is not a list (expected a JSON array or `a;b;c`)")
-        for index in bad.arg_true().head(50).to_list()
-    ]
-    if problems:
-        return text, problems
+def _plain_items(text: pl.Expr) -> pl.Expr:
+    """Items of a cell matching ``_PLAIN_JSON_ARRAY`` (``[]`` → empty list)."""
+    inner = text.str.strip_prefix("[").str.strip_suffix("]")
+    items = inner.str.strip_prefix('"').str.strip_suffix('"').str.split('","')
+    return pl.when(inner == "").then(pl.lit([], dtype=pl.List(pl.String))).otherwise(items)
+
+
+def _any_spelling_items(text: pl.Expr) -> pl.Expr:
+    """Items of any valid cell: JSON array (decoded), ``a;b;c`` text, or empty (null / ``""``)."""
     # Integers in a JSON array decode to their text, so that ids compare as text.
-    as_json = pl.col("t").str.json_decode(pl.List(pl.String))
-    as_split = pl.col("t").str.split(";").list.eval(pl.element().str.strip_chars()).list.filter(pl.element() != "")
-    parsed = pl.DataFrame({"t": text}).select(
-        pl.when(pl.col("t").is_null() | (pl.col("t") == "")).then(pl.lit([], dtype=pl.List(pl.String)))
-        .when(pl.col("t").str.starts_with("[")).then(as_json)
+    as_json = text.str.json_decode(pl.List(pl.String))
+    as_split = text.str.split(";").list.eval(pl.element().str.strip_chars()).list.filter(pl.element() != "")
+    return (
+        pl.when(text.is_null() | (text == "")).then(pl.lit([], dtype=pl.List(pl.String)))
+        .when(text.str.starts_with("[")).then(as_json)
         .otherwise(as_split)
-        .alias(column)
     )
-    return parsed.to_series(), []
+
+
+def parse_list_columns(
+    frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]
+) -> tuple[dict[str, pl.Series], list[Problem]]:
+    """Parse text columns of JSON arrays or ``;``-separated values into list columns.
+
+    A cell that starts like a JSON array (``[``) but is not one is a problem naming its row,
+    column and value. Cells in the plain spelling ``["a","b"]`` are split on ``","``; a column
+    with any other spelling (spaces, escapes, integers, ``a;b``) is decoded cell by cell.
+    """
+    if not columns:
+        return {}, []
+    texts = {name: pl.col(name).cast(pl.String).str.strip_chars() for name in columns}
+    # The streaming engine runs the cell check on both cores, a morsel at a time.
+    plain = frame.lazy().select(
+        text.str.contains(_PLAIN_JSON_ARRAY).fill_null(False).all().alias(name) for name, text in texts.items()
+    ).collect(engine="streaming").row(0, named=True)
+    problems = []
+    for name in (name for name in columns if not plain[name]):
+        text = texts[name]
+        bad = frame.select((text.str.starts_with("[") & ~text.str.contains(_JSON_ARRAY)).fill_null(False)).to_series()
+        problems += [
+            Problem(locate(index), labels.get(name, name), frame.get_column(name)[index], _NOT_A_LIST)
+            for index in bad.arg_true().head(50).to_list()
+        ]
+    if problems:
+        return {}, problems
+    parsed = frame.select(
+        (_plain_items(text) if plain[name] else _any_spelling_items(text)).alias(name) for name, text in texts.items()
+    )
+    return {name: parsed.get_column(name) for name in columns}, []
 
 
 def read_per_query(
@@ -81,12 +114,8 @@ def read_per_query(
         name = str(source)
         frame, locate = read_frame(source)
     frame, labels = apply_mapping(frame, columns, source=name)
-    problems: list[Problem] = []
-    parsed = {}
-    for column in LIST_COLUMNS:
-        if column in frame.columns and frame.schema[column] != pl.List(pl.String):
-            parsed[column], found = parse_list_column(frame, column, locate=locate, label=labels.get(column, column))
-            problems += found
+    to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
+    parsed, problems = parse_list_columns(frame, to_parse, locate=locate, labels=labels)
     if problems:
         raise InputError(name, problems)
     frame = conform(frame.with_columns(**parsed), load_contract("per_query"), source=name, locate=locate, column_labels=labels)
@@ -97,19 +126,40 @@ def read_per_query(
 
 def _check_no_repeated_ids(frame: pl.DataFrame, source: str, locate, labels: Mapping[str, str]) -> None:
     """A sentence id may appear once per list: a ranking cannot hold an item twice."""
-    problems = []
-    for column in ("gold_sent_uids", "ranked_sent_uids"):
-        repeated = frame.select(pl.col(column).list.n_unique() < pl.col(column).list.len()).to_series().arg_true()
-        problems += [
-            Problem(locate(index), labels.get(column, column), frame.get_column(column)[index].to_list(),
-                    "lists the same sentence id more than once")
-            for index in repeated.head(20).to_list()
-        ]
+    columns = ("gold_sent_uids", "ranked_sent_uids")
+    repeated = frame.select((pl.col(c).list.n_unique() < pl.col(c).list.len()).alias(c) for c in columns)
+    problems = [
+        Problem(locate(index), labels.get(column, column), frame.get_column(column)[index].to_list(),
+                "lists the same sentence id more than once")
+        for column in columns
+        for index in repeated.get_column(column).arg_true().head(20).to_list()
+    ]
     if problems:
         raise InputError(source, problems)
 
 
+def _gold_agrees_everywhere(frame: pl.DataFrame) -> bool:
+    """Whether every query's gold list is the same set in all its rows (configs).
+
+    A gold list holds no id twice (checked before), so the lists of a query listed in ``r``
+    rows are all equal exactly when each (query, gold id) pair occurs ``r`` times.
+    """
+    query = ["post_id", "criterion_id"]
+    rows_per_query = frame.group_by(query).agg(_rows=pl.len())
+    pairs = (
+        frame.select(*query, _gold=pl.col("gold_sent_uids"))
+        .explode("_gold")
+        .drop_nulls("_gold")
+        .group_by(*query, "_gold")
+        .agg(_count=pl.len())
+    )
+    joined = pairs.join(rows_per_query, on=query, how="left")
+    return bool(joined.select((pl.col("_count") == pl.col("_rows")).all()).item())
+
+
 def _check_gold_agrees_across_configs(frame: pl.DataFrame, source: str, locate) -> None:
+    if _gold_agrees_everywhere(frame):
+        return
     keyed = frame.select("post_id", "criterion_id", gold=pl.col("gold_sent_uids").list.sort()).with_row_index("_row")
     conflicts = (
         keyed.group_by("post_id", "criterion_id")
@@ -128,13 +178,16 @@ def _check_gold_agrees_across_configs(frame: pl.DataFrame, source: str, locate) 
 
 
 def split_per_query(frame: pl.DataFrame) -> PerQueryTables:
-    """Split a conformed per_query frame into the ``queries``, ``ranking`` and ``judgments`` tables."""
+    """Split a conformed per_query frame into the ``queries``, ``ranking`` and ``judgments`` tables.
+
+    The ranking is kept as one list of sentence ids per query (``ranked_lists``); its long rows
+    are built when asked for (:class:`~evalframe.compute.Tables`).
+    """
     query_id = pl.concat_str("post_id", "criterion_id", separator=QUERY_ID_SEPARATOR).alias("query_id")
     optional = [name for name in ("selected_k", "state") if name in frame.columns]
-    keyed = frame.with_columns(query_id, pl.col("config").alias("system"))
-    queries = keyed.select(
-        "system",
-        "query_id",
+    keyed = frame.select(
+        pl.col("config").alias("system"),
+        query_id,
         "post_id",
         "criterion_id",
         "fold",
@@ -143,19 +196,14 @@ def split_per_query(frame: pl.DataFrame) -> PerQueryTables:
         pl.col("gold_sent_uids").list.len().cast(pl.Int64).alias("n_gold"),
         pl.col("ranked_sent_uids").list.len().cast(pl.Int64).alias("n_ranked"),
         *optional,
-    ).sort("system", "query_id")
-    ranking = (
-        keyed.select("system", "query_id", pl.col("ranked_sent_uids").alias("doc_id"))
-        .with_columns(rank=pl.int_ranges(1, pl.col("doc_id").list.len() + 1))
-        .explode("doc_id", "rank")
-        .drop_nulls("doc_id")
-        .with_columns(pl.col("rank").cast(pl.Int64))
     )
+    queries = keyed.sort("system", "query_id")
+    ranked_lists = keyed.select("system", "query_id", doc_id=frame.get_column("ranked_sent_uids"))
     judgments = (
-        keyed.select("query_id", pl.col("gold_sent_uids").alias("doc_id"))
+        pl.DataFrame({"query_id": keyed.get_column("query_id"), "doc_id": frame.get_column("gold_sent_uids")})
         .explode("doc_id")
         .drop_nulls("doc_id")
         .unique(maintain_order=True)
         .with_columns(relevance=pl.lit(1, dtype=pl.Int64))
     )
-    return PerQueryTables(queries=queries, ranking=ranking, judgments=judgments, n_rows=frame.height)
+    return PerQueryTables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height)

@@ -12,6 +12,11 @@ by one group-by over the slice keys ``by``, and it returns one row per slice wit
 
 An undefined value is never replaced by 0 or 1 (unlike scikit-learn's ``zero_division``).
 
+The threshold-free metrics (AUROC, AUPRC, TPR@FPR) read a slice through its operating points
+(:func:`roc_points`: one row per distinct probability with the counts above it), which
+:func:`compute_slice_metrics` builds once per slice for all of them; the confusion family reads
+the rows. Either way each metric is one documented expression over its slice.
+
 >>> import polars as pl
 >>> queries = pl.LazyFrame({"fold": [0, 0, 0, 0, 1, 1],
 ...                         "label": [1, 0, 1, 0, 0, 0],
@@ -124,12 +129,111 @@ class SliceMetric(SetMetric):
         return []
 
     def compute(self, queries: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        is_positive = scored_is_positive()
-        counts = {"n": is_positive.len(), "n_positive": is_positive.sum(), "n_negative": (~is_positive).sum()}
-        table = per_slice(queries, by, {**counts, **self.partials()})
-        reasons = [] if self.defined_when_empty else [(pl.col("n") == 0, NO_SCORED_QUERY)]
-        value, note = undefined_where(self.value(), [*reasons, *self.undefined()])
-        return table.select(*by, pl.col("n").cast(pl.Int64), value.alias("value"), note.alias("note"))
+        return compute_slice_metrics([self], queries, by).drop("metric")
+
+
+class CurveMetric(SliceMetric):
+    """A slice metric whose partials aggregate the slice's operating points, not its rows.
+
+    ``partials()`` are aggregations over one slice's rows of :func:`roc_points`, highest
+    probability first; :func:`points_tp`, :func:`points_fp` and
+    :func:`points_predicted_positive` give the counts at each point. ``n``, ``n_positive``
+    and ``n_negative`` still count the slice's rows.
+    """
+
+
+def roc_points(queries: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
+    """Operating points of each slice: one row per slice and distinct probability, highest first.
+
+    "Predicted positive when ``prob >= t``" for each distinct probability ``t`` of the slice's
+    scored rows (tied probabilities are one point, never split); ``n_at`` and
+    ``n_positive_at`` count the rows (and positives) whose probability is exactly ``t``.
+    Rows are ordered by probability, descending, so that within a slice the running sums
+    from the top (:func:`points_tp`, …) are the counts at each threshold.
+
+    >>> points = roc_points(pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.4, 0.4, 0.1]}), by=[])
+    >>> points.select("prob", "n_at", points_tp(), points_fp()).collect().rows()
+    [(0.9, 1, 1, 0), (0.4, 2, 2, 1), (0.1, 1, 2, 2)]
+    """
+    return (
+        queries.filter(is_scored())
+        .group_by([*by, "prob"])
+        .agg(n_at=pl.len(), n_positive_at=(pl.col("label") == 1).sum())
+        .sort("prob", descending=True)
+    )
+
+
+def points_predicted_positive() -> pl.Expr:
+    """Over one slice's :func:`roc_points`: rows with ``prob >= t`` at each point ``t``."""
+    return pl.col("n_at").cum_sum().alias("predicted_positive")
+
+
+def points_tp() -> pl.Expr:
+    """Over one slice's :func:`roc_points`: positives with ``prob >= t`` (true positives)."""
+    return pl.col("n_positive_at").cum_sum().alias("tp")
+
+
+def points_fp() -> pl.Expr:
+    """Over one slice's :func:`roc_points`: non-positives with ``prob >= t`` (false positives)."""
+    return (points_predicted_positive() - points_tp()).alias("fp")
+
+
+def compute_slice_metrics(metrics: Sequence[SliceMetric], queries: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
+    """Several slice metrics at once: one row per (slice of ``by``, metric) with ``n``, ``value``, ``note``.
+
+    One group-by over the rows computes the partials of every row-level metric (a partial
+    several metrics share, such as the confusion counts, is computed once) and one over
+    :func:`roc_points` those of every :class:`CurveMetric`; each metric then combines its own
+    partials exactly as its ``compute`` does alone. Metrics whose partials share names are
+    combined in one pass; a partial name two metrics define differently (the same metric
+    at two thresholds) puts them in separate passes.
+    """
+    by = list(by)
+    is_positive = scored_is_positive()
+    counts = {"n": is_positive.len(), "n_positive": is_positive.sum(), "n_negative": (~is_positive).sum()}
+    row_partials: dict[str, pl.Expr] = dict(counts)
+    point_partials: dict[str, pl.Expr] = {}
+    # Passes: metrics whose partials agree name by name, with the column holding each partial.
+    passes: list[tuple[list[SliceMetric], dict[str, str]]] = []
+    for metric in metrics:
+        found = point_partials if isinstance(metric, CurveMetric) else row_partials
+        columns = {}
+        for name, expr in metric.partials().items():
+            column = next((known for known, other in found.items() if other.meta.eq(expr)), None)
+            if column is None:
+                column = name if name not in row_partials and name not in point_partials else f"{metric.name}/{name}"
+                found[column] = expr
+            columns[name] = column
+        for members, names in passes:
+            if all(names.get(name, column) == column for name, column in columns.items()):
+                members.append(metric)
+                names.update(columns)
+                break
+        else:
+            passes.append(([metric], dict(columns)))
+    table = per_slice(queries, by, row_partials)
+    if point_partials:
+        curves = per_slice(roc_points(queries, by), by, point_partials)
+        if by:
+            table = table.join(curves, on=by, how="left", nulls_equal=True, maintain_order="left")
+        else:
+            table = pl.concat([table, curves], how="horizontal")
+    if len(passes) > 1:
+        table = table.cache()
+    rows = []
+    for members, names in passes:
+        renamed = table.select(*by, *counts, *(pl.col(column).alias(name) for name, column in names.items() if name not in counts))
+        results = []
+        for metric in members:
+            reasons = [] if metric.defined_when_empty else [(pl.col("n") == 0, NO_SCORED_QUERY)]
+            value, note = undefined_where(metric.value(), [*reasons, *metric.undefined()])
+            results.append(pl.struct(value.alias("value"), note.alias("note")).alias(metric.name))
+        rows.append(
+            renamed.select(*by, pl.col("n").cast(pl.Int64), *results)
+            .unpivot(on=[m.name for m in members], index=[*by, "n"], variable_name="metric", value_name="_result")
+            .unnest("_result")
+        )
+    return pl.concat(rows).select(*by, "metric", "n", "value", "note")
 
 
 def _one_class() -> Reason:
@@ -140,7 +244,7 @@ def _one_class() -> Reason:
 
 
 @dataclass(frozen=True)
-class AUROC(SliceMetric):
+class AUROC(CurveMetric):
     """Area under the ROC curve: the chance that a random positive outranks a random negative.
 
     Computed as the Mann–Whitney statistic with average ranks for tied probabilities (a tie
@@ -148,8 +252,11 @@ class AUROC(SliceMetric):
 
         AUROC = (Σ_{positives} rank(prob) − n_pos (n_pos + 1) / 2) / (n_pos · n_neg)
 
-    Undefined (null, note "only one class in the slice") when the slice has no positive or no
-    negative. Example: labels ``[1, 0, 1, 0]``, probs ``[0.9, 0.4, 0.4, 0.1]`` → ``3.5 / 4 = 0.875``.
+    The average rank of the rows tied at an operating point ``t`` is the number of rows below it
+    plus ``(n_at + 1) / 2``; the rank sum adds it once per positive at ``t`` (every term is a
+    multiple of 1/2, so the float sum is exact). Undefined (null, note "only one class in the
+    slice") when the slice has no positive or no negative. Example: labels ``[1, 0, 1, 0]``,
+    probs ``[0.9, 0.4, 0.4, 0.1]`` → ``3.5 / 4 = 0.875``.
     """
 
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
@@ -159,7 +266,9 @@ class AUROC(SliceMetric):
         return "auroc"
 
     def partials(self) -> dict[str, pl.Expr]:
-        positive_rank_sum = scored_prob().rank("average").filter(scored_is_positive()).sum()
+        rows_below = pl.col("n_at").sum() - points_predicted_positive()
+        average_rank = rows_below + (pl.col("n_at") + 1) / 2
+        positive_rank_sum = (pl.col("n_positive_at") * average_rank).sum()
         return {"positive_rank_sum": positive_rank_sum.cast(pl.Float64)}
 
     def value(self) -> pl.Expr:
@@ -173,7 +282,7 @@ class AUROC(SliceMetric):
 
 
 @dataclass(frozen=True)
-class AUPRC(SliceMetric):
+class AUPRC(CurveMetric):
     """Area under the precision–recall curve as average precision (``average_precision_score``).
 
     Step-wise over the distinct probabilities ``t`` taken as thresholds (predicted positive when
@@ -182,7 +291,8 @@ class AUPRC(SliceMetric):
         AP = Σ_t (R(t) − R(previous t)) · P(t)  =  mean over positives i of P(prob_i)
 
     where ``P(t)`` and ``R(t)`` are precision and recall at threshold ``t``: each positive
-    contributes the precision at its own probability. Undefined (null, note "no positive in the
+    contributes the precision at its own probability, ``tp / predicted_positive`` of its
+    operating point (the sum adds these terms in ascending order). Undefined (null, note "no positive in the
     slice") without positives; 1.0 when every query is positive. Example: labels ``[1, 0, 0, 1]``,
     probs ``[0.9, 0.6, 0.5, 0.2]`` → ``(1/1 + 2/4) / 2 = 0.75``.
     """
@@ -194,12 +304,10 @@ class AUPRC(SliceMetric):
         return "auprc"
 
     def partials(self) -> dict[str, pl.Expr]:
-        is_positive = scored_is_positive()
-        # Rank "max" in descending order is the number of rows with prob >= this row's prob.
-        predicted_positive_here = scored_prob().rank("max", descending=True).filter(is_positive)
-        true_positive_here = scored_prob().filter(is_positive).rank("max", descending=True)
-        precision_sum = ordered_sum(true_positive_here / predicted_positive_here)
-        return {"precision_sum": precision_sum.cast(pl.Float64)}
+        has_positive = pl.col("n_positive_at") > 0
+        precision_here = (points_tp() / points_predicted_positive()).filter(has_positive)
+        per_positive = precision_here.repeat_by(pl.col("n_positive_at").filter(has_positive)).explode()
+        return {"precision_sum": ordered_sum(per_positive).cast(pl.Float64)}
 
     def value(self) -> pl.Expr:
         return pl.col("precision_sum") / pl.col("n_positive")
@@ -209,7 +317,7 @@ class AUPRC(SliceMetric):
 
 
 @dataclass(frozen=True)
-class TPRAtFPR(SliceMetric):
+class TPRAtFPR(CurveMetric):
     """Highest true positive rate among operating points whose false positive rate is <= ``fpr``.
 
     The operating points are "predicted positive when ``prob >= t``" for every distinct
@@ -237,22 +345,18 @@ class TPRAtFPR(SliceMetric):
         return f"tpr@fpr={self.fpr!r}"
 
     def partials(self) -> dict[str, pl.Expr]:
-        prob = scored_prob()
-        is_positive = scored_is_positive()
-        # Rows from the highest probability down: the running counts after the last row of a
-        # run of equal probabilities are the true and false positives at that threshold.
-        prob_descending = prob.sort(descending=True)
-        positive_descending = is_positive.sort_by(prob, descending=True)
-        true_positives = positive_descending.cum_sum()
-        false_positive_rate = (~positive_descending).cum_sum() / (~is_positive).sum()
-        is_threshold = (prob_descending != prob_descending.shift(-1)).fill_null(True)
-        within_target = is_threshold & (false_positive_rate <= self.fpr)
+        n_negative = (pl.col("n_at") - pl.col("n_positive_at")).sum()
+        within_target = points_fp() / n_negative <= self.fpr
         # The point predicting nothing positive is always within target: 0 true positives.
-        best = true_positives.filter(within_target).max().fill_null(0)
-        return {"true_positives_at_target": best.cast(pl.Float64)}
+        best = points_tp().filter(within_target).max().fill_null(0)
+        return {self._partial: best.cast(pl.Float64)}
+
+    @property
+    def _partial(self) -> str:
+        return f"true_positives_at_fpr={self.fpr!r}"
 
     def value(self) -> pl.Expr:
-        return pl.col("true_positives_at_target") / pl.col("n_positive")
+        return pl.col(self._partial) / pl.col("n_positive")
 
     def undefined(self) -> list[Reason]:
         return [_one_class()]
