@@ -67,7 +67,7 @@ def _validate_per_query(path: str) -> str:
     tables = read_per_query(path)
     systems = tables.queries.get_column("system").n_unique()
     return (f"{path}: ok: {tables.n_rows:,} rows, {tables.queries.height:,} queries in {systems} config(s), "
-            f"{tables.ranking.height:,} ranked and {tables.judgments.height:,} gold sentences")
+            f"{tables.n_ranking_rows:,} ranked and {tables.judgments.height:,} gold sentences")
 
 
 def _validate_ranking(path: str) -> str:

@@ -154,7 +154,9 @@ def compute_metrics(
                 outside = counts[grouping].select(*by, n_skipped=pl.col("n_queries") - pl.col(f"_in_{position}"))
                 set_plans.append((grouping, outside, _set_metric_plan(set_metrics, inside, by)))
     with ThreadPoolExecutor(max_workers=1) as background:
-        set_values = background.submit(pl.collect_all, [plan for _, _, plan in set_plans]) if set_plans else None
+        # In memory: the streaming engine adds floats in an order that varies from run to run.
+        plans = [plan for _, _, plan in set_plans]
+        set_values = background.submit(pl.collect_all, plans, engine="in-memory") if set_plans else None
 
         long_parts, summaries, skipped = [], [], []
         for position, group in enumerate(groups):
