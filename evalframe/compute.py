@@ -28,7 +28,7 @@ import polars as pl
 
 from evalframe.aggregate import SUMMARY_STATS, summarize_wide
 from evalframe.errors import ConfigError
-from evalframe.evaluate import per_query_values
+from evalframe.evaluate import long_by_metric, per_query_values
 from evalframe.metrics.base import ItemMetric, Metric, QueryMetric, SetMetric
 from evalframe.metrics.classification import SliceMetric, compute_slice_metrics
 from evalframe.ranking import QUERY_KEYS
@@ -165,7 +165,7 @@ def compute_metrics(
                 continue
             flags = in_subset.get_column(f"_in_{position}")
             wide = _per_query_values(tables, queries.filter(flags), group, keys, relevance_threshold)
-            long_parts.append(_long_by_metric(wide, per_query_metrics, keys))
+            long_parts.append(long_by_metric(wide, per_query_metrics, keys))
             sizes = {grouping: table.select(*by_grouping[grouping], "n_queries") for grouping, table in counts.items()}
             summaries.append(summarize_wide(wide, per_query_metrics, slice_sizes=sizes, grouping_sets=grouping_sets, subsets=subset_text))
             skipped.append(_outside_counts(queries, flags, group.subset, per_query_metrics))
@@ -224,19 +224,6 @@ def _per_query_values(
         )
         wide = wide.join(values, on=QUERY_KEYS, how="left", maintain_order="left")
     return wide
-
-
-def _long_by_metric(wide: pl.DataFrame, metrics: Sequence[Metric], keys: list[str]) -> pl.DataFrame:
-    """``keys, metric, value, skip_reason``: metric after metric, each in the wide table's row order."""
-    return pl.concat([
-        wide.select(
-            *keys,
-            pl.lit(metric.name).alias("metric"),
-            pl.col(metric.name).alias("value"),
-            pl.col(f"{metric.name}__skip").cast(pl.String).alias("skip_reason"),
-        )
-        for metric in metrics
-    ])
 
 
 def _outside_counts(queries: pl.DataFrame, in_subset: pl.Series, subset: Subset, metrics: Sequence[Metric]) -> pl.DataFrame:

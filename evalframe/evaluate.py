@@ -283,9 +283,10 @@ def _aggregate_judged(
     )
 
 
-def to_long(wide: pl.DataFrame, metrics: Sequence[Metric], *, keys: Sequence[str]) -> pl.DataFrame:
-    """Per-query values in long form: ``keys, metric, value, skip_reason`` (metric order kept)."""
-    parts = [
+def long_by_metric(wide: pl.DataFrame, metrics: Sequence[Metric], keys: Sequence[str]) -> pl.DataFrame:
+    """``keys, metric, value, skip_reason`` from the wide table of :func:`per_query_values`:
+    metric after metric, each in the wide table's row order."""
+    return pl.concat([
         wide.select(
             *keys,
             pl.lit(metric.name).alias("metric"),
@@ -293,8 +294,12 @@ def to_long(wide: pl.DataFrame, metrics: Sequence[Metric], *, keys: Sequence[str
             pl.col(f"{metric.name}__skip").cast(pl.String).alias("skip_reason"),
         )
         for metric in metrics
-    ]
-    long = pl.concat(parts)
+    ])
+
+
+def to_long(wide: pl.DataFrame, metrics: Sequence[Metric], *, keys: Sequence[str]) -> pl.DataFrame:
+    """Per-query values in long form, ordered by ``keys`` then metric (metric order kept)."""
+    long = long_by_metric(wide, metrics, keys)
     if wide.height and wide.select(pl.struct(keys).is_unique().all()).item():
         # One row per key: in the sorted long table each wide row's metrics follow one another,
         # so its order is known without sorting seven times as many rows.

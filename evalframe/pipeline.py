@@ -12,7 +12,6 @@ subsets, slices (grouping sets), the fold key for across-fold rows, and the outp
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -22,6 +21,7 @@ from typing import Any
 import polars as pl
 import yaml
 
+from evalframe._preload import preload
 from evalframe._resources import bundled_dir
 from evalframe.compute import MetricGroup, Subset, Tables, across_folds, compute_metrics
 from evalframe.contracts import load_yaml
@@ -33,10 +33,6 @@ INPUT_FORMATS = ("per_query",)
 OUTPUT_FILES = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Query columns carried into the per-query output for traceability when present.
 TRACE_KEYS = ("post_id", "criterion_id", "fold")
-
-#: Modules the metric stage imports on first use (NumPy for the ranking engine's key sort,
-#: pyarrow.compute for Arrow round trips), imported in the background while the input is read.
-BACKGROUND_IMPORTS = ("numpy", "pyarrow.compute")
 
 _TOP_KEYS = {"version", "name", "description", "input", "parameters", "subsets", "metrics", "slices",
              "across_folds", "outputs"}
@@ -138,11 +134,10 @@ class Pipeline:
         source = input if input is not None else self.input.path
         if source is None:
             raise ConfigError(f"pipeline `{self.name}` names no input; pass one")
-        with ThreadPoolExecutor(max_workers=2) as background:
-            # Work that does not need the tables runs beside the reading: the input's sha256
-            # (run.json; hashlib releases the GIL) and the import of modules later stages load.
+        preload()  # modules the metric stage imports on first use, while the input is read
+        with ThreadPoolExecutor(max_workers=1) as background:
+            # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
             digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
-            background.submit(_import_modules, BACKGROUND_IMPORTS)
             tables, n_rows = read_input(self.input, source)
             query_keys = [k for k in TRACE_KEYS if k in tables.queries.columns]
             computed = compute_metrics(
@@ -179,14 +174,6 @@ class PipelineResult:
         from evalframe.report.terminal import render_overview
 
         return render_overview(self)
-
-
-def _import_modules(names: Sequence[str]) -> None:
-    for name in names:
-        try:
-            importlib.import_module(name)
-        except ImportError:  # the stage that needs it will say so
-            pass
 
 
 def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> tuple[Tables, int]:
