@@ -1,8 +1,9 @@
 """Import, in the background, modules that a later stage needs.
 
-Reading an input spends most of its time in Polars with the GIL released; importing NumPy
-(about 0.1 s) in a thread meanwhile takes it off the path the user waits on. A module that
-fails to import is left for the stage that needs it to report.
+A pipeline reads its CSV in Polars with the GIL released; importing NumPy (about 0.1 s) in a
+thread meanwhile takes it off the path the user waits on. (For ``read_run`` on Parquet it does
+not pay: the import then competes with the contract check.) A module that fails to import is
+left for the stage that needs it to report.
 """
 
 from __future__ import annotations

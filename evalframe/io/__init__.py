@@ -8,7 +8,6 @@ from typing import Literal
 
 import polars as pl
 
-from evalframe._preload import preload
 from evalframe.contracts import conform, load_contract
 from evalframe.io.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, apply_mapping, read_table
 from evalframe.io.trec import read_trec_qrels, read_trec_run
@@ -36,7 +35,6 @@ def read_run(
 
     The result has ``system``, ``query_id``, ``doc_id`` and ``rank`` and/or ``score``.
     """
-    preload()  # what evaluate() will need, while the run is read
     if isinstance(source, pl.DataFrame):
         frame, labels = apply_mapping(source, columns, source="run table")
         return conform(frame, load_contract("ranking"), source="run table", column_labels=labels)
