@@ -126,16 +126,6 @@ def make_data(scale: int) -> Path:
     return path
 
 
-def sha256_of(path: Path) -> str:
-    import hashlib
-
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # --- the measured children ----------------------------------------------------------------------
 
 
@@ -537,6 +527,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or EVALFRAME not in [label for label, short in TOOLS.items() if short in wanted]:
         parser.error(f"--tools takes a subset of {sorted(TOOLS.values())} that includes evalframe")
     labels = [label for label, short in TOOLS.items() if short in wanted]
+    from evalframe.run_info import sha256_of  # the input's hash, as run.json records it
 
     results: dict[str, dict] = {}
     load_before = os.getloadavg()
