@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalframe as ef
+from evalframe.contracts import _all_distinct
 
 
 def write(path: Path, text: str) -> Path:
@@ -264,6 +268,15 @@ def test_duplicate_doc_in_csv_and_parquet(tmp_path):
     parquet = tmp_path / "qrels.parquet"
     pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "relevance": [1, 0]}).write_parquet(parquet)
     assert_names(error_of(ef.read_qrels, parquet), str(parquet), "row 2", "first at row 1", "doc_id='a'")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=60))
+def test_screen_key_check_finds_every_repeated_value(values):
+    """The screen's distinctness test (sorted in two halves on two threads) agrees with a set."""
+    array = np.array(values, dtype=np.uint64)
+    assert _all_distinct(array) == (len(set(values)) == len(values))
+    assert array.tolist() == values  # the caller's array is left as it was
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "  \n\t\n"])
