@@ -8,11 +8,12 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+from typing import TYPE_CHECKING
+
 from evalframe.errors import ConfigError, EvalframeError, InputError
 from evalframe.evaluate import Result, evaluate
 from evalframe.io import read_qrels, read_run, read_table
-from evalframe.pipeline import Pipeline, PipelineResult, load_pipeline, run_pipeline
-from evalframe.io.per_query import read_per_query
 from evalframe.metrics import (
     HitRateAtK,
     Level,
@@ -29,6 +30,32 @@ from evalframe.metrics import (
     TargetCategory,
     resolve_metric,
 )
+
+if TYPE_CHECKING:
+    from evalframe.io.per_query import read_per_query
+    from evalframe.pipeline import Pipeline, PipelineResult, load_pipeline, run_pipeline
+
+#: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
+_LAZY = {
+    "Pipeline": "evalframe.pipeline",
+    "PipelineResult": "evalframe.pipeline",
+    "load_pipeline": "evalframe.pipeline",
+    "run_pipeline": "evalframe.pipeline",
+    "read_per_query": "evalframe.io.per_query",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'evalframe' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __version__ = "0.1.0"
 
