@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalframe._sorting import sort_split_in_place
 from evalframe.errors import ConfigError, InputError, Problem
 
 if TYPE_CHECKING:
@@ -308,10 +309,16 @@ def _ranking_keys(
         if column.min() < 0 or int(column.max()) >= 1 << lateness_bits:
             return None
         lateness, spare = column.astype(np.uint64), np.empty(len(column), dtype=np.uint64)
-    high = np.left_shift(codes.to_numpy(), np.uint64(lateness_bits), out=spare)
+    code_of_row = codes.to_numpy()
+    high = np.left_shift(code_of_row, np.uint64(lateness_bits), out=spare)
     lateness |= high
     np.copyto(spare, lateness)
-    spare.sort()
+    if codes.is_sorted():
+        # The keys already come by pair: split at a pair boundary, each half sorts on its own.
+        middle = int(np.searchsorted(code_of_row, code_of_row[len(code_of_row) // 2]))
+        sort_split_in_place(spare, middle)
+    else:
+        spare.sort()
     return lateness, spare
 
 
