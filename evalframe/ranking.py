@@ -294,12 +294,12 @@ def _ranking_keys(
     A key holds the row's pair code, then its lateness in the ranking: the given rank, or the
     score's order reversed and cut to ``lateness_bits`` (two scores the cut cannot tell apart
     look tied, which :func:`_ahead_within_ties` checks). None for a NaN score or a rank too
-    large to fit. Makes two arrays of the run's length and works in them: on millions of rows,
-    fresh memory costs more than the arithmetic.
+    large to fit. Makes two arrays of the run's length (the column's values, copied, and one
+    more) and works in them: on millions of rows, fresh memory costs more than the arithmetic.
     """
     import numpy as np
 
-    column = run.get_column("score" if by_score else "rank").to_numpy()
+    column = run.get_column("score" if by_score else "rank").to_numpy(writable=True)
     if by_score:
         if np.isnan(column).any():
             return None
@@ -308,7 +308,7 @@ def _ranking_keys(
     else:
         if column.min() < 0 or int(column.max()) >= 1 << lateness_bits:
             return None
-        lateness, spare = column.astype(np.uint64), np.empty(len(column), dtype=np.uint64)
+        lateness, spare = column.view(np.uint64), np.empty(len(column), dtype=np.uint64)
     code_of_row = codes.to_numpy()
     high = np.left_shift(code_of_row, np.uint64(lateness_bits), out=spare)
     lateness |= high
@@ -328,12 +328,14 @@ def _score_lateness(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     The IEEE-754 bits of a float sort as the float when every bit of a negative number is
     flipped and only the sign bit of a positive one; inverting that reverses the order, which
     comes to flipping the 63 low bits of positive numbers and nothing of negative ones.
-    -0.0 is read as 0.0 (they tie); ``scores`` is left as it is. Returns the integers and a
-    spare array of the same size (free for the caller to overwrite).
+    -0.0 is read as 0.0 (they tie). The integers are made in the memory of ``scores``, which
+    is overwritten. Returns them and a spare array of the same size (free for the caller to
+    overwrite).
     """
     import numpy as np
 
-    bits = np.add(scores, 0.0).view(np.int64)  # a fresh array, and -0.0 + 0.0 is 0.0
+    scores += 0.0  # -0.0 + 0.0 is 0.0
+    bits = scores.view(np.int64)
     flips = bits >> np.int64(63)  # all ones for negative numbers, zero otherwise
     np.invert(flips, out=flips)
     flips &= np.int64(2**63 - 1)  # 63 ones for positive numbers, zero otherwise
