@@ -325,9 +325,9 @@ def passes_screen(frame: pl.DataFrame, contract: Contract) -> bool:
     One pass of cheap Polars aggregations over the rules pandera enforces: dtypes, no null (nor
     NaN, which pandera counts as null) in non-nullable columns, every check, and the key. The
     key is screened by hashing each row's key columns into one 64-bit value: if all the hashes
-    differ (:func:`_all_distinct`), all the keys differ. ``False`` only means "let pandera look" (a hash collision, a
-    NaN in a nullable column, ...), never that the table is wrong, so the screen may be strict
-    but must never pass a table pandera would reject.
+    differ (:func:`_all_distinct`), all the keys differ. ``False`` only means "let pandera
+    look" (a hash collision, a NaN in a nullable column, ...), never that the table is wrong,
+    so the screen may be strict but must never pass a table pandera would reject.
 
     >>> passes_screen(pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "relevance": [1, 0]}),
     ...               load_contract("judgments"))

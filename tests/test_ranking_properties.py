@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from unittest import mock
 
 import polars as pl
 import pytest
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import evalframe as ef
+from evalframe import _sorting
 
 # Doc ids chosen so that byte-wise order matters: upper < lower case, "d10" < "d9", "é" > "z", "#".
 DOC_IDS = ["a", "b", "B", "c", "d9", "d10", "x#1", "z", "é", "doc-7", "k", "m"]
@@ -441,10 +443,13 @@ class _ReadsEveryItem(ef.NumRetrieved):
     threshold=st.sampled_from([1, 2]),
     empty=st.sampled_from(["skip", "zero"]),
     max_depth=st.sampled_from([None, None, 2, 5]),
+    split_sorts=st.booleans(),
 )
-def test_judged_items_only_give_the_values_of_every_item(case, threshold, empty, max_depth):
+def test_judged_items_only_give_the_values_of_every_item(case, threshold, empty, max_depth, split_sorts):
     options = {"relevance_threshold": threshold, "empty": empty, "max_depth": max_depth}
-    fast = values_by_query(evaluate_case(case, ALL_METRICS, **options))
+    # Large runs sort their keys in two halves on two threads; `split_sorts` does so here too.
+    with mock.patch.object(_sorting, "MIN_SPLIT_LENGTH", 0 if split_sorts else _sorting.MIN_SPLIT_LENGTH):
+        fast = values_by_query(evaluate_case(case, ALL_METRICS, **options))
     full = values_by_query(evaluate_case(case, [*ALL_METRICS, _ReadsEveryItem()], **options))
     assert fast.keys() == {key for key in full if key[1] != "num_ret_every_item"}
     for key, value in fast.items():

@@ -7,6 +7,7 @@ row, the column and the offending value (where the problem has them).
 from __future__ import annotations
 
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import polars as pl
@@ -15,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
+from evalframe import _sorting
 from evalframe.contracts import _all_distinct
 
 
@@ -271,11 +273,16 @@ def test_duplicate_doc_in_csv_and_parquet(tmp_path):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.integers(min_value=0, max_value=2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=60))
-def test_screen_key_check_finds_every_repeated_value(values):
+@given(
+    values=st.lists(st.integers(min_value=0, max_value=2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=60),
+    split_sorts=st.booleans(),
+)
+def test_screen_key_check_finds_every_repeated_value(values, split_sorts):
     """The screen's distinctness test (sorted in two halves on two threads) agrees with a set."""
     array = np.array(values, dtype=np.uint64)
-    assert _all_distinct(array) == (len(set(values)) == len(values))
+    # Only large arrays are split for real; `split_sorts` splits these small ones too.
+    with mock.patch.object(_sorting, "MIN_SPLIT_LENGTH", 0 if split_sorts else _sorting.MIN_SPLIT_LENGTH):
+        assert _all_distinct(array) == (len(set(values)) == len(values))
     assert array.tolist() == values  # the caller's array is left as it was
 
 
