@@ -35,9 +35,8 @@ What it does (see ``benchmarks/README.md``, section "Pipeline benchmark", for th
 
 ``--profile`` adds, per size, a run of evalframe with each stage timed (read, list parsing,
 contract, checks, split, per-query values, set metrics, summaries, across folds, the input's
-sha256, run.json, writing) and per_query_values timed per metric family; nothing in evalframe is edited
-(the stage functions are wrapped in the profiling process only; a stage function that a newer
-evalframe no longer has is left out of the tree).
+sha256, run.json, writing) and per_query_values timed per metric family; nothing in evalframe
+is edited (the stage functions are wrapped in the profiling process only).
 
 Usage::
 
@@ -251,18 +250,17 @@ def profile_child(input_path: str, report: str) -> None:
     totals: dict[str, float] = {}
     calls: dict[str, int] = {}
 
-    def timed(module, name: str, label: str, by_metric: bool = False) -> None:
+    def timed(module, name: str, label: str) -> None:
         original = getattr(module, name)
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
-            key = f"{label}[{args[0].name}]" if by_metric and hasattr(args[0], "name") else label
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
-                totals[key] = totals.get(key, 0.0) + time.perf_counter() - started
-                calls[key] = calls.get(key, 0) + 1
+                totals[label] = totals.get(label, 0.0) + time.perf_counter() - started
+                calls[label] = calls.get(label, 0) + 1
 
         setattr(module, name, wrapper)
 
@@ -270,7 +268,6 @@ def profile_child(input_path: str, report: str) -> None:
     stage_plan = [
         (pipeline_module, "read_input", "read"),
         (per_query_io, "read_frame", "read/csv"),
-        (per_query_io, "parse_list_column", "read/parse_lists"),
         (per_query_io, "parse_list_columns", "read/parse_lists"),
         (per_query_io, "conform", "read/contract"),
         (per_query_io, "_check_no_repeated_ids", "read/check_repeated_ids"),
@@ -283,10 +280,6 @@ def profile_child(input_path: str, report: str) -> None:
         (evaluate, "rank_items", "metrics/per_query_wide/per_query_values/rank_items"),
         (ranking, "_reject_tied_ranks", "metrics/per_query_wide/per_query_values/rank_items/reject_tied_ranks"),
         (evaluate, "judge_items", "metrics/per_query_wide/per_query_values/judge_items"),
-        (compute, "per_query_values", "metrics/per_query_values"),
-        (compute, "to_long", "metrics/to_long"),
-        (compute, "_mask_outside", "metrics/mask_outside"),
-        (compute, "summarize", "metrics/summarize"),
         (compute, "summarize_wide", "metrics/summarize_wide"),
         (compute, "_set_metric_plan", "metrics/set_metric_plans (built, lazy)"),
         (compute.pl, "collect_all", "metrics/set_metrics (collect_all)"),
@@ -298,16 +291,8 @@ def profile_child(input_path: str, report: str) -> None:
         (outputs, "write_outputs", "write"),
         (outputs, "render_markdown", "write/summary_md"),
     ]
-    # A stage function that this version of evalframe does not have is simply not timed (nor
-    # one listed twice under two names: the first label that fits wins).
-    stage_plan = [(module, name, label) for module, name, label in stage_plan if hasattr(module, name)]
-    seen: set[tuple[int, str]] = set()
-    stage_plan = [entry for entry in stage_plan
-                  if (id(entry[0]), entry[1]) not in seen and not seen.add((id(entry[0]), entry[1]))]
     for module, name, label in stage_plan:
         timed(module, name, label)
-    if hasattr(compute, "_set_metric_rows") and not hasattr(compute, "_set_metric_plan"):
-        timed(compute, "_set_metric_rows", "metrics/set_metric_rows", by_metric=True)
 
     started = time.perf_counter()
     result = pipeline_module.load_pipeline(str(PIPELINE)).run(input_path)
@@ -337,15 +322,13 @@ def profile_child(input_path: str, report: str) -> None:
     for family, metrics, universe in plan:
         started = time.perf_counter()
         # The ranking rows of the universe's queries only, as compute_metrics passes them.
-        ranking = tables.ranking_of(universe) if hasattr(tables, "ranking_of") else tables.ranking
-        evaluate.per_query_values(ranking, tables.judgments, universe, metrics)
+        evaluate.per_query_values(tables.ranking_of(universe), tables.judgments, universe, metrics)
         per_family[family] = time.perf_counter() - started
     Path(report).write_text(json.dumps({
         "run_s": run_seconds, "write_s": write_seconds, "calls": stage_calls,
-        "stages": {label: stages[label] for _, _, label in stage_plan if label in stages}
-        | {label: seconds for label, seconds in stages.items() if label.startswith("metrics/set_metric_rows[")},
+        "stages": {label: stages[label] for _, _, label in stage_plan if label in stages},
         "per_query_values_by_family_s": per_family,
-        "rows": {"queries": tables.queries.height, "ranking": getattr(tables, "n_ranking_rows", None) or tables.ranking.height,
+        "rows": {"queries": tables.queries.height, "ranking": tables.n_ranking_rows,
                  "per_query_long": result.per_query.height, "summary": result.summary.height},
     }))
 
@@ -365,19 +348,10 @@ def print_profile(scale: int, found: dict) -> None:
     print(f"\nevalframe stages, size {scale}x ({found['rows']['queries']:,} queries, "
           f"{found['rows']['ranking']:,} ranked sentences, {found['rows']['per_query_long']:,} per-query rows): "
           f"run {found['run_s']:.2f} s + write {found['write_s']:.2f} s")
-    stages = found["stages"]
-    set_rows = {k: v for k, v in stages.items() if k.startswith("metrics/set_metric_rows[")}
     def line(depth: int, name: str, seconds: float, n_calls: int) -> None:
         print(f"  {'  ' * depth}{name:<{52 - 2 * depth}}{seconds:8.2f} s  ({n_calls} call{'s' if n_calls > 1 else ''})")
 
-    for label, seconds in stages.items():
-        if label in set_rows:
-            continue
-        if label == "across_folds" and set_rows:
-            line(1, "set_metric_rows (all set metrics)", sum(set_rows.values()),
-                 sum(found["calls"][k] for k in set_rows))
-            for key, value in sorted(set_rows.items(), key=lambda item: -item[1])[:5]:
-                line(2, key.split("[", 1)[1].rstrip("]"), value, found["calls"][key])
+    for label, seconds in found["stages"].items():
         line(label.count("/"), label.rsplit("/", 1)[-1], seconds, found["calls"][label])
     print("  per_query_values of the ranking metrics, timed alone:")
     for family, seconds in found["per_query_values_by_family_s"].items():
