@@ -28,9 +28,10 @@ SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
 def statistics(value: pl.Expr, *, summed: pl.Expr | bool = False) -> dict[str, pl.Expr]:
     """The aggregations of one slice's values: ``n``, ``value`` (mean, or sum where ``summed``),
     ``std`` (ddof = 1), ``median``, ``p25``, ``p75`` (linear interpolation). Nulls are ignored."""
-    total = value.sum() if summed is True else value.mean() if summed is False else (
-        pl.when(summed).then(value.sum()).otherwise(value.mean())
-    )
+    if isinstance(summed, bool):
+        total = value.sum() if summed else value.mean()
+    else:  # decided per group, e.g. by the metric's name
+        total = pl.when(summed).then(value.sum()).otherwise(value.mean())
     return {
         "n": value.is_not_null().sum().cast(pl.Int64),
         "value": total,

@@ -138,6 +138,7 @@ def compute_metrics(
         )
         for grouping, by in by_grouping.items()
     }
+    sizes = {grouping: table.select(*by_grouping[grouping], "n_queries") for grouping, table in counts.items()}
     subset_text = {
         metric.name: group.subset.description if group.subset.where else metric.subset
         for group in groups
@@ -166,7 +167,6 @@ def compute_metrics(
             flags = in_subset.get_column(f"_in_{position}")
             wide = _per_query_values(tables, queries.filter(flags), group, keys, relevance_threshold)
             long_parts.append(long_by_metric(wide, per_query_metrics, keys))
-            sizes = {grouping: table.select(*by_grouping[grouping], "n_queries") for grouping, table in counts.items()}
             summaries.append(summarize_wide(wide, per_query_metrics, slice_sizes=sizes, grouping_sets=grouping_sets, subsets=subset_text))
             skipped.append(_outside_counts(queries, flags, group.subset, per_query_metrics))
         values = set_values.result() if set_values is not None else []

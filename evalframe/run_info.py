@@ -47,17 +47,16 @@ def describe_run(
     summary: pl.DataFrame,
     skipped: pl.DataFrame,
     *,
-    sha256: str | None = None,
+    sha256: str | None,
 ) -> dict:
     """The content of run.json (a plain, JSON-ready dict).
 
     ``skipped`` holds ``system, metric, skip_reason, count`` (see
-    :class:`~evalframe.compute.MetricTables`); ``sha256`` is the input's, computed here when
-    not given.
+    :class:`~evalframe.compute.MetricTables`); ``sha256`` is the input file's (None for an
+    in-memory table).
     """
     if isinstance(source, (str, Path)):
-        digest = sha256 if sha256 is not None else sha256_of(Path(source))
-        input_info = {"path": str(source), "sha256": digest, "format": pipeline.input.format}
+        input_info = {"path": str(source), "sha256": sha256, "format": pipeline.input.format}
     else:
         input_info = {"path": None, "sha256": None, "format": "in-memory table"}
     queries = tables.queries

@@ -292,9 +292,9 @@ class AUPRC(CurveMetric):
 
     where ``P(t)`` and ``R(t)`` are precision and recall at threshold ``t``: each positive
     contributes the precision at its own probability, ``tp / predicted_positive`` of its
-    operating point (the sum adds these terms in ascending order). Undefined (null, note "no positive in the
-    slice") without positives; 1.0 when every query is positive. Example: labels ``[1, 0, 0, 1]``,
-    probs ``[0.9, 0.6, 0.5, 0.2]`` → ``(1/1 + 2/4) / 2 = 0.75``.
+    operating point (the sum adds these terms in ascending order). Undefined (null, note "no
+    positive in the slice") without positives; 1.0 when every query is positive. Example:
+    labels ``[1, 0, 0, 1]``, probs ``[0.9, 0.6, 0.5, 0.2]`` → ``(1/1 + 2/4) / 2 = 0.75``.
     """
 
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
