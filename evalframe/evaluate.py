@@ -239,10 +239,10 @@ def per_query_values(
     values = []
     for metric in metrics:
         value = metric.value()
-        if metric.needs_relevant and empty == "skip":
+        if metric.subset_where is not None and empty == "skip":
             value = pl.when(has_relevant).then(value)
         reason = pl.when(value.is_null()).then(
-            pl.when(has_relevant | ~pl.lit(metric.needs_relevant)).then(pl.lit("undefined (zero denominator)")).otherwise(pl.lit(NO_RELEVANT))
+            pl.when(has_relevant | ~pl.lit(metric.subset_where is not None)).then(pl.lit("undefined (zero denominator)")).otherwise(pl.lit(NO_RELEVANT))
         )
         if empty == "zero":
             value, reason = value.fill_null(0.0), pl.lit(None, dtype=pl.String)

@@ -1,7 +1,8 @@
-"""The metric abstraction (DESIGN §3): one description, three levels.
+"""The metric abstraction (DESIGN §3): one description, three levels, any unit, weights.
 
 Every metric declares its canonical ``name`` (``recall@5``), the ``target`` category it
-measures (the taxonomy of seed 000 §2.1), its ``level`` and the columns it needs:
+measures (the taxonomy of seed 000 §2.1), its ``level``, the ``unit`` it gives values for and
+the columns it needs:
 
 - **item** level (:class:`ItemMetric`): computed from a query's ranked items. ``partials()``
   gives named aggregations over one query's rows of the ranking table (``hits@5``); the
@@ -9,13 +10,36 @@ measures (the taxonomy of seed 000 §2.1), its ``level`` and the columns it need
   ``ideal_partials()`` are aggregations of the same kind over the query's ideal ranking (its
   judged items, best grade first), e.g. the ideal DCG. ``value()`` then combines partials with
   per-query context (``n_relevant``, ``n_retrieved``) into one value per query: "count first,
-  divide once".
-- **query** level (:class:`QueryMetric`): a row-wise expression on the ``queries`` table.
-- **set** level (:class:`SetMetric`): an aggregation over the queries of a slice (AUROC, ECE)
-  that has no per-query value.
+  divide once". Item metrics have the unit ``query``.
+- **query** level (:class:`QueryMetric`): one value per unit from the ``queries`` table. For
+  the unit ``query`` ``expr()`` is a row-wise expression (the Brier term); for a coarser unit
+  (``post``: the criteria of one post) it is an aggregation over the unit's query rows (a
+  post's F1 over its criteria).
+- **set** level (:class:`SetMetric`): a property of a whole slice of units (AUROC, ECE, micro
+  F1) with no per-unit value, computed in two steps that make it mergeable: ``state()``
+  reduces rows to sufficient statistics that add up (confusion counts, the positive and
+  negative weight at each score, per-bin sums), ``finalize()`` turns a slice's state into the
+  value. The state of a union of disjoint sets of units is the sum of their states
+  (:func:`merge_states`), so a metric can run on parts of the data (buckets on disk,
+  bootstrap replicates) and be merged exactly.
+
+**Units.** ``unit`` names what a metric produces one value for: ``query`` (default) or a
+coarser unit made of queries whose key columns come from the data and the pipeline
+(``units: {post: [post_id]}``), never from a constant. Units to come plug in the same way: a
+*pair* unit (a query and its ``variant_of`` parent, for robustness metrics) is a unit whose
+keys are ``[variant_of]`` once the parent row is given that key too, and whose ``expr()``
+compares the two rows of the pair; a metric whose per-unit value comes from a Python library
+called in batches (ROUGE through rouge-score) is a query-level metric whose ``expr()`` is a
+``map_batches`` over the reference and response columns, one call per batch, never per row.
+
+**Weights.** Every row the engine hands a metric carries :data:`WEIGHT`, its unit's
+non-negative weight (1.0 unless the user gives a weight column). Per-unit values are
+summarised by the engine as weighted means; set metrics use weighted counts exactly as
+scikit-learn's ``sample_weight`` (a row's weight multiplies what it adds to every sum).
 
 Undefined values follow one policy everywhere: ``null`` with a reason that is counted
-(``n_skipped``), never a made-up 0; callers may ask for 0 instead (``empty="zero"``).
+(``n_skipped``, ``skip_reason`` or the summary's ``note``), never a made-up 0; callers may ask
+for 0 instead (``empty="zero"``).
 """
 
 from __future__ import annotations
@@ -57,17 +81,31 @@ Summary = Literal["mean", "sum"]
 #: Per-query context columns an item metric's ``value()`` may use besides its partials.
 QUERY_CONTEXT = ("n_relevant", "n_retrieved")
 
+#: The column of every row handed to a metric that holds its unit's weight (Float64, >= 0).
+WEIGHT = "_weight"
+
+#: The unit every metric has unless it says otherwise.
+QUERY_UNIT = "query"
+
 
 class Metric(ABC):
     """Common description of every metric."""
 
     target: ClassVar[TargetCategory]
     level: ClassVar[Level]
-    #: Columns the metric reads, by table (``{"ranking": ("rank",), "judgments": ("relevance",)}``).
+    #: What the metric gives one value for (per unit) or is computed over (set level).
+    unit: ClassVar[str] = QUERY_UNIT
+    #: Columns the metric reads, by table (``{"ranking": ("rank",), "queries": ("label",)}``).
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {}
-    #: Which queries the metric is defined on, in words (reports print it).
+    #: The metric's own subset: the units it is defined on, in words (reports print it) ...
     subset: ClassVar[str] = "all queries"
-    #: How a slice summarises per-query values: their mean, or their sum for counts.
+    #: ... and as a Polars SQL condition over the queries table (None: every unit). A unit
+    #: outside it keeps its per-unit row with a null value and the reason
+    #: :attr:`outside_reason`, unless the caller asks for ``empty="zero"``.
+    subset_where: ClassVar[str | None] = None
+    #: The skip reason of a unit outside the metric's own subset.
+    outside_reason: ClassVar[str] = "outside the metric's subset"
+    #: How a slice summarises per-unit values: their (weighted) mean, or their sum for counts.
     summary: ClassVar[Summary] = "mean"
     higher_is_better: ClassVar[bool] = True
 
@@ -95,6 +133,8 @@ class ItemMetric(Metric):
     level = Level.ITEM
     required_columns = {"ranking": ("query_id", "doc_id"), "judgments": ("query_id", "doc_id", "relevance")}
     subset = "queries with at least one relevant item"
+    subset_where = "n_relevant > 0"
+    outside_reason = "no relevant item"
 
     #: Whether the partials read unjudged items (rows whose ``relevance`` is null). When no
     #: metric of an evaluation does, the evaluator feeds them the judged items only, which on a
@@ -120,35 +160,94 @@ class ItemMetric(Metric):
     def value(self) -> pl.Expr:
         """Per-query value from partials and context; null where undefined."""
 
-    #: Whether a query without any relevant item is outside the metric's subset.
-    needs_relevant: ClassVar[bool] = True
-
 
 class QueryMetric(Metric):
-    """A row-wise metric on the ``queries`` table (DESIGN §3, query level)."""
+    """One value per unit from the ``queries`` table (DESIGN §3, query level).
+
+    For the unit ``query``, :meth:`expr` is row-wise: one value per row of the queries table.
+    For a coarser unit it is an aggregation over the query rows of one unit (the engine runs it
+    in a group-by over the unit's keys), e.g. a post's F1 over its criteria.
+    """
 
     level = Level.QUERY
 
     @abstractmethod
     def expr(self) -> pl.Expr:
-        """Per-query value; null where undefined."""
+        """The unit's value; null where undefined."""
 
     def skip_reason(self) -> pl.Expr:
-        """Why the value is null where it is; override for a more precise reason."""
+        """Why the value is null where it is (same shape as :meth:`expr`); override for a more precise reason."""
         return pl.lit("undefined")
+
+    def note(self) -> tuple[pl.Expr, str] | None:
+        """A per-unit flag worth counting in the summary's ``note``, and its text.
+
+        ``(flag, template)``: ``flag`` has the shape of :meth:`expr` (true for a unit to count),
+        ``template`` contains ``{count}``, e.g. ``"{count} posts with no true and no predicted
+        positive scored 0.0"``. None (the default) when there is nothing to say.
+        """
+        return None
 
 
 class SetMetric(Metric):
-    """A metric of a whole slice of queries with no per-query value (DESIGN §3, set level)."""
+    """A metric of a whole slice of units with no per-unit value (DESIGN §3, set level).
+
+    Computed in two steps so that parts of the data can be evaluated apart and merged:
+    :meth:`state` reduces the rows of each slice to sufficient statistics whose columns add up,
+    :meth:`finalize` turns a slice's (possibly merged) state into the metric. Metrics with
+    equal :attr:`state_id` share one state (all confusion metrics at one threshold share the
+    confusion counts), which the engine computes once.
+    """
 
     level = Level.SET
+    #: Key columns of the state's rows besides the slice keys, e.g. ``("prob",)`` for the ROC
+    #: family's operating points or ``("bin",)`` for ECE.
+    state_keys: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def state_id(self) -> object:
+        """Hashable identity of the state; metrics with equal ids share one. Default: no sharing."""
+        return (type(self), self.name)
 
     @abstractmethod
-    def compute(self, queries: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        """One row per group of ``by`` with columns ``by``, ``n``, ``value`` and ``note``.
+    def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """Sufficient statistics of each slice of ``by``.
 
-        ``note`` says why ``value`` is null where it is (e.g. "only one class in the slice").
+        One row per (``*by``, ``*state_keys``) value found in ``rows``; every other column is a
+        sum over the rows it stands for (weighted with :data:`WEIGHT` where a weight applies, or
+        a count of units), so that the state of disjoint parts merges by summation
+        (:func:`merge_states`).
         """
+
+    @abstractmethod
+    def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """One row per slice of ``by`` found in ``state`` with columns ``by``, ``n`` (Int64:
+        units used), ``value`` (Float64) and ``note`` (String: why ``value`` is null, else null).
+
+        Must not depend on the order of the state's rows.
+        """
+
+    def compute(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """:meth:`finalize` of :meth:`state`: the metric per slice (rows without :data:`WEIGHT` weigh 1)."""
+        return self.finalize(self.state(with_unit_weights(rows), by), by)
+
+
+def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:
+    """The state of the union of disjoint parts: rows with equal keys added column by column."""
+    keys = [*by, *state_keys]
+    return pl.concat(states, how="vertical_relaxed").group_by(keys).agg(pl.exclude(keys).sum())
+
+
+def with_unit_weights(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """``rows`` with a :data:`WEIGHT` column of 1.0 when it has none."""
+    if WEIGHT in rows.collect_schema().names():
+        return rows
+    return rows.with_columns(pl.lit(1.0, dtype=pl.Float64).alias(WEIGHT))
+
+
+def weight() -> pl.Expr:
+    """The row's unit weight."""
+    return pl.col(WEIGHT)
 
 
 # --- helpers shared by metric families -----------------------------------------------------

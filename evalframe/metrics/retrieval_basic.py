@@ -131,7 +131,7 @@ class _Count(ItemMetric):
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     subset = "all queries"
     summary = "sum"
-    needs_relevant = False
+    subset_where = None
     reads_unjudged_items: ClassVar[bool] = False  # n_retrieved is counted by the evaluator
 
     def __eq__(self, other: object) -> bool:
