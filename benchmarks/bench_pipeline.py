@@ -15,7 +15,8 @@ What it does (see ``benchmarks/README.md``, section "Pipeline benchmark", for th
      and writing its five outputs, through the Python API so that the stages can be timed;
    - ``evalframe (CLI)``: the ``evalframe run`` command itself (process wall time and peak RSS
      only; the check that the harness matches the real command);
-   - ``reference (groupby.apply)``: ``benchmarks/pandas_reference.py`` with the contract's
+   - ``reference (groupby.apply)``: ``benchmarks/pandas_reference.py`` (which drives the
+     tests' reference of the contract, ``tests/pipeline_reference.py``) with the contract's
      per-query functions applied by ``groupby(query).apply``;
    - ``reference (loop)``: the same script with a plain Python loop over the rows instead;
 

@@ -35,8 +35,13 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 #: Repository root (the folder holding pyproject.toml).
 REPO_ROOT = Path(__file__).resolve().parents[1]
-#: trec_eval's own test data, kept beside the repository in ../shared (see its README).
-TREC_FIXTURES = REPO_ROOT.parent / "shared" / "conformance" / "trec_eval"
+#: trec_eval's own test data, copied verbatim into the repository (see its README).
+TREC_FIXTURES = REPO_ROOT / "tests" / "fixtures" / "trec_eval"
+#: The files of :data:`TREC_FIXTURES` that the conformance tests read.
+TREC_FIXTURE_FILES = (
+    "qrels.test", "qrels.rel_level", "results.test", "results.trunc",
+    "out.test", "out.test.a", "out.test.aq", "out.test.aqc", "out.test.aql", "out.test.meas_params",
+)
 
 
 def _run_frame(
@@ -96,11 +101,11 @@ def metric_values():
 
 @pytest.fixture(scope="session")
 def trec_dir() -> Path:
-    """The trec_eval fixture folder; fails (never skips) with a clear message when it is absent."""
-    if not (TREC_FIXTURES / "qrels.test").is_file():
+    """The trec_eval fixture folder; fails (never skips) naming every file that is missing."""
+    missing = [name for name in TREC_FIXTURE_FILES if not (TREC_FIXTURES / name).is_file()]
+    if missing:
         pytest.fail(
-            f"trec_eval conformance fixtures not found at {TREC_FIXTURES} "
-            "(expected ../shared/conformance/trec_eval next to the repository, with qrels.test, "
-            "results.test and the out.test.* files)"
+            f"trec_eval conformance fixtures missing from {TREC_FIXTURES}: {', '.join(missing)} "
+            "(they are part of the repository: restore them from version control)"
         )
     return TREC_FIXTURES

@@ -1,20 +1,50 @@
-"""A slow, obviously-correct reference for the evidence-contract pipeline (tests only).
+"""The one slow, obviously-correct reference for the evidence-contract pipeline.
 
-Written with pandas, numpy, scikit-learn and plain Python, never evalframe code, from the
-metrics contract (seeds/001 §2, §3) and the issue text that settles its open points:
+Written with pandas, numpy, scikit-learn and plain Python, never evalframe or polars code, from
+the metrics contract (seeds/001 §1-3, §10) and the issue text that settles its open points; it
+is the way an independent verification script is usually written (contract §11.2,
+"recompute_metrics_from_csv.py"). Two callers share it:
 
-- classification on all queries of a slice (``label`` = has_evidence_gold, ``prob`` =
-  p_has_evidence): ``auroc`` = ``roc_auc_score``, ``auprc`` = ``average_precision_score``,
-  ``tpr@fpr=x`` = the highest TPR among the points of ``roc_curve(drop_intermediate=False)``
-  whose FPR is <= x; the confusion family at threshold 0.5 (predicted positive when
-  ``prob >= 0.5``), a ratio with a zero denominator is undefined (None);
-- calibration: ``brier`` = ``brier_score_loss`` (per-query term ``(prob - label)²``), ``ece``
-  over 10 equal-width bins ``[i/10, (i+1)/10)``, the last one closed, weighted by bin size;
-- ranking on the queries with has_evidence_gold = 1 only, with the contract's own §3 snippets
-  (recall@K, precision@K = hits / K, hit_rate@K, map@K = AP@K / number of gold, ndcg@K with
-  binary gain and IDCG from ``min(n_gold, K)`` ones, mrr);
-- per-slice statistics of per-query metrics: mean, std (ddof = 1), median, p25 / p75 with
-  numpy's linear interpolation; set-level metrics have no std or quantiles.
+- the tests (``test_pipeline.py``, ``test_per_query_reader.py``, ``test_cli_pipeline.py``):
+  :func:`reference_summary`, :class:`Row`, :func:`compare_with_summary` and the declared error
+  cases of a per_query file (:data:`BAD_FILES`);
+- the pipeline benchmark, through ``benchmarks/pandas_reference.py`` (which adds this folder to
+  ``sys.path``): :func:`load_queries`, :func:`per_query_table` with its ``groupby`` and ``loop``
+  modes, :func:`slice_rows` and :func:`across_fold_rows`, timed stage by stage.
+
+What it computes:
+
+1. reading (:func:`load_queries`): ``pandas.read_csv`` with every cell as text, the list cells
+   (JSON arrays, ``a;b;c`` text or empty) decoded with ``json.loads`` or split, and the checks of
+   ``schemas/per_query.yaml`` written as pandas expressions (:func:`check_queries`: unique key,
+   post-disjoint folds, ranges, gold present when ``has_evidence_gold`` = 1, no repeated ids, the
+   same gold in every config); any broken rule raises :class:`ValueError`;
+2. ranking (contract §3) on the queries with has_evidence_gold = 1 only, with the contract's own
+   per-query snippets (recall@K, precision@K = hits / K, hit_rate@K = any gold in the top K,
+   map@K = AP@K / number of gold, ndcg@K with binary gain and IDCG from ``min(n_gold, K)`` ones,
+   mrr), applied with ``groupby(query).apply`` or with a plain loop over the rows;
+3. classification on all queries of a slice (``label`` = has_evidence_gold, ``prob`` =
+   p_has_evidence): ``auroc`` = ``roc_auc_score``, ``auprc`` = ``average_precision_score``,
+   ``tpr@fpr=x`` = the highest TPR among the points of ``roc_curve(drop_intermediate=False)``
+   whose FPR is <= x; the confusion family at threshold 0.5 (predicted positive when
+   ``prob >= 0.5``) from the contract's §2.3 formulas or, on request, scikit-learn's functions
+   (:func:`confusion_values`, :func:`sklearn_confusion_values`);
+4. calibration: ``brier`` = ``brier_score_loss`` (per-query term ``(prob - label)²``), ``ece``
+   over 10 equal-width bins ``[i/10, (i+1)/10)``, the last one closed, weighted by bin size; the
+   inner edges are ``i / 10`` exactly (``np.linspace(0, 1, 11)`` would put the fourth at
+   0.30000000000000004);
+5. per slice and system: one row per metric; for per-query metrics (ranking and the Brier term)
+   the mean, std (ddof = 1), median, p25 and p75 over the slice's queries (numpy's linear
+   interpolation), with ``n`` the queries with a value and ``n_skipped`` the others (queries
+   without evidence, for ranking metrics); set-level metrics have no std or quantiles. Across
+   folds (contract §10.1): per system and metric, ``n`` folds with a value, ``n_skipped`` folds
+   without, and the same statistics of the fold values.
+
+Conventions (evalframe's documented ones, so that the two can be compared): a value that is
+undefined on a slice is None (null), never scikit-learn's ``zero_division`` value; AUROC,
+TPR@FPR and balanced accuracy need both classes, sensitivity and AUPRC a positive, specificity
+and FPR a negative, precision a predicted positive, NPV a predicted negative, F1 a positive and
+a predicted positive, MCC also both predicted classes.
 
 :func:`reference_summary` returns one :class:`Row` per (grouping, system, fold, criterion_id,
 metric), the same grain as evalframe's ``summary``; :func:`compare_with_summary` lists every
@@ -26,7 +56,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +81,7 @@ FPR_TARGETS = (0.01, 0.03, 0.05, 0.1)
 THRESHOLD = 0.5
 ECE_BINS = 10
 
+#: Metric names in the order of pipelines/evidence_contract.yaml.
 CLASSIFICATION_METRICS = (
     "auroc", "auprc", *(f"tpr@fpr={x}" for x in FPR_TARGETS),
     "tp", "tn", "fp", "fn", "sensitivity", "specificity", "fpr", "precision", "npv", "f1", "mcc",
@@ -61,16 +92,20 @@ RANKING_METRICS = (
     *(f"{family}@{k}" for family in ("recall", "precision", "hit_rate", "map", "ndcg") for k in CUTOFFS),
     "mrr",
 )
-#: Metrics with one value per query (the rest are set level: a property of the whole slice).
-PER_QUERY_METRICS = ("brier", *RANKING_METRICS)
 ALL_METRICS = (*CLASSIFICATION_METRICS, *CALIBRATION_METRICS, *RANKING_METRICS)
 
 #: The slices of pipelines/evidence_contract.yaml, plus the fold × criterion cells.
 CONTRACT_SLICES = {"overall": [], "fold": ["fold"], "criterion": ["criterion_id"]}
 ALL_SLICES = {**CONTRACT_SLICES, "fold_x_criterion": ["fold", "criterion_id"]}
-SLICE_KEYS = ("fold", "criterion_id")
 
-STATS = ("n", "n_skipped", "value", "std", "median", "p25", "p75")
+#: One query of one system (the key of a per_query row).
+QUERY_KEYS = ["system", "post_id", "criterion_id"]
+REQUIRED_COLUMNS = ("post_id", "criterion_id", "fold", "has_evidence_gold", "p_has_evidence",
+                    "gold_sent_uids", "ranked_sent_uids")
+STATES = ("NEG", "UNCERTAIN", "POS")
+
+#: A function giving the confusion family of one slice: ``(y_true, y_pred) -> {metric: value}``.
+ConfusionFunction = Callable[[np.ndarray, np.ndarray], dict[str, float | None]]
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -89,31 +124,82 @@ def parse_id_list(cell: Any) -> list[str]:
 
 
 def load_queries(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """The per_query rows as a pandas frame: ``system, post_id, criterion_id, fold, label, prob, gold, ranked``.
+    """The checked per_query rows: ``system, post_id, criterion_id, fold, label, prob, gold, ranked``.
 
-    ``columns`` maps contract names to the file's names, as the pipeline's ``input.columns``.
-    The lists are parsed on the queries with evidence only (the only ones ranking metrics
-    read); elsewhere ``gold`` and ``ranked`` are None.
+    ``source`` is a CSV path (read with every cell as text) or a frame. ``columns`` maps
+    contract names to the source's names, as the pipeline's ``input.columns``. ``system`` is
+    the ``config`` column, or ``"default"`` without one. Every row is checked with
+    :func:`check_queries`; a missing column, an unreadable list cell (``json.JSONDecodeError``)
+    or a broken rule raises :class:`ValueError`.
     """
+    origin = str(source) if isinstance(source, (str, Path)) else "per_query table"
     frame = pd.read_csv(source, dtype=str, keep_default_na=False) if isinstance(source, (str, Path)) else source.copy()
     frame = frame.rename(columns={user: contract for contract, user in (columns or {}).items()})
+    missing = [column for column in REQUIRED_COLUMNS if column not in frame.columns]
+    if missing:
+        raise ValueError(f"{origin}: missing columns {missing}")
     system = frame["config"].astype(str) if "config" in frame.columns else pd.Series("default", index=frame.index)
-    label = frame["has_evidence_gold"].astype(int).to_numpy()
-
-    def lists(column: str) -> list[list[str] | None]:
-        return [parse_id_list(cell) if has_evidence else None
-                for cell, has_evidence in zip(frame[column], label == 1, strict=True)]
-
-    return pd.DataFrame({
+    queries = pd.DataFrame({
         "system": system.to_numpy(),
         "post_id": frame["post_id"].astype(str).to_numpy(),
         "criterion_id": frame["criterion_id"].astype(str).to_numpy(),
         "fold": frame["fold"].astype(int).to_numpy(),
-        "label": label,
+        "label": frame["has_evidence_gold"].astype(int).to_numpy(),
         "prob": frame["p_has_evidence"].astype(float).to_numpy(),
-        "gold": lists("gold_sent_uids"),
-        "ranked": lists("ranked_sent_uids"),
+        "gold": frame["gold_sent_uids"].map(parse_id_list).to_numpy(),
+        "ranked": frame["ranked_sent_uids"].map(parse_id_list).to_numpy(),
     })
+    check_queries(queries, frame, origin)
+    return queries
+
+
+def _is_blank(column: pd.Series) -> pd.Series:
+    """Cells that are missing or empty text."""
+    return column.isna() | (column.astype(str).str.strip() == "")
+
+
+def check_queries(queries: pd.DataFrame, frame: pd.DataFrame, origin: str) -> None:
+    """The rules of schemas/per_query.yaml, as a verification script would write them.
+
+    ``queries`` is the frame :func:`load_queries` builds, ``frame`` the source with contract
+    column names (for the optional columns ``config``, ``selected_k``, ``state`` and
+    ``extracted_sent_uids``). Every broken rule is listed in one :class:`ValueError`.
+    """
+    problems = []
+    key_columns = [column for column in ("post_id", "criterion_id", "config") if column in frame.columns]
+    if any(_is_blank(frame[column]).any() for column in key_columns):
+        problems.append("missing post_id, criterion_id or config")
+    if queries.duplicated(QUERY_KEYS).any():
+        problems.append("a (post_id, criterion_id) is listed twice for one config")
+    if (queries["fold"] < 0).any():
+        problems.append("fold must be a whole number >= 0")
+    if (queries.groupby("post_id")["fold"].nunique() > 1).any():
+        problems.append("a post appears in more than one fold")
+    if not queries["label"].isin([0, 1]).all():
+        problems.append("has_evidence_gold must be 0 or 1")
+    probability = queries["prob"]
+    if not (np.isfinite(probability) & (probability >= 0) & (probability <= 1)).all():
+        problems.append("p_has_evidence must be a finite number in [0, 1]")
+    if "selected_k" in frame.columns:
+        selected_k = frame["selected_k"]
+        if (pd.to_numeric(selected_k[~_is_blank(selected_k)]) < 0).any():
+            problems.append("selected_k must be >= 0")
+    if "state" in frame.columns:
+        state = frame["state"]
+        if not state[~_is_blank(state)].isin(STATES).all():
+            problems.append(f"state must be one of {STATES}")
+    if "extracted_sent_uids" in frame.columns:
+        frame["extracted_sent_uids"].map(parse_id_list)  # raises on a cell that is not a list
+    if ((queries["label"] == 1) & (queries["gold"].map(len) == 0)).any():
+        problems.append("has_evidence_gold is 1 but the gold list is empty")
+    for column, name in (("gold", "gold_sent_uids"), ("ranked", "ranked_sent_uids")):
+        if queries[column].map(lambda ids: len(set(ids)) != len(ids)).any():
+            problems.append(f"{name} lists the same sentence id more than once")
+    gold_key = queries["gold"].map(lambda ids: tuple(sorted(ids)))
+    if (gold_key.groupby([queries["post_id"], queries["criterion_id"]]).nunique() > 1).any():
+        problems.append("a query has different gold lists in different configs")
+    if problems:
+        raise ValueError(f"{origin}: " + "; ".join(problems))
 
 
 # --- ranking: the contract's §3 snippets, verbatim in substance --------------------------------
@@ -184,6 +270,31 @@ def ranking_values(gold: Sequence[str], ranked: Sequence[str]) -> dict[str, floa
     return values
 
 
+def per_query_table(queries: pd.DataFrame, *, mode: str = "loop") -> pd.DataFrame:
+    """``queries`` plus the Brier term and one column per ranking metric (NaN without evidence).
+
+    Ranking metrics are computed on the queries with has_evidence_gold = 1 only (contract §3),
+    with :func:`ranking_values` applied in one of two ways that give the same table:
+    ``"loop"``, a plain loop over the rows, or ``"groupby"``, ``groupby(query).apply`` on the
+    (system, post_id, criterion_id) key, the way a verification script often reads.
+    """
+    with_evidence = queries[queries["label"] == 1]
+    if mode == "loop":
+        values = [ranking_values(gold, ranked)
+                  for gold, ranked in zip(with_evidence["gold"], with_evidence["ranked"], strict=True)]
+        ranking = pd.DataFrame(values, index=with_evidence.index, columns=list(RANKING_METRICS))
+    elif mode == "groupby":
+        by_query = with_evidence.groupby(QUERY_KEYS, sort=False)[["gold", "ranked"]].apply(
+            lambda query: pd.Series(ranking_values(query["gold"].iloc[0], query["ranked"].iloc[0]))
+        )
+        # The key is unique (check_queries), so the join gives each row its query's values.
+        ranking = with_evidence[QUERY_KEYS].join(by_query, on=QUERY_KEYS).reindex(columns=list(RANKING_METRICS))
+    else:
+        raise ValueError(f"unknown per-query mode {mode!r} (loop or groupby)")
+    table = queries.assign(brier=(queries["prob"] - queries["label"]) ** 2)
+    return table.join(ranking)
+
+
 # --- classification and calibration of one slice ----------------------------------------------
 
 
@@ -196,34 +307,6 @@ def expected_calibration_error(y_true: np.ndarray, y_prob: np.ndarray, bins: int
         members = bin_index == index
         error += members.sum() / len(y_prob) * abs(y_prob[members].mean() - y_true[members].mean())
     return float(error)
-
-
-def classification_values(
-    y_true: np.ndarray, y_prob: np.ndarray, threshold: float = THRESHOLD
-) -> dict[str, float | None]:
-    """The contract §2.1–2.4 metrics of one slice; None where a metric is undefined.
-
-    Threshold-free metrics and Brier come from scikit-learn; the confusion family uses the
-    contract's §2.3 formulas (``test_reference_confusion_family_matches_sklearn`` checks them
-    against scikit-learn), because scikit-learn's per-call overhead would dominate the tests.
-    """
-    n_positive = int((y_true == 1).sum())
-    n_negative = int((y_true == 0).sum())
-    both_classes = n_positive > 0 and n_negative > 0
-    values: dict[str, float | None] = {
-        "auroc": float(roc_auc_score(y_true, y_prob)) if both_classes else None,
-        "auprc": float(average_precision_score(y_true, y_prob)) if n_positive > 0 else None,
-    }
-    if both_classes:
-        false_positive_rates, true_positive_rates, _ = roc_curve(y_true, y_prob, drop_intermediate=False)
-    for target in FPR_TARGETS:
-        values[f"tpr@fpr={target}"] = (
-            float(true_positive_rates[false_positive_rates <= target].max()) if both_classes else None
-        )
-    values |= confusion_values(y_true, (y_prob >= threshold).astype(int))
-    values["brier"] = float(brier_score_loss(y_true, y_prob, pos_label=1))
-    values["ece"] = expected_calibration_error(y_true, y_prob)
-    return values
 
 
 def _ratio(numerator: float, denominator: float) -> float | None:
@@ -283,6 +366,40 @@ def sklearn_confusion_values(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str
     }
 
 
+def classification_values(
+    y_true: np.ndarray,
+    y_prob: np.ndarray,
+    threshold: float = THRESHOLD,
+    *,
+    confusion: ConfusionFunction = confusion_values,
+) -> dict[str, float | None]:
+    """The contract §2.1–2.4 metrics of one slice; None where a metric is undefined.
+
+    Threshold-free metrics and Brier come from scikit-learn. The confusion family comes from
+    ``confusion``: :func:`confusion_values` by default, the contract's §2.3 formulas, which the
+    tests use because scikit-learn's per-call overhead would dominate them
+    (``test_reference_confusion_family_matches_sklearn`` checks the two agree); or
+    :func:`sklearn_confusion_values`, scikit-learn's functions, which the benchmark uses.
+    """
+    n_positive = int((y_true == 1).sum())
+    n_negative = int((y_true == 0).sum())
+    both_classes = n_positive > 0 and n_negative > 0
+    values: dict[str, float | None] = {
+        "auroc": float(roc_auc_score(y_true, y_prob)) if both_classes else None,
+        "auprc": float(average_precision_score(y_true, y_prob)) if n_positive > 0 else None,
+    }
+    if both_classes:
+        false_positive_rates, true_positive_rates, _ = roc_curve(y_true, y_prob, drop_intermediate=False)
+    for target in FPR_TARGETS:
+        values[f"tpr@fpr={target}"] = (
+            float(true_positive_rates[false_positive_rates <= target].max()) if both_classes else None
+        )
+    values |= confusion(y_true, (y_prob >= threshold).astype(int))
+    values["brier"] = float(brier_score_loss(y_true, y_prob, pos_label=1))
+    values["ece"] = expected_calibration_error(y_true, y_prob)
+    return values
+
+
 # --- statistics and the summary ---------------------------------------------------------------
 
 
@@ -334,23 +451,15 @@ class Row:
         return (self.grouping, self.system, self.fold, self.criterion_id, self.metric)
 
 
-def per_query_table(queries: pd.DataFrame) -> pd.DataFrame:
-    """``queries`` plus one column per per-query metric (NaN outside the metric's subset)."""
-    table = queries.copy()
-    table["brier"] = (table["prob"] - table["label"]) ** 2
-    ranking = [
-        ranking_values(gold, ranked) if label == 1 else dict.fromkeys(RANKING_METRICS, np.nan)
-        for gold, ranked, label in zip(table["gold"], table["ranked"], table["label"], strict=True)
-    ]
-    return pd.concat([table, pd.DataFrame(ranking, index=table.index)], axis=1)
-
-
-def _slice_rows(grouping: str, system: str, keys: dict, cell: pd.DataFrame) -> list[Row]:
+def _cell_rows(
+    grouping: str, system: str, keys: dict, cell: pd.DataFrame, confusion: ConfusionFunction
+) -> list[Row]:
+    """The rows of one slice cell (one system, one value of the slice's keys), every metric."""
     fold, criterion = keys.get("fold"), keys.get("criterion_id")
     rows = []
     y_true = cell["label"].to_numpy()
     y_prob = cell["prob"].to_numpy()
-    set_values = classification_values(y_true, y_prob)
+    set_values = classification_values(y_true, y_prob, confusion=confusion)
     for metric in (*CLASSIFICATION_METRICS, "ece"):
         rows.append(Row(grouping, system, fold, criterion, metric, n=len(cell), n_skipped=0, value=set_values[metric]))
     brier = describe(cell["brier"]) | {"value": set_values["brier"]}  # brier_score_loss, not our mean
@@ -363,15 +472,17 @@ def _slice_rows(grouping: str, system: str, keys: dict, cell: pd.DataFrame) -> l
     return rows
 
 
-def reference_summary(
-    source: str | Path | pd.DataFrame,
+def slice_rows(
+    table: pd.DataFrame,
     slices: Mapping[str, Sequence[str]] = CONTRACT_SLICES,
     *,
-    columns: Mapping[str, str] | None = None,
-    across_folds: bool = True,
-) -> dict[tuple, Row]:
-    """Reference rows keyed by ``(grouping, system, fold, criterion_id, metric)``."""
-    table = per_query_table(load_queries(source, columns=columns))
+    confusion: ConfusionFunction = confusion_values,
+) -> list[Row]:
+    """Every metric of every slice cell of :func:`per_query_table`'s ``table``, per system.
+
+    ``slices`` maps a grouping name to its key columns (``[]`` for the whole table);
+    ``confusion`` as in :func:`classification_values`.
+    """
     rows: list[Row] = []
     for grouping, keys in slices.items():
         by = ["system", *keys]
@@ -379,23 +490,44 @@ def reference_summary(
             values = values if isinstance(values, tuple) else (values,)
             named = dict(zip(by, values, strict=True))
             named = {k: (int(v) if k == "fold" else str(v)) for k, v in named.items()}
-            rows += _slice_rows(grouping, named.pop("system"), named, cell)
-    if across_folds:
-        rows += across_fold_rows([row for row in rows if row.grouping == "fold"])
-    return {row.key: row for row in rows}
+            rows += _cell_rows(grouping, named.pop("system"), named, cell, confusion)
+    return rows
 
 
-def across_fold_rows(fold_rows: Sequence[Row]) -> list[Row]:
-    """Per system and metric: mean and std (ddof = 1) of the defined per-fold values."""
+def across_fold_rows(rows: Sequence[Row]) -> list[Row]:
+    """Across folds from the ``fold`` grouping's rows (others are ignored), per system and metric.
+
+    ``n`` counts the folds where the metric has a value, ``n_skipped`` the others; value, std
+    (ddof = 1), median, p25 and p75 are those of the defined fold values.
+    """
     groups: dict[tuple[str, str], list[Row]] = {}
-    for row in fold_rows:
-        groups.setdefault((row.system, row.metric), []).append(row)
-    rows = []
+    for row in rows:
+        if row.grouping == "fold":
+            groups.setdefault((row.system, row.metric), []).append(row)
+    across = []
     for (system, metric), members in groups.items():
         defined = [row.value for row in members if row.value is not None]
-        rows.append(Row("across_folds", system, None, None, metric, n=len(defined),
-                        n_skipped=len(members) - len(defined), **describe(defined)))
-    return rows
+        across.append(Row("across_folds", system, None, None, metric, n=len(defined),
+                          n_skipped=len(members) - len(defined), **describe(defined)))
+    return across
+
+
+def reference_summary(
+    source: str | Path | pd.DataFrame,
+    slices: Mapping[str, Sequence[str]] = CONTRACT_SLICES,
+    *,
+    columns: Mapping[str, str] | None = None,
+    across_folds: bool = True,
+) -> dict[tuple, Row]:
+    """Reference rows keyed by ``(grouping, system, fold, criterion_id, metric)``.
+
+    ``source`` and ``columns`` as in :func:`load_queries`, ``slices`` as in :func:`slice_rows`;
+    the across-folds rows are added when ``across_folds`` (from a ``fold`` grouping, if any).
+    """
+    rows = slice_rows(per_query_table(load_queries(source, columns=columns)), slices)
+    if across_folds:
+        rows += across_fold_rows(rows)
+    return {row.key: row for row in rows}
 
 
 # --- comparing with evalframe's summary -------------------------------------------------------

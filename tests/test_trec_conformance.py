@@ -1,4 +1,4 @@
-"""`evalframe trec` against trec_eval's own expected outputs (../shared/conformance/trec_eval).
+"""`evalframe trec` against trec_eval's own expected outputs (tests/fixtures/trec_eval).
 
 For each fixture, the lines of the measures evalframe supports must come out exactly as trec_eval
 printed them (same measure, topic and value text, same order), and evalframe must print no line
