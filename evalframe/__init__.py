@@ -3,7 +3,9 @@
 >>> import evalframe as ef
 >>> run = ef.read_run("run.trec")              # doctest: +SKIP
 >>> qrels = ef.read_qrels("qrels.trec")        # doctest: +SKIP
->>> result = ef.evaluate(run, qrels, metrics=["recall@5", "ndcg@10", "mrr", "map@100"])  # doctest: +SKIP
+>>> ev = ef.evaluate(run, qrels, metrics=["recall@5", "ndcg@10", "mrr", "map@100"])  # doctest: +SKIP
+>>> ev = ef.run_pipeline("evidence_contract", input="per_query.csv")                  # doctest: +SKIP
+>>> ev.summary; ev.per_query; ev.per_unit("post"); ev.write("reports/x")            # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-from evalframe.errors import ConfigError, EvalframeError, InputError
-from evalframe.evaluate import Result, evaluate
+from evalframe.data.subsets import Subset
+from evalframe.data.tables import Tables
+from evalframe.engine.evaluation import Plan, evaluate
+from evalframe.engine.result import Evaluation
+from evalframe.errors import ConfigError, EvalframeError, ExitCode, InputError
 from evalframe.io import read_qrels, read_run, read_table
 from evalframe.metrics import (
     HitRateAtK,
@@ -33,12 +38,11 @@ from evalframe.metrics import (
 
 if TYPE_CHECKING:
     from evalframe.io.per_query import read_per_query
-    from evalframe.pipeline import Pipeline, PipelineResult, load_pipeline, run_pipeline
+    from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
     "Pipeline": "evalframe.pipeline",
-    "PipelineResult": "evalframe.pipeline",
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
@@ -62,6 +66,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ConfigError",
     "EvalframeError",
+    "Evaluation",
+    "ExitCode",
     "HitRateAtK",
     "InputError",
     "Level",
@@ -73,18 +79,19 @@ __all__ = [
     "NumRelevantRetrieved",
     "NumRetrieved",
     "Pipeline",
-    "PipelineResult",
+    "Plan",
     "PrecisionAtK",
     "RPrecision",
     "RecallAtK",
-    "Result",
+    "Subset",
+    "Tables",
     "TargetCategory",
     "evaluate",
     "load_pipeline",
     "read_per_query",
-    "run_pipeline",
     "read_qrels",
     "read_run",
     "read_table",
     "resolve_metric",
+    "run_pipeline",
 ]

@@ -206,7 +206,8 @@ def test_summary_columns_and_statistics(mrr_case):
     result = ef.evaluate(*mrr_case, metrics=["mrr", "num_ret"])
     summary = result.summary
     assert summary.columns == [
-        "grouping", "system", "metric", "subset", "n", "n_skipped", "value", "std", "median", "p25", "p75"
+        "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "value", "std", "median", "p25", "p75",
+        "note",
     ]
     assert summary.schema["n"] == pl.Int64 and summary.schema["n_skipped"] == pl.Int64
     assert summary.get_column("metric").to_list() == ["mrr", "num_ret"]

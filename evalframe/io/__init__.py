@@ -8,7 +8,7 @@ from typing import Literal
 
 import polars as pl
 
-from evalframe.contracts import conform, load_contract
+from evalframe.data.contracts import conform, load_contract
 from evalframe.io.tables import CSV_SUFFIXES, PARQUET_SUFFIXES, apply_mapping, read_table
 from evalframe.io.trec import read_trec_qrels, read_trec_run
 

@@ -8,7 +8,7 @@ DESIGN §2:
   (p_has_evidence), ``n_gold`` and, when present, ``selected_k``, ``state``;
 - ``ranking``: one row per ranked sentence, ``rank`` = position in ``ranked_sent_uids``
   (built when first used, or only for the queries a metric needs:
-  :meth:`~evalframe.compute.Tables.ranking_of`);
+  :meth:`~evalframe.data.tables.Tables.ranking_of`);
 - ``judgments``: one row per gold sentence, ``relevance`` = 1.
 
 List columns hold JSON arrays (``["s1", "s2"]``) or ``;``-separated values (``s1;s2``); an
@@ -19,17 +19,20 @@ The gold list of a query must be the same in every config (judgments belong to t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from evalframe.compute import Tables
-from evalframe.contracts import conform, load_contract
+from evalframe.data.tables import Tables
+from evalframe.data.contracts import conform, load_contract
 from evalframe.errors import NO_VALUE, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
 
 LIST_COLUMNS = ("gold_sent_uids", "ranked_sent_uids", "extracted_sent_uids")
+#: Columns of the ``queries`` table this reader makes, always ...
+QUERIES_COLUMNS = ("system", "query_id", "post_id", "criterion_id", "fold", "label", "prob", "n_gold", "n_ranked")
+#: ... and when the file has them (under their per_query names).
+OPTIONAL_QUERIES_COLUMNS = ("selected_k", "state")
 QUERY_ID_SEPARATOR = "|"
 
 # A JSON array whose items are strings or integers (sentence ids).
@@ -41,13 +44,6 @@ _JSON_ARRAY = rf"^\s*\[\s*(?:{_JSON_ITEM}(?:,{_JSON_ITEM})*)?\]\s*$"
 _PLAIN_ITEM = r'"[^"\\,\x00-\x1f]*"'
 _PLAIN_JSON_ARRAY = rf"^\[(?:{_PLAIN_ITEM}(?:,{_PLAIN_ITEM})*)?\]$"
 _NOT_A_LIST = "is not a list (expected a JSON array or `a;b;c`)"
-
-
-@dataclass(frozen=True)
-class PerQueryTables(Tables):
-    """The three long tables read from a per_query file, plus the file's row count."""
-
-    n_rows: int = 0
 
 
 def _plain_items(text: pl.Expr) -> pl.Expr:
@@ -103,7 +99,7 @@ def parse_list_columns(
 
 def read_per_query(
     source: str | Path | pl.DataFrame, *, columns: Mapping[str, str] | None = None
-) -> PerQueryTables:
+) -> Tables:
     """Read and check a per_query file (CSV or Parquet) and split it into long tables.
 
     ``columns`` maps contract names to the file's names, e.g. ``{"p_has_evidence": "prob"}``.
@@ -177,14 +173,17 @@ def _check_gold_agrees_across_configs(frame: pl.DataFrame, source: str, locate) 
         raise InputError(source, problems)
 
 
-def split_per_query(frame: pl.DataFrame) -> PerQueryTables:
+def split_per_query(frame: pl.DataFrame) -> Tables:
     """Split a conformed per_query frame into the ``queries``, ``ranking`` and ``judgments`` tables.
 
     The ranking is kept as one list of sentence ids per query (``ranked_lists``); its long rows
-    are built when asked for (:class:`~evalframe.compute.Tables`).
+    are built when asked for (:class:`~evalframe.data.tables.Tables`). Columns the contract does
+    not know (tags such as ``scenario``, a weight column) are carried into ``queries`` as they are.
     """
     query_id = pl.concat_str("post_id", "criterion_id", separator=QUERY_ID_SEPARATOR).alias("query_id")
-    optional = [name for name in ("selected_k", "state") if name in frame.columns]
+    optional = [name for name in OPTIONAL_QUERIES_COLUMNS if name in frame.columns]
+    known = set(load_contract("per_query").columns) | set(QUERIES_COLUMNS)
+    tags = [name for name in frame.columns if name not in known]
     keyed = frame.select(
         pl.col("config").alias("system"),
         query_id,
@@ -196,6 +195,7 @@ def split_per_query(frame: pl.DataFrame) -> PerQueryTables:
         pl.col("gold_sent_uids").list.len().cast(pl.Int64).alias("n_gold"),
         pl.col("ranked_sent_uids").list.len().cast(pl.Int64).alias("n_ranked"),
         *optional,
+        *tags,
     )
     queries = keyed.sort("system", "query_id")
     ranked_lists = keyed.select("system", "query_id", doc_id=frame.get_column("ranked_sent_uids"))
@@ -206,4 +206,4 @@ def split_per_query(frame: pl.DataFrame) -> PerQueryTables:
         .unique(maintain_order=True)
         .with_columns(relevance=pl.lit(1, dtype=pl.Int64))
     )
-    return PerQueryTables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height)
+    return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalframe.contracts import conform, load_contract, locate_rows
+from evalframe.data.contracts import conform, load_contract, locate_rows
 from evalframe.errors import NO_VALUE, InputError, Problem
 
 PARQUET_SUFFIXES = {".parquet", ".pq"}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from evalframe.contracts import conform, load_contract
+from evalframe.data.contracts import conform, load_contract
 from evalframe.errors import NO_VALUE, InputError, Problem
 
 RUN_FIELDS = ("query_id", "q0", "doc_id", "trec_rank", "score", "system")

@@ -617,7 +617,8 @@ def _specs():
     ]
     aliases = {"specificity": ("tnr",), "balanced_accuracy": ("balanced_acc",)}
     specs += [
-        MetricSpec(metric.key, metric, _summary_line(metric), (threshold,), aliases=aliases.get(metric.key, ()))
+        MetricSpec(metric.key, metric, _summary_line(metric), (threshold,), aliases=aliases.get(metric.key, ()),
+                   shared=("threshold",))
         for metric in CONFUSION_METRICS
     ]
     return specs

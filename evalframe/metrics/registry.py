@@ -71,6 +71,9 @@ class MetricSpec:
     #: Registered name of the metric meant when this name comes without ``@``: ``precision@5``
     #: is ranking precision, plain ``precision`` the classification precision (``ppv``).
     without_cutoff: str | None = None
+    #: Parameters a pipeline's ``parameters:`` block may set for this metric (``threshold``);
+    #: no other shared value ever reaches it (a cutoff comes only from the metric's name).
+    shared: tuple[str, ...] = ()
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -120,8 +123,8 @@ def _unknown(name: str) -> ConfigError:
 def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) -> Metric:
     """Turn a metric string (``ndcg@10``) or metric object into a metric object.
 
-    ``defaults`` gives parameter values for metrics that have such a parameter and whose string
-    does not set it, e.g. a pipeline's ``{"threshold": 0.3}`` for the confusion-matrix family.
+    ``defaults`` gives shared parameter values (a pipeline's ``{"threshold": 0.3}``); they reach
+    only metrics whose spec lists the parameter in ``shared`` and whose string does not set it.
     """
     if isinstance(metric, Metric):
         return metric
@@ -150,11 +153,19 @@ def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) 
             msg = f"`{metric}`: parameters are written key=value, got {item!r}"
             raise ConfigError(msg)
         values[key.strip()] = spec.param(key.strip()).parse(text.strip(), metric)
-    known = {param.name for param in spec.params}
     for key, value in (defaults or {}).items():
-        if key in known:
+        if key in spec.shared:
             values.setdefault(key, value)
     return spec.build(**values)
+
+
+def shared_parameters() -> dict[str, list[str]]:
+    """Each parameter a pipeline's ``parameters:`` may set, and the metrics that read it."""
+    readers: dict[str, list[str]] = {}
+    for spec in available():
+        for name in spec.shared:
+            readers.setdefault(name, []).append(spec.name)
+    return readers
 
 
 def resolve_all(metrics: Iterable[str | Metric], *, defaults: Mapping[str, Any] | None = None) -> list[Metric]:

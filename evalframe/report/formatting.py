@@ -19,13 +19,24 @@ def meaning(metric: Metric) -> str:
     return (type(metric).__doc__ or "").strip().splitlines()[0]
 
 
-def overall_rows(summary: pl.DataFrame, system: str) -> list[dict]:
-    """Overall summary rows of one system, joined with its across-fold mean ± std if present."""
-    overall = summary.filter((pl.col("grouping") == "overall") & (pl.col("system") == system))
+def overall_rows(summary: pl.DataFrame, system: str, overall: str = "overall") -> list[dict]:
+    """Rows of one system's ``overall`` grouping, joined with its across-fold mean ± std if present."""
+    rows = summary.filter((pl.col("grouping") == overall) & (pl.col("system") == system))
     folds = summary.filter((pl.col("grouping") == "across_folds") & (pl.col("system") == system)).select(
-        "metric", fold_mean="value", fold_std="std"
+        "metric", "subset", fold_mean="value", fold_std="std"
     )
-    return overall.join(folds, on="metric", how="left", maintain_order="left").to_dicts()
+    return rows.join(folds, on=["metric", "subset"], how="left", maintain_order="left", nulls_equal=True).to_dicts()
+
+
+def metric_label(row: dict, repeated: set[str]) -> str:
+    """The metric's name, with its subset when the metric is computed on several subsets."""
+    return f"{row['metric']} [{row['subset']}]" if row["metric"] in repeated else row["metric"]
+
+
+def repeated_metrics(summary: pl.DataFrame) -> set[str]:
+    """Metrics that appear with more than one subset."""
+    counts = summary.group_by("metric").agg(pl.col("subset").n_unique().alias("_n"))
+    return set(counts.filter(pl.col("_n") > 1).get_column("metric").to_list())
 
 
 def fold_cell(row: dict) -> str:

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from evalframe.report.formatting import fold_cell, meaning, number, overall_rows
+from evalframe.report.formatting import fold_cell, meaning, metric_label, number, overall_rows, repeated_metrics
 
 if TYPE_CHECKING:
-    from evalframe.pipeline import PipelineResult
+    from evalframe.engine.result import Evaluation
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -20,30 +20,35 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def render_markdown(result: PipelineResult) -> str:
-    pipeline, info, summary = result.pipeline, result.info, result.summary
-    metrics = {m.name: m for m in pipeline.metrics}
+def render_markdown(evaluation: Evaluation) -> str:
+    plan, info, summary = evaluation.plan, evaluation.info, evaluation.summary
+    metrics = {m.name: m for m in plan.metrics}
     summed = {name for name, m in metrics.items() if m.summary == "sum"}
-    lines = [f"# {pipeline.name}", ""]
-    if pipeline.description:
-        lines += [pipeline.description, ""]
+    repeated = repeated_metrics(summary)
+    about = plan.about
+    lines = [f"# {about.get('name', 'evaluation')}", ""]
+    if about.get("description"):
+        lines += [about["description"], ""]
     source = info["input"]
+    if source.get("path"):
+        lines.append(f"Input: `{source['path']}` ({source['rows']:,} rows, sha256 `{(source['sha256'] or '')[:12]}`).")
     lines += [
-        f"Input: `{source['path']}` ({source['rows']:,} rows, sha256 `{(source['sha256'] or '')[:12]}`).",
         "Values are means over the queries of the subset (counts: sums); set-level metrics "
         "(AUROC, ECE, …) are computed on the whole slice and have no std or quantiles. "
         "std is the sample standard deviation (ddof = 1); quantiles interpolate linearly. "
-        "`across folds` is the mean ± std of the per-fold values.",
+        "`across folds` is the mean ± std of the per-fold values. `n` counts units: queries, or "
+        "posts for the per-post metrics.",
         "",
     ]
+    overall = next(iter(plan.slices))
     for system in info["tables"]["systems"]:
         name = system["system"]
         lines += [f"## Overall — system `{name}` ({system['queries']:,} queries)", ""]
         rows = []
-        for row in overall_rows(summary, name):
+        for row in overall_rows(summary, name, overall):
             count = row["metric"] in summed
             rows.append([
-                f"`{row['metric']}`", row["subset"] or "", f"{row['n']:,}", f"{row['n_skipped']:,}",
+                f"`{metric_label(row, repeated)}`", row["subset"] or "", f"{row['n']:,}", f"{row['n_skipped']:,}",
                 number(row["value"], count=count), number(row["std"]), number(row["median"]),
                 f"[{number(row['p25'])}, {number(row['p75'])}]", fold_cell(row),
                 (row["note"] if row["value"] is None and row["note"] else meaning(metrics[row["metric"]])),
@@ -52,14 +57,16 @@ def render_markdown(result: PipelineResult) -> str:
             ["metric", "subset", "n", "skipped", "value", "std", "median", "[p25, p75]", "across folds", "meaning"], rows
         )
         lines.append("")
-        for grouping, keys in pipeline.slices.items():
+        for grouping, keys in plan.slices.items():
             if not keys:
                 continue
-            lines += _slice_table(summary, grouping, list(keys), name, summed)
+            lines += _slice_table(summary, grouping, list(keys), name, summed, repeated)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _slice_table(summary: pl.DataFrame, grouping: str, keys: list[str], system: str, summed: set[str]) -> list[str]:
+def _slice_table(
+    summary: pl.DataFrame, grouping: str, keys: list[str], system: str, summed: set[str], repeated: set[str]
+) -> list[str]:
     """Metric rows × slice columns of values (n in the header's second line is per metric, so omitted)."""
     rows = summary.filter((pl.col("grouping") == grouping) & (pl.col("system") == system))
     if rows.height == 0:
@@ -67,10 +74,11 @@ def _slice_table(summary: pl.DataFrame, grouping: str, keys: list[str], system: 
     label = pl.concat_str([pl.col(k).cast(pl.String) for k in keys], separator=" × ").alias("slice")
     rows = rows.with_columns(label)
     slices = rows.get_column("slice").unique(maintain_order=True).to_list()
-    cells = {(r["metric"], r["slice"]): r["value"] for r in rows.select("metric", "slice", "value").to_dicts()}
+    cells = {(metric_label(r, repeated), r["slice"]): r["value"] for r in rows.select("metric", "subset", "slice", "value").to_dicts()}
+    labelled = rows.select("metric", "subset").unique(maintain_order=True).to_dicts()
     body = [
-        [f"`{metric}`", *(number(cells.get((metric, s)), count=metric in summed) for s in slices)]
-        for metric in rows.get_column("metric").unique(maintain_order=True).to_list()
+        [f"`{metric_label(r, repeated)}`", *(number(cells.get((metric_label(r, repeated), s)), count=r["metric"] in summed) for s in slices)]
+        for r in labelled
     ]
     title = " × ".join(keys)
     return [f"### By {title} — system `{system}`", "", *_table(["metric", *(f"{title} {s}" for s in slices)], body), ""]

@@ -14,10 +14,15 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from evalframe.report.markdown import render_markdown
 
 if TYPE_CHECKING:
-    from evalframe.pipeline import PipelineResult
+    from evalframe.engine.result import Evaluation
+
+#: Every output file, in the order they are written.
+OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 
 
 def _current_umask() -> int:
@@ -26,21 +31,45 @@ def _current_umask() -> int:
     return mask
 
 
-def write_outputs(result: PipelineResult, out_dir: Path) -> Path:
-    """Write the outputs the pipeline names into ``out_dir``; return ``out_dir``."""
+def default_outputs(evaluation: Evaluation) -> tuple[str, ...]:
+    """The pipeline's outputs, else every file that has content (``per_unit.parquet`` only with
+    metrics of a unit other than the query)."""
+    declared = evaluation.plan.about.get("outputs")
+    if declared:
+        return tuple(declared)
+    coarse = any(m.unit != "query" for m in evaluation.metrics)
+    return tuple(name for name in OUTPUT_FILES if coarse or name != "per_unit.parquet")
+
+
+def write_outputs(evaluation: Evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
+    """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
+
+    ``per_unit.parquet`` holds the values of every unit other than the query (a ``unit`` column
+    and each unit's keys); ``per_query.parquet`` those of the query unit.
+    """
     out_dir = Path(out_dir)
+    outputs = outputs or default_outputs(evaluation)
+    unknown = sorted(set(outputs) - set(OUTPUT_FILES))
+    if unknown:
+        from evalframe.errors import ConfigError
+
+        raise ConfigError(f"unknown outputs {unknown} (known: {list(OUTPUT_FILES)})")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it private; outputs are ordinary files
     try:
+        coarse = evaluation.per_unit_values.filter(pl.col("unit") != "query")
         writers = {
-            "per_query.parquet": lambda path: result.per_query.write_parquet(path, statistics=False),
-            "summary.parquet": lambda path: result.summary.write_parquet(path, statistics=False),
-            "summary.csv": lambda path: result.summary.write_csv(path, float_precision=10),
-            "summary.md": lambda path: path.write_text(render_markdown(result)),
-            "run.json": lambda path: path.write_text(json.dumps(result.info, indent=2, sort_keys=False) + "\n"),
+            "per_query.parquet": lambda path: evaluation.per_query.write_parquet(path, statistics=False),
+            "per_unit.parquet": lambda path: coarse.select(
+                [c for c in coarse.columns if coarse.get_column(c).null_count() < coarse.height or c in ("value", "skip_reason")]
+            ).write_parquet(path, statistics=False),
+            "summary.parquet": lambda path: evaluation.summary.write_parquet(path, statistics=False),
+            "summary.csv": lambda path: evaluation.summary.write_csv(path, float_precision=10),
+            "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
+            "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),
         }
-        for name in result.pipeline.outputs:
+        for name in outputs:
             writers[name](staging / name)
         if out_dir.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))

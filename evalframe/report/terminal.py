@@ -1,30 +1,31 @@
-"""The compact table of overall results printed after a pipeline run."""
+"""The compact table of overall results printed after a run."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalframe.report.formatting import fold_cell, number, overall_rows
+from evalframe.report.formatting import fold_cell, metric_label, number, overall_rows, repeated_metrics
 
 if TYPE_CHECKING:
-    from evalframe.pipeline import PipelineResult
+    from evalframe.engine.result import Evaluation
 
 
-def render_overview(result: PipelineResult) -> str:
+def render_overview(evaluation: Evaluation) -> str:
     """One block per system: metric, n, value, std and the across-fold mean ± std."""
-    summed = {m.name for m in result.pipeline.metrics if m.summary == "sum"}
-    systems = result.info["tables"]["systems"]
+    summed = {m.name for m in evaluation.metrics if m.summary == "sum"}
+    name = evaluation.plan.about.get("name", "evaluation")
+    overall = next(iter(evaluation.plan.slices))
+    repeated = repeated_metrics(evaluation.summary)
     lines = []
-    for system in systems:
-        name = system["system"]
-        header = f"{result.pipeline.name} · system {name}: {system['queries']:,} queries"
+    for system in evaluation.info["tables"]["systems"]:
+        header = f"{name} · system {system['system']}: {system['queries']:,} queries"
         if system.get("with_evidence") is not None:
             header += f", {system['with_evidence']:,} with evidence"
         lines += [header, f"{'metric':<20} {'n':>7} {'value':>10} {'std':>8}  {'across folds':>17}"]
-        for row in overall_rows(result.summary, name):
+        for row in overall_rows(evaluation.summary, system["system"], overall):
             value = number(row["value"], count=row["metric"] in summed)
             lines.append(
-                f"{row['metric']:<20} {row['n']:>7,} {value:>10} {number(row['std']):>8}  {fold_cell(row):>17}"
+                f"{metric_label(row, repeated):<20} {row['n']:>7,} {value:>10} {number(row['std']):>8}  {fold_cell(row):>17}"
                 + (f"  ({row['note']})" if row["note"] and row["value"] is None else "")
             )
         lines.append("")

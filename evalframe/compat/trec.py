@@ -35,7 +35,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.evaluate import Result, evaluate
+from evalframe.engine.evaluation import evaluate
+from evalframe.engine.result import Evaluation
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve
 
@@ -168,7 +169,7 @@ def evaluate_trec(
     relevance_threshold: int = 1,
     complete: bool = False,
     max_depth: int | None = None,
-) -> Result:
+) -> Evaluation:
     """Evaluate with trec_eval's conventions (every judged query counts; ``-c`` → complete)."""
     metrics = [item.metric for item in selected if item.metric is not None]
     return evaluate(
@@ -182,7 +183,7 @@ def evaluate_trec(
     )
 
 
-def format_lines(result: Result, selected: Sequence[Selected], *, per_query: bool) -> Iterable[str]:
+def format_lines(result: Evaluation, selected: Sequence[Selected], *, per_query: bool) -> Iterable[str]:
     """trec_eval's output lines: ``%-22s\\t%s\\t%6.4f`` (counts as integers), per topic first."""
     metric_lines = [item for item in selected if item.metric is not None]
     for (system,), summary in result.summary.partition_by("system", as_dict=True, maintain_order=True).items():

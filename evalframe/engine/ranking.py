@@ -9,7 +9,7 @@ The result carries ``rank`` as the 1-based position in that order, optionally cu
 ``max_depth`` items per query (trec_eval ``-M``), and is sorted by system, query and rank.
 
 :func:`judged_ranks` finds the same ranks for the judged items only, without sorting the
-run's strings (millions of rows): what :func:`~evalframe.evaluate.evaluate` needs when every
+run's strings (millions of rows): what the item-metric stage (:mod:`evalframe.engine.per_unit`) needs when every
 metric ignores unjudged items.
 """
 
@@ -24,13 +24,11 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe._sorting import sort_split_in_place
+from evalframe.data.units import QUERY_KEYS
 from evalframe.errors import ConfigError, InputError, Problem
 
 if TYPE_CHECKING:
     import numpy as np
-
-QUERY_KEYS = ["system", "query_id"]
-
 
 def rank_items(run: pl.DataFrame, *, max_depth: int | None = None, source: str = "run") -> pl.DataFrame:
     """Return ``run`` sorted by system, query and rank, with ``rank`` = 1-based position."""

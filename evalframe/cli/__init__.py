@@ -1,0 +1,71 @@
+"""The ``evalframe`` command line: one module per command, one place for errors and exit codes.
+
+Commands: ``run`` (a declarative pipeline), ``check-pipeline`` (validate a pipeline spec),
+``validate`` (a table contract check), ``trec`` (trec_eval-compatible evaluation) and
+``metrics`` (the registry). Every command exits with :class:`~evalframe.errors.ExitCode`:
+0 success, 1 a quality check or gate failed (outputs still written), 2 bad input or
+configuration (one message on stderr, nothing written), 3 an internal error (a short message
+and the path of the saved traceback, never a raw traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from importlib import import_module
+
+from evalframe.errors import EvalframeError, ExitCode
+
+#: Command name → module (each has ``add_parser(commands)`` and ``main(args) -> (text, exit code)``).
+COMMANDS = {
+    "run": "evalframe.cli.run",
+    "check-pipeline": "evalframe.cli.check_pipeline",
+    "validate": "evalframe.cli.validate",
+    "trec": "evalframe.cli.trec",
+    "metrics": "evalframe.cli.metrics",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evalframe",
+        description="Exact, fast, sliceable evaluation of retrieval, RAG and evidence-gating systems.",
+        epilog="exit status: 0 success, 1 a check or gate failed, 2 bad input or configuration, 3 internal error",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS.values():
+        import_module(module).add_parser(commands)
+    return parser
+
+
+def _save_traceback() -> str:
+    handle, path = tempfile.mkstemp(prefix="evalframe-traceback-", suffix=".txt")
+    with os.fdopen(handle, "w") as file:
+        file.write(traceback.format_exc())
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        output, status = import_module(COMMANDS[args.command]).main(args)
+    except EvalframeError as error:
+        print(f"evalframe: error: {error}", file=sys.stderr)
+        return int(error.exit_code)
+    except Exception as error:  # a bug, not bad input: say so briefly, keep the details
+        if os.environ.get("EVALFRAME_DEBUG"):
+            raise
+        print(f"evalframe: internal error: {type(error).__name__}: {error}\n"
+              f"  the traceback is in {_save_traceback()} (set EVALFRAME_DEBUG=1 to see it here)", file=sys.stderr)
+        return int(ExitCode.INTERNAL_ERROR)
+    if output:
+        print(output)
+    return int(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

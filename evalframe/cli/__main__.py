@@ -1,0 +1,5 @@
+import sys
+
+from evalframe.cli import main
+
+sys.exit(main())

@@ -1,0 +1,29 @@
+"""``evalframe metrics``: every registered metric with its level, unit, target and parameters."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalframe.errors import ExitCode
+
+
+def add_parser(commands) -> None:
+    commands.add_parser("metrics", help="list the registered metrics and their parameters")
+
+
+def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe.metrics.registry import available
+
+    lines = []
+    for spec in available():
+        example = {spec.at: 10 if spec.param(spec.at).kind is int else 0.1} if spec.at_required else {}
+        metric = spec.build(**example)
+        params = ", ".join(
+            f"{p.name}={p.default}" + (f" {{{'|'.join(map(str, p.choices))}}}" if p.choices else "")
+            for p in spec.params
+        )
+        aliases = f" (aliases: {', '.join(spec.aliases)})" if spec.aliases else ""
+        lines.append(f"{spec.name:<14} {metric.level.value:<6} {metric.unit:<6} {metric.target.value:<22} {spec.doc}{aliases}")
+        if params:
+            lines.append(f"{'':<14} params: {params}")
+    return "\n".join(lines), ExitCode.OK

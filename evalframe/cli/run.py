@@ -1,0 +1,30 @@
+"""``evalframe run PIPELINE [--input F] [--out D]``: run a pipeline and write its outputs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalframe.errors import ExitCode
+
+
+def add_parser(commands) -> None:
+    run = commands.add_parser(
+        "run",
+        help="run a declarative pipeline (e.g. pipelines/evidence_contract.yaml)",
+        description="Run PIPELINE (a YAML file or a bundled pipeline name) and write its outputs.",
+    )
+    run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
+    run.add_argument("--input", help="input file (default: the pipeline's input path)")
+    run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
+
+
+def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe.pipeline import load_pipeline
+
+    pipeline = load_pipeline(args.pipeline)
+    evaluation = pipeline.run(args.input)
+    out = Path(args.out) if args.out else Path("reports") / pipeline.name
+    evaluation.write(out, pipeline.outputs)
+    notes = "".join(f"\nnote: {note}" for note in evaluation.notes)
+    return f"{evaluation.overview()}\n{notes}\nwrote {out}/ ({', '.join(pipeline.outputs)})".replace("\n\n\n", "\n\n"), ExitCode.OK

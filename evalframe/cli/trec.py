@@ -1,0 +1,42 @@
+"""``evalframe trec QRELS RUN -m MEASURE ...``: trec_eval-compatible evaluation and output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evalframe.errors import ExitCode
+
+
+def add_parser(commands) -> None:
+    trec = commands.add_parser(
+        "trec",
+        help="trec_eval-compatible evaluation of a run against qrels",
+        description="Evaluate RUN against QRELS and print trec_eval's lines for the supported measures.",
+    )
+    trec.add_argument("qrels", help="qrels: TREC text (qid iter docno rel) or a .parquet/.csv judgments table")
+    trec.add_argument("run", help="run: TREC text (qid Q0 docno rank sim tag) or a .parquet/.csv ranking table")
+    trec.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
+                      help="measure, e.g. map, P.5,10, ndcg_cut.10, success.1,5, all_trec (repeatable; default: official)")
+    trec.add_argument("-q", dest="per_query", action="store_true", help="also print per-topic values")
+    trec.add_argument("-c", dest="complete", action="store_true",
+                      help="score judged topics missing from the run as 0 instead of failing")
+    trec.add_argument("-l", dest="level", type=int, default=1, metavar="LEVEL",
+                      help="relevance threshold: grades >= LEVEL are relevant (default 1)")
+    trec.add_argument("-M", dest="max_depth", type=int, default=None, metavar="N",
+                      help="use only the first N documents of each topic")
+
+
+def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe.compat.trec import evaluate_trec, format_lines, parse_measures
+    from evalframe.io import read_qrels, read_run
+
+    selected = parse_measures(args.measures or [])
+    qrels = read_qrels(args.qrels)
+    run = read_run(args.run)
+    result = evaluate_trec(
+        run, qrels, selected, relevance_threshold=args.level, complete=args.complete, max_depth=args.max_depth
+    )
+    for note in result.notes:
+        print(f"evalframe: note: {note}", file=sys.stderr)
+    return "\n".join(format_lines(result, selected, per_query=args.per_query)), ExitCode.OK

@@ -1,0 +1,54 @@
+"""``evalframe validate --schema NAME FILE``: check a file against a table contract (exit 0 or 2)."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalframe.errors import ExitCode
+
+
+def _per_query(path: str) -> str:
+    from evalframe.io.per_query import read_per_query
+
+    tables = read_per_query(path)
+    systems = tables.queries.get_column("system").n_unique()
+    return (f"{path}: ok: {tables.n_rows:,} rows, {tables.queries.height:,} queries in {systems} config(s), "
+            f"{tables.n_ranking_rows:,} ranked and {tables.judgments.height:,} gold sentences")
+
+
+def _ranking(path: str) -> str:
+    from evalframe.io import read_run
+
+    run = read_run(path)
+    return f"{path}: ok: {run.height:,} ranked items of {run.get_column('query_id').n_unique():,} queries"
+
+
+def _judgments(path: str) -> str:
+    from evalframe.io import read_qrels
+
+    qrels = read_qrels(path)
+    return f"{path}: ok: {qrels.height:,} judgments of {qrels.get_column('query_id').n_unique():,} queries"
+
+
+def _queries(path: str) -> str:
+    from evalframe.io import read_table
+
+    queries = read_table(path, "queries")
+    return f"{path}: ok: {queries.height:,} queries of {queries.get_column('system').n_unique()} system(s)"
+
+
+VALIDATORS = {"per_query": _per_query, "ranking": _ranking, "judgments": _judgments, "queries": _queries}
+
+
+def add_parser(commands) -> None:
+    validate = commands.add_parser(
+        "validate",
+        help="check a file against a table contract, without computing metrics",
+        description="Check FILE against the contract in schemas/<SCHEMA>.yaml; exit 0 when it conforms, 2 otherwise.",
+    )
+    validate.add_argument("--schema", required=True, choices=sorted(VALIDATORS), help="table contract")
+    validate.add_argument("file", help="file to check")
+
+
+def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    return VALIDATORS[args.schema](args.file), ExitCode.OK

@@ -1,0 +1,89 @@
+"""The long tables an evaluation reads (DESIGN §2): ``queries``, ``ranking`` and ``judgments``.
+
+- ``queries``: one row per (system, query_id) with slice keys, labels, probabilities, …;
+- ``ranking``: one row per ranked item, long (``system, query_id, doc_id`` and ``rank`` and/or
+  ``score``), or held as one list of item ids per query (``ranked_lists``: ``doc_id`` a list,
+  best first), whose long rows are built only for the queries a metric needs;
+- ``judgments``: one row per judged item (``query_id, doc_id, relevance``).
+
+When ``queries`` is not given (a TREC run and its qrels), the evaluated queries are every
+system of the ranking × every judged query, which the engine builds from the ranking's index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import polars as pl
+
+from evalframe.data.units import QUERY_KEYS, SYSTEM
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The three long tables (see the module docstring) and facts about where they came from.
+
+    ``queries`` is the set of evaluated (system, query) pairs (None: every system of the ranking ×
+    every judged query). ``notes`` say what the reader left out, never silently; ``n_rows`` is the
+    input's row count.
+    """
+
+    queries: pl.DataFrame | None
+    judgments: pl.DataFrame
+    ranking_rows: pl.DataFrame | None = None
+    ranked_lists: pl.DataFrame | None = None
+    n_rows: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @classmethod
+    def from_run(cls, run: pl.DataFrame, judgments: pl.DataFrame, queries: pl.DataFrame | None = None) -> Tables:
+        """Tables of a run and its judgments (``queries`` None: every system × every judged query)."""
+        return cls(queries=queries, judgments=judgments, ranking_rows=run, n_rows=run.height)
+
+    @cached_property
+    def ranking(self) -> pl.DataFrame:
+        """The long ranking table: one row per ranked item."""
+        if self.ranking_rows is not None:
+            return self.ranking_rows
+        return _explode(self.ranked_lists if self.ranked_lists is not None else _no_lists())
+
+    def ranking_of(self, pairs: pl.DataFrame) -> pl.DataFrame:
+        """Ranking rows covering the (system, query_id) ``pairs``: for ranked lists, only theirs;
+        a long ranking is returned whole (the ranking stage keeps the pairs it evaluates)."""
+        if self.ranking_rows is not None:
+            return self.ranking_rows
+        lists = self.ranked_lists if self.ranked_lists is not None else _no_lists()
+        return _explode(lists.join(pairs.select(QUERY_KEYS), on=QUERY_KEYS, how="semi"))
+
+    def ranked_pairs(self) -> pl.DataFrame:
+        """The (system, query_id) pairs the ranking lists, each once."""
+        if self.ranking_rows is not None:
+            return self.ranking_rows.select(QUERY_KEYS).unique()
+        lists = self.ranked_lists if self.ranked_lists is not None else _no_lists()
+        return lists.select(QUERY_KEYS).unique()
+
+    @property
+    def n_ranking_rows(self) -> int:
+        """Number of rows of :attr:`ranking`, without building it."""
+        if self.ranking_rows is not None:
+            return self.ranking_rows.height
+        if self.ranked_lists is None:
+            return 0
+        return int(self.ranked_lists.select(pl.col("doc_id").list.len().sum()).item())
+
+    @property
+    def has_ranking(self) -> bool:
+        return self.ranking_rows is not None or self.ranked_lists is not None
+
+
+def _no_lists() -> pl.DataFrame:
+    return pl.DataFrame(schema={SYSTEM: pl.String, "query_id": pl.String, "doc_id": pl.List(pl.String)})
+
+
+def _explode(ranked_lists: pl.DataFrame) -> pl.DataFrame:
+    return (
+        ranked_lists.with_columns(rank=pl.int_ranges(1, pl.col("doc_id").list.len() + 1, dtype=pl.Int64))
+        .explode("doc_id", "rank")
+        .drop_nulls("doc_id")
+    )

@@ -1,0 +1,220 @@
+"""Slice aggregation (DESIGN §3): per-unit values → one tidy summary, through mergeable partials.
+
+A grouping set is a name and the slice keys it groups by (``overall`` → none, ``fold`` →
+``[fold]``); ``system`` is always a key, so numbers never mix systems. For every (grouping set,
+key values, metric) the summary gives ``n`` (units with a value), ``n_skipped`` (units of the
+slice outside the metric's subset or with a null value), ``value``, ``std``, ``median``, ``p25``,
+``p75`` and ``note``.
+
+**Partials that merge.** A per-unit metric's slice is summarised from its *moments*:
+
+- ``n`` units with a value, ``w = Σ weight``, ``wx = Σ weight·value``, ``flagged`` (units its
+  note counts) — these add up;
+- ``m2 = Σ weight·(value − mean)²`` with ``mean = wx / w``; parts merge by the parallel-axis rule
+  (Chan et al.): ``m2 = Σ_i m2_i + Σ_i w_i (mean_i − mean)²``.
+
+Then ``value = wx / w`` (``wx`` for count metrics, whose ``summary`` is ``"sum"``) and
+``std = √(m2 / (w − 1))``: frequency weights, the sample standard deviation (ddof = 1) of the
+sample with each unit repeated ``weight`` times; null when ``w ≤ 1``. A set metric merges its
+own state (:func:`evalframe.metrics.base.merge_states`).
+
+**Quantiles** come from the per-unit values themselves (concatenated when parts merge):
+
+- when every weight of the slice is a whole number (always, without weights): the quantile of
+  the sample with each unit repeated ``weight`` times, interpolating linearly (numpy's default):
+  ``h = q·(W − 1)``, ``x(⌊h⌋) + (h − ⌊h⌋)·(x(⌈h⌉) − x(⌊h⌋))`` where ``x(j)`` is the value at
+  0-based position ``j`` of the repeated, sorted sample;
+- otherwise the weighted inverted CDF: the smallest value whose cumulative weight reaches
+  ``q·W`` (numpy's ``quantile(method="inverted_cdf", weights=…)``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+
+from evalframe.metrics.base import WEIGHT, Metric
+
+SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
+MOMENTS = ["n", "w", "wx", "m2", "flagged"]
+QUANTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
+NO_UNIT_IN_SUBSET = "no query in the subset"
+
+
+def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None) -> pl.Expr:
+    present = value.is_not_null()
+    w = (weight if weight is not None else pl.lit(1.0)).filter(present)
+    x = value.filter(present)
+    total = w.sum()
+    weighted_sum = (w * x).sum()
+    mean = weighted_sum / total
+    return pl.struct(
+        n=present.sum().cast(pl.Int64),
+        w=total.cast(pl.Float64),
+        wx=weighted_sum.cast(pl.Float64),
+        m2=pl.when(total > 0).then((w * (x - mean).pow(2)).sum()).otherwise(0.0).cast(pl.Float64),
+        flagged=(flag.fill_null(False).sum() if flag is not None else pl.lit(0)).cast(pl.Int64),
+    )
+
+
+def moments(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool) -> pl.DataFrame:
+    """Rows ``by, metric, n, w, wx, m2, flagged`` of per-unit values held one column per metric."""
+    names = [metric.name for metric in metrics]
+    weight = pl.col(WEIGHT) if weighted else None
+    flags = {name: pl.col(name + "__flag") for name in names if name + "__flag" in wide.columns}
+    aggregations = [_moments_of(pl.col(name), weight, flags.get(name)).alias(name) for name in names]
+    grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
+    return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_m").unnest("_m")
+
+
+def merge_moments(parts: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame:
+    """The moments of the union of disjoint parts (module docstring): counts and sums add, ``m2``
+    by the parallel-axis rule."""
+    stacked = pl.concat(parts, how="vertical_relaxed")
+    mean_of_part = pl.when(pl.col("w") > 0).then(pl.col("wx") / pl.col("w"))
+    merged_mean = pl.col("wx").sum() / pl.col("w").sum()
+    spread = (pl.col("w") * (mean_of_part - merged_mean).pow(2)).fill_null(0.0).sum()
+    return stacked.group_by(list(keys), maintain_order=True).agg(
+        n=pl.col("n").sum(),
+        w=pl.col("w").sum(),
+        wx=pl.col("wx").sum(),
+        m2=pl.col("m2").sum() + pl.when(pl.col("w").sum() > 0).then(spread).otherwise(0.0),
+        flagged=pl.col("flagged").sum(),
+    )
+
+
+def _weighted_quantile(value: pl.Expr, weight: pl.Expr, q: float) -> pl.Expr:
+    present = value.is_not_null()
+    x = value.filter(present)
+    w = weight.filter(present)
+    x_sorted = x.sort()
+    cumulative = w.sort_by(x).cum_sum()
+    total = w.sum()
+    # Whole weights: linear interpolation in the sample with each unit repeated `weight` times.
+    position = q * (total - 1)
+    lower, upper = position.floor(), position.ceil()
+    at_lower = x_sorted.filter(cumulative > lower).first()
+    at_upper = x_sorted.filter(cumulative > upper).first()
+    repeated = at_lower + (position - lower) * (at_upper - at_lower)
+    # Other weights: the weighted inverted CDF.
+    inverted_cdf = x_sorted.filter(cumulative >= q * total).first()
+    whole = (w == w.floor()).all()
+    return pl.when(total > 0).then(pl.when(whole).then(repeated).otherwise(inverted_cdf))
+
+
+def quantiles(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool) -> pl.DataFrame:
+    """Rows ``by, metric, median, p25, p75`` (module docstring for the rule with weights)."""
+    names = [metric.name for metric in metrics]
+
+    def stats(name: str) -> pl.Expr:
+        value = pl.col(name)
+        if weighted:
+            fields = {label: _weighted_quantile(value, pl.col(WEIGHT), q) for label, q in QUANTILES.items()}
+        else:
+            fields = {label: value.quantile(q, interpolation="linear") for label, q in QUANTILES.items()}
+        return pl.struct(**{label: expr.cast(pl.Float64) for label, expr in fields.items()}).alias(name)
+
+    aggregations = [stats(name) for name in names]
+    grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
+    return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_q").unnest("_q")
+
+
+def finalize_moments(merged: pl.DataFrame, summed: Sequence[str]) -> pl.DataFrame:
+    """``value`` and ``std`` from moments (module docstring); drops ``w``, ``wx``, ``m2``."""
+    is_sum = pl.col("metric").is_in(list(summed))
+    mean = pl.when(pl.col("w") > 0).then(pl.col("wx") / pl.col("w"))
+    return merged.with_columns(
+        value=pl.when(is_sum).then(pl.col("wx")).otherwise(mean),
+        std=pl.when(pl.col("w") > 1).then((pl.col("m2") / (pl.col("w") - 1)).sqrt()),
+    ).drop("w", "wx", "m2")
+
+
+def unit_summary(
+    sizes: pl.DataFrame,
+    merged_moments: pl.DataFrame,
+    quantile_rows: pl.DataFrame,
+    metrics: Sequence[Metric],
+    *,
+    by: Sequence[str],
+    notes: Mapping[str, str],
+) -> pl.DataFrame:
+    """Summary rows of per-unit metrics for one grouping set: every slice of ``sizes`` (its keys
+    and ``n_units``) × every metric, with the finalized moments and the quantiles.
+
+    ``notes`` gives each metric's note template (with ``{count}``) for its flagged units. A slice
+    without any value has ``n = 0`` and no value (a sum of nothing, 0, for count metrics).
+    """
+    summed = [metric.name for metric in metrics if metric.summary == "sum"]
+    names = pl.DataFrame({"metric": [metric.name for metric in metrics]}, schema={"metric": pl.String})
+    keys = [*by, "metric"]
+    finalized = finalize_moments(merged_moments, summed)
+    rows = (
+        sizes.join(names, how="cross")
+        .join(finalized, on=keys, how="left", nulls_equal=True)
+        .join(quantile_rows, on=keys, how="left", nulls_equal=True)
+    )
+    template = pl.col("metric").replace_strict(dict(notes), default=None, return_dtype=pl.String)
+    counted = pl.when((pl.col("flagged") > 0) & template.is_not_null()).then(
+        template.str.replace("{count}", pl.col("flagged").cast(pl.String), literal=True)
+    )
+    return rows.with_columns(
+        n=pl.col("n").fill_null(0),
+        value=pl.when(pl.col("metric").is_in(summed)).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
+    ).with_columns(
+        n_skipped=pl.col("n_units") - pl.col("n"),
+        note=pl.when(pl.col("n") == 0).then(pl.lit(NO_UNIT_IN_SUBSET)).otherwise(counted),
+    )
+
+
+def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str]) -> pl.DataFrame:
+    """Summary rows of set metrics for one grouping set: every slice of ``sizes`` × every metric
+    of ``values`` (``by, metric, n, value, note`` from the metrics' ``finalize``)."""
+    metrics = values.select(pl.col("metric").unique(maintain_order=True))
+    rows = sizes.join(metrics, how="cross").join(values, on=[*by, "metric"], how="left", nulls_equal=True)
+    return rows.with_columns(
+        n=pl.col("n").fill_null(0).cast(pl.Int64),
+        value=pl.col("value").cast(pl.Float64),
+        note=pl.col("note").fill_null(pl.when(pl.col("value").is_null()).then(pl.lit(NO_UNIT_IN_SUBSET))),
+    ).with_columns(n_skipped=pl.col("n_units") - pl.col("n"))
+
+
+def order_summary(
+    summary: pl.DataFrame, metric_names: Sequence[str], grouping_sets: Mapping[str, Sequence[str]], slice_keys: Sequence[str]
+) -> pl.DataFrame:
+    """Rows by grouping set (declared order), system, slice keys, metric (declared order)."""
+    metric_order = {name: i for i, name in enumerate(metric_names)}
+    grouping_order = {name: i for i, name in enumerate(grouping_sets)}
+    return (
+        summary.with_columns(
+            _g=pl.col("grouping").replace_strict(grouping_order, default=len(grouping_order)),
+            _m=pl.col("metric").replace_strict(metric_order, default=len(metric_order)),
+        )
+        .sort(["_g", "system", *slice_keys, "_m"], nulls_last=True)
+        .drop("_g", "_m")
+    )
+
+
+def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence[str]) -> pl.DataFrame:
+    """Rows ``grouping = across_folds``: per system and metric, mean and std (ddof=1) of fold values.
+
+    ``n`` is the number of folds with a value, ``n_skipped`` the folds without one;
+    ``median``, ``p25`` and ``p75`` are over the fold values too (each fold counts once).
+    """
+    folds = summary.filter(pl.col("grouping") == fold_grouping)
+    value = pl.col("value")
+    rows = folds.group_by("system", "metric", "unit", "subset", maintain_order=True).agg(
+        n=value.is_not_null().sum().cast(pl.Int64),
+        n_skipped=value.is_null().sum().cast(pl.Int64),
+        std=value.std(ddof=1),
+        median=value.median(),
+        p25=value.quantile(0.25, interpolation="linear"),
+        p75=value.quantile(0.75, interpolation="linear"),
+        value=value.mean(),
+    )
+    rows = rows.with_columns(
+        grouping=pl.lit("across_folds"),
+        note=pl.format("mean ± std of {} fold values", pl.col("n")),
+        *(pl.lit(None, dtype=summary.schema[k]).alias(k) for k in slice_keys),
+    )
+    return rows.select(summary.columns)

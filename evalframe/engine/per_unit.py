@@ -1,0 +1,215 @@
+"""Per-unit values (DESIGN §3): one row per unit of a metric group, one column per metric.
+
+A wide table per (metric group, unit) holds the unit's keys, the carried slice and trace keys,
+its weight (:data:`~evalframe.metrics.base.WEIGHT`) and for every metric ``<name>`` two
+companions: ``<name>__skip`` (why the value is null) and, for a metric with a note,
+``<name>__flag`` (whether the unit is one the note counts). Three sources feed it:
+
+- item metrics (query unit): the ranking stage's partials per query (:func:`item_partials`),
+  combined by each metric's ``value()``;
+- query metrics on the query unit: ``expr()`` row-wise over the queries table;
+- query metrics on a coarser unit: ``expr()`` as an aggregation over the unit's query rows, in
+  one group-by over the unit's keys.
+
+Policies (DESIGN §4), the same for every metric:
+
+- a unit outside the metric's own subset (``Metric.subset_where``, e.g. ``n_relevant > 0``)
+  keeps its row with a null value and the metric's ``outside_reason`` ("no relevant item");
+- a null value inside it keeps its row with the reason (``undefined (zero denominator)`` for
+  ranking ratios, the metric's ``skip_reason()`` otherwise);
+- ``empty="zero"`` computes every metric on every unit, its own subset or not, and scores a null
+  value 0, recording no reason (trec_eval's convention).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+from evalframe.data.tables import Tables
+from evalframe.data.units import QUERY_KEYS
+from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
+from evalframe.engine.ranking import (
+    JudgedRanking,
+    QueryIndex,
+    judge_items,
+    judged_ranks,
+    query_context,
+    rank_items,
+    running_sum_in_run,
+)
+
+EmptyPolicy = Literal["skip", "zero"]
+MissingPolicy = Literal["error", "zero"]
+
+UNDEFINED_RATIO = "undefined (zero denominator)"
+SKIP = "__skip"
+FLAG = "__flag"
+
+
+def item_partials(
+    tables: Tables,
+    universe: pl.DataFrame,
+    metrics: Sequence[ItemMetric],
+    *,
+    relevance_threshold: int = 1,
+    max_depth: int | None = None,
+    index: QueryIndex | None = None,
+) -> pl.DataFrame:
+    """One row per (system, query) of ``universe``: ``n_retrieved``, ``n_relevant``, every partial
+    and ideal partial of ``metrics`` (0 for a query without ranked or judged items).
+
+    When no metric reads unjudged items (``ItemMetric.reads_unjudged_items``), the partials see
+    only the judged items the ranking retrieved (:func:`~evalframe.engine.ranking.judged_ranks`,
+    which ranks them without sorting the run); otherwise every ranked item.
+    """
+    partials: dict[str, pl.Expr] = {}
+    ideal_partials: dict[str, pl.Expr] = {}
+    for metric in metrics:
+        partials.update(metric.partials())
+        ideal_partials.update(metric.ideal_partials())
+    pairs = universe.select(QUERY_KEYS)
+    run = tables.ranking_of(pairs)
+    judgments = tables.judgments
+    per_query = None
+    if tables.ranking_rows is not None and not any(metric.reads_unjudged_items for metric in metrics):
+        found = judged_ranks(run, judgments, pairs, index=index)
+        if found is not None:
+            per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
+    if per_query is None:
+        ranked = rank_items(run.join(pairs, on=QUERY_KEYS, how="semi"), max_depth=max_depth)
+        judged = judge_items(ranked, judgments, relevance_threshold=relevance_threshold)
+        judged = judged.with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over(QUERY_KEYS))
+        per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
+
+    context = query_context(judgments, ideal_partials, relevance_threshold=relevance_threshold)
+    table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
+    return table.with_columns(
+        pl.col(name).fill_null(pl.lit([], dtype=dtype) if isinstance(dtype, pl.List) else 0)
+        for name, dtype in table.schema.items()
+        if name in partials or name in ideal_partials or name in ("n_relevant", "n_retrieved")
+    )
+
+
+def _aggregate_judged(
+    found: JudgedRanking,
+    partials: dict[str, pl.Expr],
+    *,
+    max_depth: int | None,
+    relevance_threshold: int,
+) -> pl.DataFrame:
+    """The metric group-by of :func:`item_partials` over the judged items only.
+
+    The rows are each query's retrieved judged items in rank order, with their true ranks:
+    every partial sees what it would see on all the items, less the unjudged ones it ignores.
+    ``n_retrieved`` is counted from the run, not aggregated.
+    """
+    retrieved = pl.col("n_rows") if max_depth is None else pl.min_horizontal("n_rows", pl.lit(max_depth, dtype=pl.Int64))
+    pairs = found.pairs.with_columns(n_retrieved=retrieved)
+    judged = found.judged
+    if max_depth is not None:
+        judged = judged.filter(pl.col("rank") <= max_depth)
+    is_relevant = (pl.col("relevance") >= relevance_threshold).fill_null(False)
+    rows = judged.lazy().with_columns(is_relevant=is_relevant).with_columns(
+        relevant_at_rank=running_sum_in_run("is_relevant", "code")  # rows come by code, then rank
+    )
+    aggregated = rows.group_by("code").agg(**partials) if partials else rows.select("code").unique()
+    return (
+        pairs.lazy()
+        .join(aggregated, on="code", how="left")
+        .select(*QUERY_KEYS, pl.col("n_retrieved").cast(pl.Int64), *partials)
+        .collect(engine="in-memory")
+    )
+
+
+def _with_policies(metric: Metric, value: pl.Expr, undefined: pl.Expr, empty: EmptyPolicy) -> list[pl.Expr]:
+    """``<name>`` and ``<name>__skip`` of one metric after the subset and empty policies."""
+    value = value.cast(pl.Float64)
+    if empty == "zero":  # every unit is scored, its own subset or not (trec_eval)
+        return [value.fill_null(0.0).alias(metric.name), pl.lit(None, dtype=pl.String).alias(metric.name + SKIP)]
+    inside = pl.sql_expr(metric.subset_where).fill_null(False) if metric.subset_where else None
+    if inside is not None:
+        value = pl.when(inside).then(value)
+        reason = pl.when(value.is_null()).then(pl.when(inside).then(undefined).otherwise(pl.lit(metric.outside_reason)))
+    else:
+        reason = pl.when(value.is_null()).then(undefined)
+    return [value.alias(metric.name), reason.cast(pl.String).alias(metric.name + SKIP)]
+
+
+def _flag(metric: Metric) -> list[pl.Expr]:
+    note = metric.note() if isinstance(metric, QueryMetric) else None
+    return [] if note is None else [note[0].fill_null(False).alias(metric.name + FLAG)]
+
+
+def query_unit_values(
+    rows: pl.DataFrame,
+    metrics: Sequence[Metric],
+    *,
+    carry: Sequence[str],
+    items: pl.DataFrame | None,
+    empty: EmptyPolicy,
+) -> pl.DataFrame:
+    """Wide values of the query unit: one row per row of ``rows`` (in its order).
+
+    ``rows`` are the group's queries with :data:`WEIGHT`; ``items`` the item partials of its
+    item metrics (:func:`item_partials`), joined on the query keys.
+    """
+    frame = rows.lazy()
+    if items is not None:
+        frame = frame.join(items.lazy().drop("n_relevant", strict=False), on=QUERY_KEYS, how="left", maintain_order="left")
+    columns: list[pl.Expr] = []
+    for metric in metrics:
+        if isinstance(metric, ItemMetric):
+            columns += _with_policies(metric, metric.value(), pl.lit(UNDEFINED_RATIO), empty)
+        else:
+            columns += _with_policies(metric, metric.expr(), metric.skip_reason(), empty)
+        columns += _flag(metric)
+    # In memory: the streaming engine adds floats in an order that varies from run to run.
+    return frame.select(*carry, WEIGHT, *columns).collect(engine="in-memory")
+
+
+def coarse_unit_values(
+    rows: pl.DataFrame,
+    metrics: Sequence[QueryMetric],
+    *,
+    unit_keys: Sequence[str],
+    carry: Sequence[str],
+    empty: EmptyPolicy,
+) -> pl.DataFrame:
+    """Wide values of a coarser unit: ``expr()`` of each metric aggregated over the unit's rows.
+
+    ``carry`` holds the unit keys and the slice keys that apply to the unit (one value per unit).
+    Units come in order of first appearance in ``rows``.
+    """
+    keys = list(unit_keys)
+    aggregations: list[pl.Expr] = [pl.col(name).first() for name in carry if name not in keys]
+    aggregations.append(pl.col(WEIGHT).first())
+    names: list[str] = []
+    for metric in metrics:
+        if metric.subset_where is not None:
+            msg = f"metric `{metric.name}` of unit `{metric.unit}` declares its own subset; only query-unit metrics may"
+            raise TypeError(msg)
+        aggregations += [metric.expr().cast(pl.Float64).alias(metric.name), metric.skip_reason().alias(metric.name + SKIP)]
+        aggregations += _flag(metric)
+        names.append(metric.name)
+    grouped = rows.lazy().group_by(keys, maintain_order=True).agg(aggregations)
+    policies = []
+    for metric in metrics:
+        policies += _with_policies(metric, pl.col(metric.name), pl.col(metric.name + SKIP), empty)
+    return grouped.with_columns(policies).collect(engine="in-memory")
+
+
+def long_values(wide: pl.DataFrame, metrics: Sequence[Metric], keys: Sequence[str]) -> pl.DataFrame:
+    """``keys, metric, value, skip_reason`` from a wide table: metric after metric, each in the
+    wide table's row order."""
+    return pl.concat([
+        wide.select(
+            *keys,
+            pl.lit(metric.name).alias("metric"),
+            pl.col(metric.name).alias("value"),
+            pl.col(metric.name + SKIP).cast(pl.String).alias("skip_reason"),
+        )
+        for metric in metrics
+    ])

@@ -1,0 +1,192 @@
+"""Pipeline specs, validated strictly and as a whole before anything runs (DESIGN §7).
+
+A spec is a YAML file in ``pipelines/`` (or a mapping built in Python) in the format that
+``schemas/pipeline.yaml`` declares. :func:`check_spec` finds every problem at once, each naming
+its key path (``metrics[1].subest``) with a "did you mean":
+
+1. the structure, against the declarative format (:mod:`evalframe.pipeline.format`): unknown
+   keys at any depth, wrong types, values outside their allowed set, missing required keys;
+2. the meaning: unknown metrics or metric parameters, a metric group naming an unknown subset, a
+   subset condition that does not parse, a ``parameters:`` key that no metric reads, an
+   ``across_folds`` key without a slice of its own, a unit named ``query``;
+3. when the input is known, the columns: slices, weight, unit keys, subset conditions and
+   metrics must name columns the queries table has (checked by the engine, same messages).
+
+``parameters:`` reaches only the metrics that declare they read a parameter (``threshold`` for
+the confusion family), plus the engine's ``relevance_threshold``; a metric's cutoff comes only
+from its name, so ``mrr`` stays ``mrr`` whatever ``parameters:`` holds.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalframe.data.contracts import load_yaml
+from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
+from evalframe.engine.evaluation import MetricGroup, Plan
+from evalframe.errors import NO_VALUE, ConfigError, Problem
+from evalframe.metrics.registry import resolve, shared_parameters
+from evalframe.pipeline.format import check as check_format
+from evalframe.pipeline.format import load_format
+
+#: Input formats a pipeline reads.
+INPUT_FORMATS = ("per_query",)
+#: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
+DEFAULT_OUTPUTS = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
+#: Parameters of the engine itself (not of a metric) that ``parameters:`` may set.
+ENGINE_PARAMETERS = {"relevance_threshold": "items with relevance >= this grade are relevant (ranking metrics)"}
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Where the per-query data comes from and how its columns are named."""
+
+    path: str | None = None
+    format: str = "per_query"
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A validated pipeline: its plan for the engine, its input and its outputs."""
+
+    name: str
+    plan: Plan
+    input: InputSpec = InputSpec()
+    outputs: tuple[str, ...] = DEFAULT_OUTPUTS
+    description: str = ""
+    source: str | None = None
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> Pipeline:
+        path = Path(path)
+        try:
+            spec = load_yaml(path.read_text())
+        except (OSError, yaml.YAMLError) as error:
+            raise ConfigError(f"{path}: cannot read the pipeline: {error}") from None
+        return cls.from_mapping(spec, origin=str(path))
+
+    @classmethod
+    def from_mapping(cls, spec: Any, *, origin: str = "pipeline") -> Pipeline:
+        """Validate ``spec`` (every problem at once, :func:`check_spec`) and build the pipeline."""
+        problems = check_spec(spec)
+        if problems:
+            raise ConfigError.of(problems, source=origin)
+        return _build(spec, origin)
+
+    @property
+    def groups(self) -> tuple[MetricGroup, ...]:
+        return self.plan.groups
+
+    @property
+    def metrics(self) -> list:
+        return self.plan.metrics
+
+    @property
+    def slices(self) -> Mapping[str, tuple[str, ...]]:
+        return self.plan.slices
+
+    def run(self, input: Any = None):
+        """Run the pipeline on ``input`` (default: the pipeline's own input path)."""
+        from evalframe.pipeline.run import run_loaded
+
+        return run_loaded(self, input)
+
+
+def _near(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"; did you mean `{close[0]}`?" if close else f" (known: {', '.join(f'`{k}`' for k in known) or 'none'})"
+
+
+def check_spec(spec: Any) -> list[Problem]:
+    """Every problem of a pipeline spec (module docstring, steps 1 and 2); [] when it is valid."""
+    problems = check_format(spec, load_format("pipeline"))
+    if problems:
+        return problems  # the meaning of a malformed spec would only repeat its structure's problems
+    problems = []
+    parameters = dict(spec.get("parameters") or {})
+    readers = shared_parameters()
+    known_parameters = sorted({*readers, *ENGINE_PARAMETERS})
+    for key in parameters:
+        if key not in known_parameters:
+            problems.append(Problem(f"parameters.{key}", None, NO_VALUE,
+                                    f"no metric reads parameter `{key}`{_near(key, known_parameters)} "
+                                    "(a cutoff such as k belongs in the metric's name: `recall@10`)"))
+    relevance = parameters.get("relevance_threshold", 1)
+    if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance < 1:
+        problems.append(Problem("parameters.relevance_threshold", None, relevance, "must be a whole number >= 1"))
+    metric_parameters = {key: value for key, value in parameters.items() if key in readers}
+
+    subsets = dict(spec.get("subsets") or {})
+    for name, body in subsets.items():
+        try:
+            _subset(name, body).condition()
+        except ConfigError as error:
+            problems.append(Problem(f"subsets.{name}.where", None, (body or {}).get("where"), str(error)))
+    subset_names = sorted({ALL_QUERIES, *subsets})
+    for position, group in enumerate(spec.get("metrics") or []):
+        subset_name = group.get("subset", ALL_QUERIES)
+        if subset_name not in subset_names:
+            problems.append(Problem(f"metrics[{position}].subset", None, subset_name,
+                                    f"names an unknown subset{_near(subset_name, subset_names)}"))
+        for index, name in enumerate(group.get("names") or []):
+            try:
+                resolve(name, defaults=metric_parameters)
+            except ConfigError as error:
+                problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
+    if "query" in (spec.get("units") or {}):
+        problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
+    slices = spec.get("slices") or {"overall": []}
+    fold_key = spec.get("across_folds")
+    if fold_key is not None and [fold_key] not in [list(keys or []) for keys in slices.values()]:
+        problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
+    return problems
+
+
+def _subset(name: str, body: Mapping[str, Any] | None) -> Subset:
+    body = body or {}
+    return Subset(name, body.get("description", name), body.get("where"))
+
+
+def _build(spec: Mapping[str, Any], origin: str) -> Pipeline:
+    """The pipeline of a spec that :func:`check_spec` passed."""
+    parameters = dict(spec.get("parameters") or {})
+    relevance_threshold = parameters.pop("relevance_threshold", 1)
+    subsets = {name: _subset(name, body) for name, body in (spec.get("subsets") or {}).items()}
+    subsets.setdefault(ALL_QUERIES, EVERY_QUERY)
+    groups = tuple(
+        MetricGroup(
+            subsets[group.get("subset", ALL_QUERIES)],
+            tuple(dict.fromkeys(resolve(name, defaults=parameters) for name in group["names"])),
+        )
+        for group in spec["metrics"]
+    )
+    policies = spec.get("policies") or {}
+    name = spec.get("name") or Path(origin).stem
+    description = " ".join(str(spec.get("description", "")).split())
+    plan = Plan(
+        groups=groups,
+        slices={grouping: tuple(keys or ()) for grouping, keys in (spec.get("slices") or {"overall": []}).items()},
+        units={unit: tuple(keys) for unit, keys in (spec.get("units") or {}).items()},
+        weight=spec.get("weight"),
+        across_folds=spec.get("across_folds"),
+        relevance_threshold=relevance_threshold,
+        empty=policies.get("empty", "skip"),
+        missing=policies.get("missing", "error"),
+        parameters=parameters,
+        about={"name": name, "description": description, "source": origin},
+    )
+    return Pipeline(
+        name=name,
+        plan=plan,
+        input=InputSpec(**(spec.get("input") or {})),
+        outputs=tuple(spec.get("outputs") or DEFAULT_OUTPUTS),
+        description=description,
+        source=origin,
+    )
