@@ -85,8 +85,8 @@ TOOLS = {EVALFRAME: "evalframe", EVALFRAME_CLI: "cli", REFERENCE: "reference", R
 #: the tool still imports while it runs (e.g. pandera, which evalframe imports only when its
 #: screen finds a possible contract violation) counts as run time and is listed in ``late_imports``.
 PRELOAD = {
-    "evalframe": ["evalframe", "evalframe.pipeline", "evalframe.io.per_query", "evalframe.contracts",
-                  "evalframe.run_info", "evalframe.report.outputs", "evalframe.report.terminal"],
+    "evalframe": ["evalframe", "evalframe.pipeline", "evalframe.io.per_query", "evalframe.data.contracts",
+                  "evalframe.report.run_info", "evalframe.report.outputs", "evalframe.report.terminal"],
     "reference": ["pandas_reference", "pyarrow", "pyarrow.parquet", "pandas.io.parquet"],
 }
 
@@ -238,15 +238,14 @@ def profile_child(input_path: str, report: str) -> None:
     _preload("evalframe")
     from evalframe.metrics.base import ItemMetric
 
-    # import_module, not `import a.b as c`: evalframe's package exports a function `evaluate`
-    # that hides the submodule of the same name.
-    compute = import_module("evalframe.compute")
-    evaluate = import_module("evalframe.evaluate")
+    evaluation = import_module("evalframe.engine.evaluation")
+    per_unit = import_module("evalframe.engine.per_unit")
+    aggregate = import_module("evalframe.engine.aggregate")
+    ranking = import_module("evalframe.engine.ranking")
     per_query_io = import_module("evalframe.io.per_query")
-    pipeline_module = import_module("evalframe.pipeline")
-    ranking = import_module("evalframe.ranking")
+    pipeline_run = import_module("evalframe.pipeline.run")
     outputs = import_module("evalframe.report.outputs")
-    run_info = import_module("evalframe.run_info")
+    run_info = import_module("evalframe.report.run_info")
 
     totals: dict[str, float] = {}
     calls: dict[str, int] = {}
@@ -267,27 +266,28 @@ def profile_child(input_path: str, report: str) -> None:
 
     # (module whose global is looked up at call time, function name, label in the tree)
     stage_plan = [
-        (pipeline_module, "read_input", "read"),
+        (pipeline_run, "read_input", "read"),
         (per_query_io, "read_frame", "read/csv"),
         (per_query_io, "parse_list_columns", "read/parse_lists"),
         (per_query_io, "conform", "read/contract"),
         (per_query_io, "_check_no_repeated_ids", "read/check_repeated_ids"),
         (per_query_io, "_check_gold_agrees_across_configs", "read/check_gold_across_configs"),
         (per_query_io, "split_per_query", "read/split_tables"),
-        (pipeline_module, "compute_metrics", "metrics"),
-        (compute, "_per_query_values", "metrics/per_query_wide"),
-        (compute, "_explode_ranking", "metrics/per_query_wide/ranking_rows"),
-        (compute, "per_query_values", "metrics/per_query_wide/per_query_values"),
-        (evaluate, "rank_items", "metrics/per_query_wide/per_query_values/rank_items"),
-        (ranking, "_reject_tied_ranks", "metrics/per_query_wide/per_query_values/rank_items/reject_tied_ranks"),
-        (evaluate, "judge_items", "metrics/per_query_wide/per_query_values/judge_items"),
-        (compute, "summarize_wide", "metrics/summarize_wide"),
-        (compute, "_set_metric_plan", "metrics/set_metric_plans (built, lazy)"),
-        (compute.pl, "collect_all", "metrics/set_metrics (collect_all)"),
-        (compute, "_skip_counts", "metrics/skip_counts"),
-        (compute, "_order_summary", "metrics/order_summary"),
-        (pipeline_module, "across_folds", "across_folds"),
-        (pipeline_module, "sha256_of", "sha256 (in a background thread)"),
+        (pipeline_run, "run", "metrics"),
+        (evaluation, "compute_partials", "metrics/partials"),
+        (evaluation, "prepare", "metrics/partials/validate_and_derive"),
+        (evaluation, "item_partials", "metrics/partials/item_partials"),
+        (per_unit, "rank_items", "metrics/partials/item_partials/rank_items"),
+        (ranking, "_reject_tied_ranks", "metrics/partials/item_partials/rank_items/reject_tied_ranks"),
+        (per_unit, "judge_items", "metrics/partials/item_partials/judge_items"),
+        (evaluation, "query_unit_values", "metrics/partials/query_unit_values"),
+        (evaluation, "coarse_unit_values", "metrics/partials/coarse_unit_values"),
+        (aggregate, "moments", "metrics/partials/moments"),
+        (evaluation.pl, "collect_all", "metrics/partials/set_metric_states (collect_all)"),
+        (evaluation, "finalize", "metrics/finalize"),
+        (aggregate, "quantiles", "metrics/finalize/quantiles"),
+        (aggregate, "across_folds", "metrics/finalize/across_folds"),
+        (pipeline_run, "sha256_of", "sha256 (in a background thread)"),
         (run_info, "describe_run", "run_json"),
         (outputs, "write_outputs", "write"),
         (outputs, "render_markdown", "write/summary_md"),
@@ -296,7 +296,7 @@ def profile_child(input_path: str, report: str) -> None:
         timed(module, name, label)
 
     started = time.perf_counter()
-    result = pipeline_module.load_pipeline(str(PIPELINE)).run(input_path)
+    result = pipeline_run.load_pipeline(str(PIPELINE)).run(input_path)
     run_seconds = time.perf_counter() - started
     out_dir = Path(tempfile.mkdtemp(prefix="bench_pipeline_profile_"))
     try:
@@ -308,22 +308,21 @@ def profile_child(input_path: str, report: str) -> None:
 
     # per_query_values per metric family, on the pipeline's own tables (wrappers removed).
     families: dict[str, list] = {}
-    item_group = next(g for g in result.pipeline.groups if any(isinstance(m, ItemMetric) for m in g.metrics))
+    item_group = next(g for g in result.plan.groups if any(isinstance(m, ItemMetric) for m in g.metrics))
     item_metrics = [m for m in item_group.metrics if isinstance(m, ItemMetric)]
     for metric in item_metrics:
         families.setdefault(metric.name.split("@")[0], []).append(metric)
     tables = result.tables
-    every_query = tables.queries.select("system", "query_id")
-    in_subset = tables.queries.filter(item_group.subset.condition()).select("system", "query_id")
+    every_query = result.queries.select("system", "query_id")
+    in_subset = result.queries.filter(item_group.subset.condition()).select("system", "query_id")
     stages, stage_calls = dict(totals), dict(calls)
     per_family = {}
     plan = [("all, on every query", item_metrics, every_query),
-            ("all, on the subset's queries only (as compute_metrics calls it)", item_metrics, in_subset)]
+            ("all, on the subset's queries only (as the engine calls it)", item_metrics, in_subset)]
     plan += [(f"{family}, subset only", metrics, in_subset) for family, metrics in families.items()]
     for family, metrics, universe in plan:
         started = time.perf_counter()
-        # The ranking rows of the universe's queries only, as compute_metrics passes them.
-        evaluate.per_query_values(tables.ranking_of(universe), tables.judgments, universe, metrics)
+        per_unit.item_partials(tables, universe, metrics)
         per_family[family] = time.perf_counter() - started
     Path(report).write_text(json.dumps({
         "run_s": run_seconds, "write_s": write_seconds, "calls": stage_calls,
@@ -502,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or EVALFRAME not in [label for label, short in TOOLS.items() if short in wanted]:
         parser.error(f"--tools takes a subset of {sorted(TOOLS.values())} that includes evalframe")
     labels = [label for label, short in TOOLS.items() if short in wanted]
-    from evalframe.run_info import sha256_of  # the input's hash, as run.json records it
+    from evalframe.report.run_info import sha256_of  # the input's hash, as run.json records it
 
     results: dict[str, dict] = {}
     load_before = os.getloadavg()

@@ -174,18 +174,26 @@ class Partials:
 
         by = {grouping: [SYSTEM, *keys] for grouping, keys in self.plan.slices.items()}
         set_metrics = {(g, m.state_id): m for g, group in enumerate(self.plan.groups) for m in group.metrics if isinstance(m, SetMetric)}
+        # A slice groups the units of the whole only if it groups those of every part.
+        applies = {key: all(p.applies[key] for p in parts) for key in self.applies}
         return replace(
             self,
             queries=pl.concat([p.queries for p in parts], how="vertical_relaxed"),
-            sizes={key: added([p.sizes[key] for p in parts], by[key[1]]) for key in self.sizes},
+            applies=applies,
+            sizes={
+                key: added([p.sizes[key] for p in parts], by[key[1]]) for key in self.sizes if applies[key]
+            },
             values={key: pl.concat([p.values[key] for p in parts], how="vertical_relaxed") for key in self.values},
             moments={
-                key: aggregate.merge_moments([p.moments[key] for p in parts], [*by[key[2]], "metric"]) for key in self.moments
+                key: aggregate.merge_moments([p.moments[key] for p in parts], [*by[key[2]], "metric"])
+                for key in self.moments
+                if applies[key[1:]]
             },
             states={
                 key: merge_states([p.states[key].lazy() for p in parts], by[key[1]], set_metrics[(key[0], key[2])].state_keys)
                 .collect(engine="in-memory")
                 for key in self.states
+                if applies[(set_metrics[(key[0], key[2])].unit, key[1])]
             },
             inside={key: added([p.inside[key] for p in parts], [SYSTEM]) for key in self.inside},
             notes=tuple(dict.fromkeys(note for p in parts for note in p.notes)),

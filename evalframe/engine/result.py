@@ -54,7 +54,8 @@ class Evaluation:
         rows = self.per_unit_values.filter(pl.col("unit") == unit)
         keys = [c for c in self.per_unit_values.columns if c not in ("metric", "value", "skip_reason", "unit", "subset")]
         keys = [c for c in keys if rows.get_column(c).null_count() < rows.height or c in self.units.key_columns(unit)]
-        extra = ["subset"] if rows.get_column("subset").n_unique() > 1 else []
+        several = rows.group_by("metric").agg(pl.col("subset").n_unique() > 1).get_column("subset").any()
+        extra = ["subset"] if several else []
         return rows.select(*keys, "metric", *extra, "value", "skip_reason")
 
     @cached_property

@@ -1,5 +1,0 @@
-"""TEMPORARY placeholder until the declarative format validator lands."""
-def load_format(name="pipeline"):
-    return None
-def check(spec, schema):
-    return []
