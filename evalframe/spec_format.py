@@ -54,7 +54,7 @@ ouptuts: unknown key; did you mean `outputs`?
 >>> check({"version": 1, "outputs": ["run.json"]}, schema)
 []
 >>> [problem.render() for problem in check({"version": 2, "outputs": 7}, schema)]
-['version: unsupported version; this evalframe reads version 1; nothing else was checked (value: 2)']
+['version: unsupported document version; this evalframe reads version 1; nothing else was checked (value: 2)']
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 from typing import Any
+
+import yaml
 
 from evalframe._resources import bundled_dir
 from evalframe.contracts import load_yaml
@@ -103,6 +105,8 @@ _MANY = {
     "float": "floats", "number": "numbers", "bool": "booleans",
     "scalar": "scalars (strings, numbers or booleans)",
 }
+#: What YAML 1.1 (PyYAML) reads as a boolean when unquoted, in any of three cases.
+_BOOL_SPELLINGS = {True: ("yes", "on", "true"), False: ("no", "off", "false")}
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _EXPONENT_WITHOUT_DOT = re.compile(r"[-+]?\d+[eE][-+]?\d+")
@@ -118,17 +122,21 @@ class Format:
     path: str | None = None
 
 
-@cache
 def load_format(name: str = "pipeline") -> Format:
     """Load the bundled format ``schemas/<name>.yaml`` (once per process).
 
     The file is checked against the node vocabulary first; a broken format file is a bug in
     evalframe, not in the user's configuration, so it raises :class:`RuntimeError` naming it.
     """
+    return _load_format(name)
+
+
+@cache  # keyed on the name alone: load_format() and load_format("pipeline") share one entry
+def _load_format(name: str) -> Format:
     path = bundled_dir("schemas") / f"{name}.yaml"
     try:
         raw = load_yaml(path.read_text())
-    except Exception as error:  # OSError, yaml.YAMLError: either way our file is unusable
+    except (OSError, UnicodeError, yaml.YAMLError) as error:
         msg = f"{path}: cannot read the `{name}` format: {error}"
         raise RuntimeError(msg) from error
     errors = _format_file_errors(raw, name)
@@ -160,7 +168,7 @@ def check(spec: Any, schema: Format | Mapping[str, Any]) -> list[Problem]:
             msg += " (is the file empty?)"
         return [Problem(None, None, NO_VALUE if spec is None else spec, msg)]
     if root["type"] == "mapping" and "version" in root.get("keys", {}):
-        version_problem = _check_version(spec, root["keys"]["version"])
+        version_problem = _check_version(spec, root["keys"]["version"], name)
         if version_problem is not None:
             return [version_problem]
         return _check_node(spec, root, "", skip=("version",))
@@ -170,7 +178,7 @@ def check(spec: Any, schema: Format | Mapping[str, Any]) -> list[Problem]:
 # --- walking a document ----------------------------------------------------------------------
 
 
-def _check_version(spec: Mapping[str, Any], node: Mapping[str, Any]) -> Problem | None:
+def _check_version(spec: Mapping[str, Any], node: Mapping[str, Any], name: str | None) -> Problem | None:
     """The problem with the document's ``version``, if any; its message says nothing else was checked."""
     allowed = node.get("allowed")
     reads = f"this evalframe reads version {_or_list(allowed)}" if allowed else None
@@ -184,7 +192,7 @@ def _check_version(spec: Mapping[str, Any], node: Mapping[str, Any]) -> Problem 
     if type_problems:
         return Problem("version", None, value, f"{type_problems[0].message}; nothing else was checked")
     if allowed is not None and not _is_allowed(value, allowed):
-        return Problem("version", None, value, f"unsupported version; {reads}; nothing else was checked")
+        return Problem("version", None, value, f"unsupported {name or 'document'} version; {reads}; nothing else was checked")
     return None
 
 
@@ -322,7 +330,7 @@ def _found(value: Any) -> str:
         return "a date"
     if isinstance(value, bytes):
         return "binary data"
-    return f"a {type(value).__name__}"
+    return f"a value of type `{type(value).__name__}`"
 
 
 def _unknown_key_message(key: Any, known: Mapping[str, Any]) -> str:
@@ -330,6 +338,9 @@ def _unknown_key_message(key: Any, known: Mapping[str, Any]) -> str:
     if key is None or isinstance(key, (bool, dt.date)):
         msg += f"; {_quote_hint(key, 'key')}"
     close = _closest(_text(key), list(known))
+    if isinstance(key, bool):
+        # `on:` written for a key named `on` arrives as True.
+        close = next((word for word in known if word.lower() in _BOOL_SPELLINGS[key]), close)
     if close is not None:
         return f"{msg}; did you mean `{close}`?"
     if not known:
