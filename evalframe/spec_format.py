@@ -108,6 +108,7 @@ _MANY = {
 #: What YAML 1.1 (PyYAML) reads as a boolean when unquoted, in any of three cases.
 _BOOL_SPELLINGS = {True: ("yes", "on", "true"), False: ("no", "off", "false")}
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_INT_TEXT = re.compile(r"[-+]?\d+")
 _NUMBER_TEXT = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
 _EXPONENT_WITHOUT_DOT = re.compile(r"[-+]?\d+[eE][-+]?\d+")
 
@@ -277,7 +278,9 @@ def _type_hint(value: Any, node: Mapping[str, Any]) -> str | None:
         return _quote_hint(value, "value")
     if isinstance(value, int) and kind == "float":
         return f"write `{value}.0` for a float"
-    if isinstance(value, str) and kind in ("int", "float", "number") and _NUMBER_TEXT.fullmatch(value.strip()):
+    if isinstance(value, str) and kind == "int" and _INT_TEXT.fullmatch(value.strip()):
+        return "remove the quotes"
+    if isinstance(value, str) and kind in ("float", "number") and _NUMBER_TEXT.fullmatch(value.strip()):
         if _EXPONENT_WITHOUT_DOT.fullmatch(value.strip()):
             mantissa, exponent = re.split("[eE]", value.strip())
             return f"YAML reads `{value}` as text; write `{mantissa}.0e{exponent}`"

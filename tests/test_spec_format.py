@@ -281,6 +281,10 @@ def test_nested_expectations_are_worded():
         ("key: 1e-3", {"type": "number"},
          "key: expected a number, found a string; YAML reads `1e-3` as text; write `1.0e-3` (value: '1e-3')"),
         ("key: '0.5'", {"type": "float"}, "key: expected a float, found a string; remove the quotes (value: '0.5')"),
+        ("key: '3'", {"type": "int"}, "key: expected an integer, found a string; remove the quotes (value: '3')"),
+        # Removing the quotes would not give an integer: no hint.
+        ("key: '0.5'", {"type": "int"}, "key: expected an integer, found a string (value: '0.5')"),
+        ("key: 1e3", {"type": "int"}, "key: expected an integer, found a string (value: '1e3')"),
         ("key: 1", {"type": "float"}, "key: expected a float, found an integer; write `1.0` for a float (value: 1)"),
         ("key: 2024-01-01", {"type": "scalar"},
          "key: expected a scalar (string, number or boolean), found a date; YAML reads an unquoted date as a date; "
