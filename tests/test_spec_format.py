@@ -1,4 +1,4 @@
-"""The pipeline format (schemas/pipeline.yaml) and its checker (evalframe.spec_format)."""
+"""The pipeline format (schemas/pipeline.yaml) and its checker (evalframe.pipeline.format)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalframe import spec_format
-from evalframe.contracts import load_yaml
+from evalframe.pipeline import format as spec_format
+from evalframe.data.contracts import load_yaml
 from evalframe.errors import NO_VALUE, Problem
-from evalframe.spec_format import FILE_WORDS, NODE_WORDS, TYPES, Format, check, load_format
+from evalframe.pipeline.format import FILE_WORDS, NODE_WORDS, TYPES, Format, check, load_format
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PIPELINE_FORMAT = REPO_ROOT / "schemas" / "pipeline.yaml"
@@ -133,11 +133,11 @@ def test_key_paths_quote_names_that_are_not_plain_words():
 
 def test_unknown_key_hints():
     spec = {**evidence_spec(), "Slices": {}, "across-folds": "fold", "policies": {"missng": "zero"}}
-    assert rendered(spec) == [
+    assert sorted(rendered(spec)) == sorted([
         "Slices: unknown key; did you mean `slices`?",
         "across-folds: unknown key; did you mean `across_folds`?",
         "policies.missng: unknown key; did you mean `missing`?",
-    ]
+    ])
     # Nothing close: the known keys of that mapping, in the format's order.
     assert rendered({**evidence_spec(), "policies": {"zzz": 1}}) == [
         "policies.zzz: unknown key; known keys: `empty`, `missing`"

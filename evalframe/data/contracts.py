@@ -158,10 +158,11 @@ def load_yaml(text: str) -> Any:
 def load_contract(table: str) -> Contract:
     """Load the bundled contract of ``table`` (``ranking``, ``judgments``, ``queries``, ...)."""
     path = bundled_dir("schemas") / f"{table}.yaml"
-    if not path.is_file():
+    spec = load_yaml(path.read_text()) if path.is_file() else None
+    if not isinstance(spec, Mapping) or "table" not in spec:  # e.g. schemas/pipeline.yaml is a format
         msg = f"no table contract named `{table}` in {path.parent}"
         raise ConfigError(msg)
-    return Contract.from_mapping(load_yaml(path.read_text()), origin=str(path))
+    return Contract.from_mapping(spec, origin=str(path))
 
 
 # --- applying a contract ---------------------------------------------------------------------

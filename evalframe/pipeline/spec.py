@@ -104,47 +104,63 @@ def _near(name: str, known: list[str]) -> str:
     return f"; did you mean `{close[0]}`?" if close else f" (known: {', '.join(f'`{k}`' for k in known) or 'none'})"
 
 
+def _mapping(value: Any) -> dict:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list:
+    return list(value) if isinstance(value, list) else []
+
+
 def check_spec(spec: Any) -> list[Problem]:
-    """Every problem of a pipeline spec (module docstring, steps 1 and 2); [] when it is valid."""
+    """Every problem of a pipeline spec (module docstring, steps 1 and 2); [] when it is valid.
+
+    The meaning is checked wherever the structure allows (a malformed part is reported once,
+    by the structure check), so one pass reports both kinds.
+    """
     problems = check_format(spec, load_format("pipeline"))
-    if problems:
-        return problems  # the meaning of a malformed spec would only repeat its structure's problems
-    problems = []
-    parameters = dict(spec.get("parameters") or {})
+    if not isinstance(spec, Mapping) or any(p.location == "version" or p.location is None for p in problems):
+        return problems  # not a pipeline of this version: its meaning cannot be read
+    parameters = _mapping(spec.get("parameters"))
     readers = shared_parameters()
     known_parameters = sorted({*readers, *ENGINE_PARAMETERS})
     for key in parameters:
         if key not in known_parameters:
             problems.append(Problem(f"parameters.{key}", None, NO_VALUE,
-                                    f"no metric reads parameter `{key}`{_near(key, known_parameters)} "
+                                    f"no metric reads parameter `{key}`{_near(str(key), known_parameters)} "
                                     "(a cutoff such as k belongs in the metric's name: `recall@10`)"))
     relevance = parameters.get("relevance_threshold", 1)
     if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance < 1:
         problems.append(Problem("parameters.relevance_threshold", None, relevance, "must be a whole number >= 1"))
     metric_parameters = {key: value for key, value in parameters.items() if key in readers}
 
-    subsets = dict(spec.get("subsets") or {})
+    subsets = _mapping(spec.get("subsets"))
     for name, body in subsets.items():
-        try:
-            _subset(name, body).condition()
-        except ConfigError as error:
-            problems.append(Problem(f"subsets.{name}.where", None, (body or {}).get("where"), str(error)))
+        where = _mapping(body).get("where")
+        if isinstance(where, str):
+            try:
+                _subset(name, _mapping(body)).condition()
+            except ConfigError as error:
+                problems.append(Problem(f"subsets.{name}.where", None, where, str(error)))
     subset_names = sorted({ALL_QUERIES, *subsets})
-    for position, group in enumerate(spec.get("metrics") or []):
+    for position, group in enumerate(_list(spec.get("metrics"))):
+        group = _mapping(group)
         subset_name = group.get("subset", ALL_QUERIES)
-        if subset_name not in subset_names:
+        if isinstance(subset_name, str) and subset_name not in subset_names:
             problems.append(Problem(f"metrics[{position}].subset", None, subset_name,
                                     f"names an unknown subset{_near(subset_name, subset_names)}"))
-        for index, name in enumerate(group.get("names") or []):
+        for index, name in enumerate(_list(group.get("names"))):
+            if not isinstance(name, str):
+                continue
             try:
                 resolve(name, defaults=metric_parameters)
             except ConfigError as error:
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
-    if "query" in (spec.get("units") or {}):
+    if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
-    slices = spec.get("slices") or {"overall": []}
+    slices = _mapping(spec.get("slices")) or {"overall": []}
     fold_key = spec.get("across_folds")
-    if fold_key is not None and [fold_key] not in [list(keys or []) for keys in slices.values()]:
+    if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
         problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
     return problems
 

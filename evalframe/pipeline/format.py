@@ -72,7 +72,7 @@ from typing import Any
 import yaml
 
 from evalframe._resources import bundled_dir
-from evalframe.contracts import load_yaml
+from evalframe.data.contracts import load_yaml
 from evalframe.errors import NO_VALUE, Problem
 
 #: Node types and the test a value of each passes. ``bool`` is a subclass of ``int`` in

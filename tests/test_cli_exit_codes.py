@@ -1,0 +1,44 @@
+"""Exit codes (README): 0 success, 1 a check or gate failed, 2 bad input or configuration,
+3 an internal error with a short message and the saved traceback, never a raw traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from evalframe.cli import main
+from evalframe.errors import ExitCode
+
+
+def test_exit_code_values():
+    assert [int(code) for code in ExitCode] == [0, 1, 2, 3]
+
+
+def test_internal_error_exits_3_with_a_saved_traceback(monkeypatch, capsys):
+    import evalframe.cli.metrics as command
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(command, "main", broken)
+    monkeypatch.delenv("EVALFRAME_DEBUG", raising=False)
+    assert main(["metrics"]) == 3
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: a bug" in err and "Traceback" not in err
+    saved = Path(re.search(r"the traceback is in (\S+)", err).group(1))
+    try:
+        assert "Traceback" in saved.read_text() and "a bug" in saved.read_text()
+    finally:
+        saved.unlink()
+
+
+def test_bad_configuration_exits_2(capsys):
+    assert main(["run", "no_such_pipeline"]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["metrics"], ["check-pipeline", "evidence_contract"]])
+def test_success_exits_0(command, capsys):
+    assert main(command) == 0
