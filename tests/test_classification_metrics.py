@@ -26,7 +26,7 @@ from sklearn.metrics import (
 )
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import Level, TargetCategory
+from evalframe.metrics.base import Level, TargetCategory, merge_states, with_unit_weights
 from evalframe.metrics.classification import (
     AUPRC,
     AUROC,
@@ -43,7 +43,6 @@ from evalframe.metrics.classification import (
     Sensitivity,
     Specificity,
     TPRAtFPR,
-    compute_slice_metrics,
 )
 from evalframe.metrics.registry import resolve
 from evalframe.metrics.retrieval_basic import PrecisionAtK
@@ -417,15 +416,25 @@ def test_confusion_metrics_are_registered_under_their_keys():
         assert type(resolve(metric_type.key)) is metric_type
 
 
-def test_metrics_computed_together_equal_each_alone():
-    """compute_slice_metrics shares group-bys and partials; the same metric at two thresholds
-    (partials with one name, two definitions) must still get its own values."""
+def test_metrics_sharing_a_state_id_finalize_one_state_to_their_own_values():
+    """The engine computes one state per ``state_id`` and finalizes every metric from it; the same
+    metric at two thresholds (or two ECE bin counts) must not share."""
     metrics = [AUROC(), F1Score(0.5), TPRAtFPR(0.05), F1Score(0.3), AUPRC(), TPRAtFPR(0.1), Sensitivity(0.3),
                MatthewsCorrelation()]
-    together = compute_slice_metrics(metrics, QUERIES.lazy(), ["fold"]).collect()
-    assert together.columns == ["fold", "metric", "n", "value", "note"]
-    assert together.height == len(metrics) * QUERIES["fold"].n_unique()
+    groups: dict[object, list] = {}
     for metric in metrics:
-        alone = metric.compute(QUERIES.lazy(), ["fold"]).collect().sort("fold")
-        mine = together.filter(pl.col("metric") == metric.name).drop("metric").sort("fold")
-        assert mine.equals(alone), metric.name
+        groups.setdefault(metric.state_id, []).append(metric)
+    assert list(groups) == [("roc_points",), ("confusion", 0.5), ("confusion", 0.3)]
+    assert {metric.state_keys for metric in groups[("roc_points",)]} == {("prob",)}
+    rows = with_unit_weights(QUERIES.lazy())
+    for members in groups.values():
+        state = members[0].state(rows, ["fold"]).collect().lazy()
+        for metric in members:
+            shared = metric.finalize(state, ["fold"]).collect()
+            alone = metric.compute(QUERIES.lazy(), ["fold"]).collect()
+            assert shared.equals(alone), metric.name
+            assert shared.height == QUERIES["fold"].n_unique()
+    # A merged state of the folds' states is the state of the whole table.
+    parts = [AUROC().state(rows.filter(pl.col("fold") == fold), ["fold"]) for fold in QUERIES["fold"].unique()]
+    merged = merge_states(parts, ["fold"], AUROC().state_keys)
+    assert AUROC().finalize(merged, ["fold"]).collect().equals(AUROC().compute(QUERIES.lazy(), ["fold"]).collect())
