@@ -16,7 +16,7 @@ from sklearn.metrics import brier_score_loss
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Level, TargetCategory
 from evalframe.metrics.calibration import Brier, ExpectedCalibrationError
-from evalframe.metrics.classification import NO_SCORED_QUERY
+from evalframe.metrics.classification import NO_SCORED_QUERY, NO_WEIGHT
 from evalframe.metrics.registry import resolve
 
 TOLERANCE = 1e-12
@@ -207,3 +207,65 @@ def test_bins_must_be_a_whole_number():
         ExpectedCalibrationError(bins=True)
     with pytest.raises(ConfigError):
         ExpectedCalibrationError(bins=2.0)
+
+
+# --- weights ---------------------------------------------------------------------------------
+
+
+def reference_weighted_ece(labels, probs, weights, bins: int) -> float:
+    """Weighted ECE from its definition in plain NumPy: Σ_b |Σ_b w·prob − Σ_b w·label| / Σ w."""
+    labels, probs, weights = (np.asarray(x, dtype=float) for x in (labels, probs, weights))
+    gaps = 0.0
+    for b in range(bins):
+        lower, upper = b / bins, (b + 1) / bins
+        members = (probs >= lower) & ((probs < upper) | ((b == bins - 1) & (probs <= 1.0)))
+        gaps += abs(np.sum(weights[members] * probs[members]) - np.sum(weights[members] * labels[members]))
+    return gaps / np.sum(weights)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    data=st.data(),
+    n_folds=st.integers(1, 3),
+    bins=st.integers(1, 20),
+)
+def test_weighted_ece_matches_the_reference_per_fold(data, n_folds, bins):
+    probs = st.one_of(st.sampled_from(EDGE_PROBS), st.floats(0.0, 1.0))
+    weights = st.one_of(st.integers(0, 5).map(float), st.floats(0.001, 100.0))
+    rows = data.draw(st.lists(st.tuples(st.integers(0, n_folds - 1), st.integers(0, 1), probs, weights),
+                              min_size=1, max_size=50))
+    queries = pl.LazyFrame(rows, schema={"fold": pl.Int64, "label": pl.Int64, "prob": pl.Float64,
+                                         "_weight": pl.Float64}, orient="row")
+    result = ExpectedCalibrationError(bins=bins).compute(queries, ["fold"]).collect()
+    assert sorted(result["fold"]) == sorted({fold for fold, *_ in rows})
+    for fold, n, value, note in result.iter_rows():
+        mine = [row for row in rows if row[0] == fold]
+        labels, probs_, weights_ = ([row[i] for row in mine] for i in (1, 2, 3))
+        assert n == len(mine)  # rows, not weight
+        if sum(weights_) == 0:
+            assert (value, note) == (None, NO_WEIGHT)
+        else:
+            assert note is None
+            expected = reference_weighted_ece(labels, probs_, weights_, bins)
+            assert value == pytest.approx(expected, abs=TOLERANCE, rel=0)
+
+
+def test_weighted_ece_hand_computed():
+    # Two bins: [0.2 (w 3), 0.4 (w 1)] with labels [0, 1]: |0.6 + 0.4 − 1| = 0; [0.9 (w 2)] with
+    # label 0: |1.8 − 0| = 1.8. ECE = 1.8 / 6 = 0.3.
+    queries = pl.LazyFrame({"label": [0, 1, 0], "prob": [0.2, 0.4, 0.9], "_weight": [3.0, 1.0, 2.0]})
+    assert ExpectedCalibrationError(bins=2).compute(queries, []).collect().row(0) == (3, pytest.approx(0.3), None)
+    # Weight 0 leaves a row out of the value but not out of n; all weights 0: no value.
+    queries = pl.LazyFrame({"label": [0, 1], "prob": [0.2, 0.9], "_weight": [0.0, 0.0]})
+    assert ExpectedCalibrationError().compute(queries, []).collect().row(0) == (2, None, NO_WEIGHT)
+
+
+def test_ece_state_is_per_bin_sums():
+    queries = pl.LazyFrame({"fold": ["a", "a", "a", "b"], "label": [0, 1, 1, None], "prob": [0.25, 0.375, 0.75, 0.5],
+                            "_weight": [1.0, 3.0, 2.0, 1.0]})
+    metric = ExpectedCalibrationError(bins=2)
+    state = metric.state(queries, ["fold"]).collect().sort("fold", "bin", nulls_last=True)
+    assert metric.state_keys == ("bin",)
+    assert metric.state_id == ExpectedCalibrationError(bins=2).state_id != ExpectedCalibrationError().state_id
+    assert state.columns == ["fold", "bin", "n", "weight", "weighted_prob", "weighted_label"]
+    assert state.rows() == [("a", 0, 2, 4.0, 1.375, 3.0), ("a", 1, 1, 2.0, 1.5, 2.0), ("b", None, 0, 0.0, 0.0, 0.0)]

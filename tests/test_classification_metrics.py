@@ -8,6 +8,9 @@ conventions are not ours), checked on hand-built slices.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import polars as pl
 import pytest
@@ -26,13 +29,14 @@ from sklearn.metrics import (
 )
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import Level, TargetCategory
+from evalframe.metrics.base import Level, TargetCategory, merge_states, with_unit_weights
 from evalframe.metrics.classification import (
     AUPRC,
     AUROC,
     CONFUSION_METRICS,
     NO_NEGATIVE,
     NO_POSITIVE,
+    NO_PREDICTED_NEGATIVE,
     NO_PREDICTED_POSITIVE,
     NO_SCORED_QUERY,
     ONE_CLASS,
@@ -43,7 +47,6 @@ from evalframe.metrics.classification import (
     Sensitivity,
     Specificity,
     TPRAtFPR,
-    compute_slice_metrics,
 )
 from evalframe.metrics.registry import resolve
 from evalframe.metrics.retrieval_basic import PrecisionAtK
@@ -417,15 +420,182 @@ def test_confusion_metrics_are_registered_under_their_keys():
         assert type(resolve(metric_type.key)) is metric_type
 
 
-def test_metrics_computed_together_equal_each_alone():
-    """compute_slice_metrics shares group-bys and partials; the same metric at two thresholds
-    (partials with one name, two definitions) must still get its own values."""
+def test_metrics_sharing_a_state_id_finalize_one_state_to_their_own_values():
+    """The engine computes one state per ``state_id`` and finalizes every metric from it; the same
+    metric at two thresholds (or two ECE bin counts) must not share."""
     metrics = [AUROC(), F1Score(0.5), TPRAtFPR(0.05), F1Score(0.3), AUPRC(), TPRAtFPR(0.1), Sensitivity(0.3),
                MatthewsCorrelation()]
-    together = compute_slice_metrics(metrics, QUERIES.lazy(), ["fold"]).collect()
-    assert together.columns == ["fold", "metric", "n", "value", "note"]
-    assert together.height == len(metrics) * QUERIES["fold"].n_unique()
+    groups: dict[object, list] = {}
     for metric in metrics:
-        alone = metric.compute(QUERIES.lazy(), ["fold"]).collect().sort("fold")
-        mine = together.filter(pl.col("metric") == metric.name).drop("metric").sort("fold")
-        assert mine.equals(alone), metric.name
+        groups.setdefault(metric.state_id, []).append(metric)
+    assert list(groups) == [("roc_points",), ("confusion", 0.5), ("confusion", 0.3)]
+    assert {metric.state_keys for metric in groups[("roc_points",)]} == {("prob",)}
+    rows = with_unit_weights(QUERIES.lazy())
+    for members in groups.values():
+        state = members[0].state(rows, ["fold"]).collect().lazy()
+        for metric in members:
+            shared = metric.finalize(state, ["fold"]).collect()
+            alone = metric.compute(QUERIES.lazy(), ["fold"]).collect()
+            assert shared.equals(alone), metric.name
+            assert shared.height == QUERIES["fold"].n_unique()
+    # A merged state of the folds' states is the state of the whole table.
+    parts = [AUROC().state(rows.filter(pl.col("fold") == fold), ["fold"]) for fold in QUERIES["fold"].unique()]
+    merged = merge_states(parts, ["fold"], AUROC().state_keys)
+    assert AUROC().finalize(merged, ["fold"]).collect().equals(AUROC().compute(QUERIES.lazy(), ["fold"]).collect())
+
+
+# --- weights: scikit-learn's sample_weight ---------------------------------------------------
+
+#: A few distinct probabilities drawn often (many ties), or any probability.
+weighted_probs = st.one_of(st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.7, 1.0]), st.floats(0.0, 1.0))
+#: Non-negative weights: whole numbers (0 included) or floats.
+weights = st.one_of(st.integers(0, 5).map(float), st.just(0.0), st.floats(0.001, 100.0))
+
+
+@st.composite
+def weighted_folds(draw):
+    """Rows (fold, label, prob, weight) over 1–3 folds."""
+    n_folds = draw(st.integers(1, 3))
+    row = st.tuples(st.integers(0, n_folds - 1), st.integers(0, 1), weighted_probs, weights)
+    return draw(st.lists(row, min_size=1, max_size=40))
+
+
+def weighted_frame(rows) -> pl.LazyFrame:
+    schema = {"fold": pl.Int64, "label": pl.Int64, "prob": pl.Float64, "_weight": pl.Float64}
+    return pl.LazyFrame(rows, schema=schema, orient="row")
+
+
+def fold_arrays(rows, fold: int):
+    mine = [row for row in rows if row[0] == fold]
+    return (np.array([row[1] for row in mine]), np.array([row[2] for row in mine]),
+            np.array([row[3] for row in mine]))
+
+
+def by_fold(metric, rows) -> dict[int, dict]:
+    return {row["fold"]: row for row in metric.compute(weighted_frame(rows), ["fold"]).collect().iter_rows(named=True)}
+
+
+def assert_close(row: dict, expected: float) -> None:
+    """Defined and within 1e-12 (relative for weighted counts, which may be large)."""
+    assert row["note"] is None
+    assert row["value"] == pytest.approx(expected, abs=TOLERANCE, rel=TOLERANCE)
+
+
+def tpr_within_weighted(labels, probs, sample_weight, target: float) -> set[float]:
+    """``max TPR with FPR <= target`` from scikit-learn; both candidates when an FPR is within
+    rounding (1e-12) of the target, where the order of float additions decides the side."""
+    fpr, tpr, _ = roc_curve(labels, probs, sample_weight=sample_weight, drop_intermediate=False)
+    return {float(tpr[fpr <= target + 1e-12].max()), float(tpr[fpr <= target - 1e-12].max())}
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=weighted_folds(), target=st.sampled_from([0.01, 0.2, 0.25, 1 / 3, 0.5, 1.0]))
+def test_threshold_free_metrics_match_sklearn_with_sample_weight(rows, target):
+    results = {metric: by_fold(metric, rows) for metric in (AUROC(), AUPRC(), TPRAtFPR(target))}
+    auroc, auprc, tpr = results.values()
+    for fold in {row[0] for row in rows}:
+        labels, probs, weight = fold_arrays(rows, fold)
+        positive_weight, negative_weight = weight[labels == 1].sum(), weight[labels == 0].sum()
+        assert auroc[fold]["n"] == auprc[fold]["n"] == tpr[fold]["n"] == len(labels)  # rows, not weight
+        if positive_weight > 0 and negative_weight > 0:
+            assert_close(auroc[fold], roc_auc_score(labels, probs, sample_weight=weight))
+            candidates = tpr_within_weighted(labels, probs, weight, target)
+            assert tpr[fold]["note"] is None
+            assert any(tpr[fold]["value"] == pytest.approx(c, abs=TOLERANCE) for c in candidates), candidates
+        else:  # a class of weight 0 is a class missing
+            assert_undefined(auroc[fold], ONE_CLASS)
+            assert_undefined(tpr[fold], ONE_CLASS)
+        if positive_weight > 0:
+            assert_close(auprc[fold], average_precision_score(labels, probs, sample_weight=weight))
+        else:
+            assert_undefined(auprc[fold], NO_POSITIVE)
+
+
+def sklearn_weighted_confusion(key: str, labels, probs, weight, threshold: float) -> float | None:
+    """The metric from scikit-learn with ``sample_weight``; None where evalframe's is undefined."""
+    predicted = (probs >= threshold).astype(int)
+    if not weight.any():  # scikit-learn refuses weights that are all 0; every count is 0 then
+        return 0.0 if key in {"tp", "tn", "fp", "fn"} else None
+    tn, fp, fn, tp = confusion_matrix(labels, predicted, labels=[0, 1], sample_weight=weight).ravel()
+    has = {"positive": tp + fn > 0, "negative": tn + fp > 0, "predicted positive": tp + fp > 0,
+           "predicted negative": tn + fn > 0}
+    needs = {
+        "sensitivity": ("positive",), "specificity": ("negative",), "fpr": ("negative",),
+        "ppv": ("predicted positive",), "npv": ("predicted negative",), "f1": ("positive", "predicted positive"),
+        "mcc": ("positive", "negative", "predicted positive", "predicted negative"),
+        "balanced_accuracy": ("positive", "negative"),
+    }
+    if not all(has[need] for need in needs.get(key, ())):
+        return None
+    w = {"sample_weight": weight}
+    scores = {
+        "tp": lambda: tp, "tn": lambda: tn, "fp": lambda: fp, "fn": lambda: fn,
+        "sensitivity": lambda: recall_score(labels, predicted, **w),
+        "specificity": lambda: recall_score(labels, predicted, pos_label=0, **w),
+        "fpr": lambda: fp / (fp + tn),
+        "ppv": lambda: precision_score(labels, predicted, **w),
+        "npv": lambda: precision_score(labels, predicted, pos_label=0, **w),
+        "f1": lambda: f1_score(labels, predicted, **w),
+        "mcc": lambda: matthews_corrcoef(labels, predicted, **w),
+        "balanced_accuracy": lambda: balanced_accuracy_score(labels, predicted, **w),
+    }
+    return float(scores[key]())
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=weighted_folds(), threshold=st.sampled_from([0.0, 0.3, 0.5, 0.7, 1.0]))
+def test_confusion_metrics_match_sklearn_with_sample_weight(rows, threshold):
+    metrics = [metric_type(threshold=threshold) for metric_type in CONFUSION_METRICS]
+    # One state for all, as the engine does (the metrics share its state_id).
+    state = metrics[0].state(weighted_frame(rows), ["fold"]).collect().lazy()
+    results = {
+        metric.key: {row["fold"]: row for row in metric.finalize(state, ["fold"]).collect().iter_rows(named=True)}
+        for metric in metrics
+    }
+    for fold in {row[0] for row in rows}:
+        labels, probs, weight = fold_arrays(rows, fold)
+        for key, result in results.items():
+            row = result[fold]
+            assert row["n"] == len(labels)
+            expected = sklearn_weighted_confusion(key, labels, probs, weight, threshold)
+            if expected is None:
+                assert row["value"] is None, key
+                assert row["note"] in {NO_POSITIVE, NO_NEGATIVE, NO_PREDICTED_POSITIVE, NO_PREDICTED_NEGATIVE}
+            elif key == "mcc":
+                # scikit-learn's MCC subtracts products of the weight totals (n² − Σ t², …) and
+                # loses up to ~1e-9 to cancellation when one class weighs little; the exact
+                # rational value pins ours to 1e-12.
+                assert row["value"] == pytest.approx(expected, abs=1e-8)
+                assert_close(row, exact_mcc(labels, probs, weight, threshold))
+            else:
+                assert_close(row, expected)
+
+
+def exact_mcc(labels, probs, weight, threshold: float) -> float:
+    """MCC from the confusion counts added as exact fractions of the float weights."""
+    cells = {(1, 1): Fraction(0), (0, 1): Fraction(0), (0, 0): Fraction(0), (1, 0): Fraction(0)}
+    for label, prob, w in zip(labels.tolist(), probs.tolist(), weight.tolist(), strict=True):
+        cells[(label, int(prob >= threshold))] += Fraction(w)
+    tp, fp, tn, fn = cells[(1, 1)], cells[(0, 1)], cells[(0, 0)], cells[(1, 0)]
+    numerator = tp * tn - fp * fn
+    squared = numerator * numerator / ((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return math.copysign(math.sqrt(squared), numerator)
+
+
+def test_weighted_hand_computed_values():
+    # Positive 0.9 (weight 1) outranks both negatives (weights 2 and 1): 3; positive 0.4 (0.5)
+    # ties the negative 0.4 (2), half of 0.5 · 2, and outranks 0.1 (1): 0.5 + 0.5. 4 / (1.5 · 3).
+    queries = pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.4, 0.4, 0.1], "_weight": [1.0, 2.0, 0.5, 1.0]})
+    assert AUROC().compute(queries, []).collect().row(0) == (4, 4 / 4.5, None)
+    # AP: the positive at 0.9 has precision 1/1, the one at 0.4 has 1.5 / 3.5; weighted mean.
+    assert AUPRC().compute(queries, []).collect().item(0, "value") == pytest.approx((1 * 1 + 0.5 * 1.5 / 3.5) / 1.5)
+    # FPR 2/3 at 0.4: a target of 0.5 reaches only the point at 0.9 (TPR 1 / 1.5).
+    assert TPRAtFPR(0.5).compute(queries, []).collect().item(0, "value") == pytest.approx(1 / 1.5)
+    counts = {key: resolve(key).compute(queries, []).collect().item(0, "value") for key in ("tp", "fp", "tn", "fn")}
+    assert counts == {"tp": 1.0, "fp": 0.0, "tn": 3.0, "fn": 0.5}
+    # A zero weight makes the only positive "no positive".
+    queries = pl.LazyFrame({"label": [1, 0, 0], "prob": [0.9, 0.4, 0.6], "_weight": [0.0, 1.0, 2.0]})
+    assert AUROC().compute(queries, []).collect().row(0) == (3, None, ONE_CLASS)
+    assert AUPRC().compute(queries, []).collect().row(0) == (3, None, NO_POSITIVE)
+    assert Sensitivity().compute(queries, []).collect().row(0) == (3, None, NO_POSITIVE)
+    assert Specificity().compute(queries, []).collect().row(0) == (3, 1 / 3, None)

@@ -30,7 +30,8 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import QueryMetric, SetMetric, TargetCategory
-from evalframe.metrics.classification import NO_SCORED_QUERY, is_scored, ordered_sum, per_slice, undefined_where
+from evalframe.metrics.classification import NO_SCORED_QUERY, NO_WEIGHT, finalized, per_slice
+from evalframe.metrics.curves import BIN, bin_index, calibration_bins, ordered_sum
 
 
 @dataclass(frozen=True)
@@ -68,12 +69,16 @@ class ExpectedCalibrationError(SetMetric):
     """Expected calibration error over ``bins`` equal-width bins of ``prob`` (default 10).
 
     Bin ``b`` holds the probabilities in ``[b/B, (b+1)/B)``, the last bin ``[(B−1)/B, 1]`` is
-    closed (so 1.0 falls in it and 0.1 starts the second of ten bins). Over the non-empty bins::
+    closed (so 1.0 falls in it and 0.1 starts the second of ten bins). Over the non-empty bins,
+    with each query's unit weight ``w`` (scikit-learn's ``sample_weight`` convention)::
 
-        ECE = Σ_b (n_b / N) · |mean prob_b − mean label_b|  =  Σ_b |Σ prob_b − Σ label_b| / N
+        ECE = Σ_b (W_b / W) · |mean_w prob_b − mean_w label_b|  =  Σ_b |Σ_b w·prob − Σ_b w·label| / Σ w
 
-    Lower is better (0 is perfect calibration). Undefined (null, with a note) on a slice with no
-    query that has both label and prob. Example with 2 bins: probs ``[0.2, 0.4]`` with labels
+    With unit weights ``W_b`` is the bin's size. The state (shared by ECE metrics with equal
+    ``bins``) is :func:`~evalframe.metrics.curves.calibration_bins`: per bin ``n``, ``weight``,
+    ``weighted_prob`` and ``weighted_label``. Lower is better (0 is perfect calibration).
+    Undefined (null, with a note) on a slice with no query that has both label and prob, or
+    whose used queries all weigh 0. Example with 2 bins: probs ``[0.2, 0.4]`` with labels
     ``[0, 0]`` and probs ``[0.6, 0.9]`` with labels ``[1, 1]`` → ``(|0.6 − 0| + |1.5 − 2|) / 4 = 0.275``.
     """
 
@@ -82,6 +87,7 @@ class ExpectedCalibrationError(SetMetric):
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all queries"
     higher_is_better: ClassVar[bool] = False
+    state_keys: ClassVar[tuple[str, ...]] = (BIN,)
 
     def __post_init__(self) -> None:
         if isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1:
@@ -92,27 +98,26 @@ class ExpectedCalibrationError(SetMetric):
     def name(self) -> str:
         return "ece" if self.bins == 10 else f"ece(bins={self.bins})"
 
+    @property
+    def state_id(self) -> object:
+        return ("calibration_bins", self.bins)
+
     def bin_index(self) -> pl.Expr:
-        """Index of a row's bin: how many inner edges ``b/B`` (b = 1 … B−1) are <= ``prob``.
+        """Index of a row's bin (null for a row without label or prob): see :func:`~evalframe.metrics.curves.bin_index`."""
+        return bin_index(self.bins)
 
-        The edges are computed as ``b / B`` exactly as the definition reads, so a probability
-        equal to an edge lands in the bin that starts there; 1.0 stays in the last bin.
-        """
-        inner_edges = pl.Series([b / self.bins for b in range(1, self.bins)], dtype=pl.Float64)
-        return pl.when(is_scored()).then(pl.lit(inner_edges).search_sorted(pl.col("prob"), side="right"))
+    def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        return calibration_bins(rows, by, self.bins)
 
-    def compute(self, queries: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        bin_key = "__ece_bin"
-        scored = is_scored()
-        prob_sum = ordered_sum(pl.col("prob").filter(scored))
-        per_bin = per_slice(
-            queries.with_columns(self.bin_index().alias(bin_key)),
-            [*by, bin_key],
-            {"n_bin": scored.sum(), "gap": (prob_sum - pl.col("label").filter(scored).sum()).abs()},
-        )
-        table = per_slice(per_bin, by, {"n": pl.col("n_bin").sum(), "gap_sum": ordered_sum(pl.col("gap"))})
-        value, note = undefined_where(pl.col("gap_sum") / pl.col("n"), [(pl.col("n") == 0, NO_SCORED_QUERY)])
-        return table.select(*by, pl.col("n").cast(pl.Int64), value.alias("value"), note.alias("note"))
+    def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        gaps = (pl.col("weighted_prob") - pl.col("weighted_label")).abs()
+        table = per_slice(state, by, {
+            "n": pl.col("n").sum(),
+            "weight": ordered_sum(pl.col("weight")),
+            "gap_sum": ordered_sum(gaps),
+        })
+        reasons = [(pl.col("n") == 0, NO_SCORED_QUERY), (pl.col("weight") == 0, NO_WEIGHT)]
+        return finalized(table, by, pl.col("gap_sum") / pl.col("weight"), reasons)
 
 
 def _specs():
