@@ -49,7 +49,12 @@ class Subset:
 
     def condition(self) -> pl.Expr:
         """True for the rows inside the subset (a null condition counts as outside)."""
-        return self._parsed.fill_null(False)
+        condition = self._parsed.fill_null(False)
+        if not self.columns():
+            # A condition that reads no column is one value; spread it over the rows, since
+            # Polars 2.1 rejects a filter by such a scalar on frames of more than one chunk.
+            condition = pl.repeat(condition, pl.len())
+        return condition
 
     def columns(self) -> list[str]:
         """The columns the condition reads."""

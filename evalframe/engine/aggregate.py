@@ -112,7 +112,8 @@ def quantiles(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], 
         if weighted:
             fields = {label: _weighted_quantile(value, pl.col(WEIGHT), q) for label, q in QUANTILES.items()}
         else:
-            fields = {label: value.quantile(q, interpolation="linear") for label, q in QUANTILES.items()}
+            fields = {label: value.median() if q == 0.5 else value.quantile(q, interpolation="linear")
+                      for label, q in QUANTILES.items()}
         return pl.struct(**{label: expr.cast(pl.Float64) for label, expr in fields.items()}).alias(name)
 
     aggregations = [stats(name) for name in names]
@@ -176,6 +177,8 @@ def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str])
         n=pl.col("n").fill_null(0).cast(pl.Int64),
         value=pl.col("value").cast(pl.Float64),
         note=pl.col("note").fill_null(pl.when(pl.col("value").is_null()).then(pl.lit(NO_UNIT_IN_SUBSET))),
+        # A set metric has one value per slice: no spread, no quantiles.
+        **{name: pl.lit(None, dtype=pl.Float64) for name in ("std", *QUANTILES)},
     ).with_columns(n_skipped=pl.col("n_units") - pl.col("n"))
 
 

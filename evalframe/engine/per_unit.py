@@ -74,8 +74,9 @@ def item_partials(
     run = tables.ranking_of(pairs)
     judgments = tables.judgments
     per_query = None
-    if tables.ranking_rows is not None and not any(metric.reads_unjudged_items for metric in metrics):
-        found = judged_ranks(run, judgments, pairs, index=index)
+    if not any(metric.reads_unjudged_items for metric in metrics):
+        # ``index`` numbers the rows of a long ranking; exploded ranked lists get their own.
+        found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None)
         if found is not None:
             per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
     if per_query is None:
