@@ -204,13 +204,16 @@ def test_note_counts_the_posts_scored_zero_division():
     rows = queries(
         post("p1", [0, 0], [0.1, 0.2]) + post("p2", [1, 0], [0.9, 0.2]) + post("p3", [0, 0], [0.3, 0.0])
         + post("p4", [0, 0], [0.3, 0.6])  # no true positive but a predicted one: F1 = 0, not zero_division
+        + post("p5", [None, 0], [0.1, None])  # no usable criterion: null (skipped), not zero_division
     )
     flag, template = MacroF1().note()
     assert template == "{count} posts with no true and no predicted positive scored 0.0"
     assert MacroF1(zero_division=1.0).note()[1] == "{count} posts with no true and no predicted positive scored 1.0"
     counted = rows.group_by("post_id").agg(flag.alias("flag")).collect()
-    assert dict(counted.rows()) == {"p1": True, "p2": False, "p3": True, "p4": False}
-    assert dict(per_post(MacroF1(), rows).select("post_id", "value").rows()) == {"p1": 0.0, "p2": 1.0, "p3": 0.0, "p4": 0.0}
+    assert dict(counted.rows()) == {"p1": True, "p2": False, "p3": True, "p4": False, "p5": False}
+    values = per_post(MacroF1(), rows).select("post_id", "value", "skip_reason").sort("post_id").rows()
+    assert values == [("p1", 0.0, None), ("p2", 1.0, None), ("p3", 0.0, None), ("p4", 0.0, None),
+                      ("p5", None, NO_SCORED_CRITERION)]
 
 
 def test_per_post_values_by_hand():
@@ -333,15 +336,20 @@ def multilabel_data(draw):
     n_posts = draw(st.integers(1, 30))
     n_systems = draw(st.integers(1, 2))
     n_folds = draw(st.integers(1, 3))
-    labels = draw(st.lists(st.lists(st.integers(0, 1), min_size=n_criteria, max_size=n_criteria),
+    # Sparse positives and sparse predictions often enough that slices and criteria with no true
+    # and no predicted positive (the zero_division cases) come up.
+    positives_in_ten = draw(st.sampled_from([0, 1, 5]))
+    label = st.integers(0, 9).map(lambda digit: int(digit < positives_in_ten))
+    labels = draw(st.lists(st.lists(label, min_size=n_criteria, max_size=n_criteria),
                            min_size=n_posts, max_size=n_posts))
     scores = draw(st.lists(st.lists(st.lists(probs, min_size=n_criteria, max_size=n_criteria),
                                     min_size=n_posts, max_size=n_posts), min_size=n_systems, max_size=n_systems))
+    scale = draw(st.sampled_from([1.0, 0.4, 0.0]))  # 0.4: predicted only at threshold 0.3; 0: never
     folds = draw(st.lists(st.integers(0, n_folds - 1), min_size=n_posts, max_size=n_posts))
     post_weights = draw(st.lists(weights, min_size=n_posts, max_size=n_posts))
     threshold = draw(st.sampled_from([0.5, 0.3, 0.7]))
     zero_division = draw(st.sampled_from([0.0, 1.0, None]))
-    return np.array(labels), np.array(scores), np.array(folds), np.array(post_weights), threshold, zero_division
+    return np.array(labels), np.array(scores) * scale, np.array(folds), np.array(post_weights), threshold, zero_division
 
 
 def frame(labels, scores, folds, post_weights) -> pl.LazyFrame:
