@@ -30,6 +30,7 @@ FAMILY_MODULES = (
     "evalframe.metrics.retrieval_ranking",
     "evalframe.metrics.classification",
     "evalframe.metrics.calibration",
+    "evalframe.metrics.multilabel",
 )
 
 
