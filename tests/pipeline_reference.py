@@ -92,6 +92,10 @@ RANKING_METRICS = (
     *(f"{family}@{k}" for family in ("recall", "precision", "hit_rate", "map", "ndcg") for k in CUTOFFS),
     "mrr",
 )
+#: Per-post multi-label metrics (contract §6): per-post values, then pooled over posts.
+PER_POST_METRICS = ("exact_match", "hamming_score", "hamming_loss", "macro_f1")
+POOLED_POST_METRICS = ("micro_f1", "weighted_f1", "label_macro_f1")
+MULTILABEL_METRICS = (*PER_POST_METRICS, *POOLED_POST_METRICS)
 ALL_METRICS = (*CLASSIFICATION_METRICS, *CALIBRATION_METRICS, *RANKING_METRICS)
 
 #: The slices of pipelines/evidence_contract.yaml, plus the fold × criterion cells.
@@ -494,6 +498,63 @@ def slice_rows(
     return rows
 
 
+def multilabel_values(cell: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Contract §6 on one slice cell: per-post values and the pooled F1s, with scikit-learn.
+
+    A post's criteria are its rows; the prediction is ``prob >= 0.5``. Per post: exact match
+    (every criterion right), hamming score and loss (fraction right / wrong) and F1 with
+    ``f1_score(zero_division=0)``. Pooled: micro F1 over every post × criterion pair, and the
+    per-criterion F1s (``f1_score`` per criterion) averaged plainly (label-macro) and by each
+    criterion's number of positives (weighted).
+    """
+    y_pred = (cell["prob"] >= THRESHOLD).astype(int)
+    right = cell["label"] == y_pred
+    frame = cell.assign(pred=y_pred, right=right)
+    per_post = frame.groupby("post_id", sort=True).apply(
+        lambda post: pd.Series({
+            "exact_match": float(post["right"].all()),
+            "hamming_score": float(post["right"].mean()),
+            "hamming_loss": float(1 - post["right"].mean()),
+            "macro_f1": float(f1_score(post["label"], post["pred"], zero_division=0.0)),
+        }),
+        include_groups=False,
+    )
+    per_criterion = frame.groupby("criterion_id", sort=True).apply(
+        lambda rows: pd.Series({"f1": f1_score(rows["label"], rows["pred"], zero_division=0.0),
+                                "support": rows["label"].sum()}),
+        include_groups=False,
+    )
+    support = per_criterion["support"].to_numpy(dtype=float)
+    f1s = per_criterion["f1"].to_numpy(dtype=float)
+    pooled = {
+        "micro_f1": float(f1_score(frame["label"], frame["pred"], zero_division=0.0)),
+        "label_macro_f1": float(f1s.mean()),
+        "weighted_f1": float((f1s * support).sum() / support.sum()) if support.sum() > 0 else float(f1s.mean()),
+    }
+    return per_post, pooled
+
+
+def multilabel_rows(table: pd.DataFrame, slices: Mapping[str, Sequence[str]] = CONTRACT_SLICES) -> list[Row]:
+    """Contract §6 rows of every slice whose keys are constant within a post (not criterion),
+    per system; ``n`` counts posts."""
+    rows: list[Row] = []
+    for grouping, keys in slices.items():
+        if "criterion_id" in keys:
+            continue
+        by = ["system", *keys]
+        for values, cell in table.groupby(by, sort=True):
+            values = values if isinstance(values, tuple) else (values,)
+            named = dict(zip(by, values, strict=True))
+            system, fold = str(named["system"]), (int(named["fold"]) if "fold" in named else None)
+            per_post, pooled = multilabel_values(cell)
+            stats = describe_columns(per_post[list(PER_POST_METRICS)].to_numpy(dtype=float))
+            for metric, described in zip(PER_POST_METRICS, stats, strict=True):
+                rows.append(Row(grouping, system, fold, None, metric, n=len(per_post), n_skipped=0, **described))
+            for metric in POOLED_POST_METRICS:
+                rows.append(Row(grouping, system, fold, None, metric, n=len(per_post), n_skipped=0, value=pooled[metric]))
+    return rows
+
+
 def across_fold_rows(rows: Sequence[Row]) -> list[Row]:
     """Across folds from the ``fold`` grouping's rows (others are ignored), per system and metric.
 
@@ -518,13 +579,18 @@ def reference_summary(
     *,
     columns: Mapping[str, str] | None = None,
     across_folds: bool = True,
+    multilabel: bool = True,
 ) -> dict[tuple, Row]:
     """Reference rows keyed by ``(grouping, system, fold, criterion_id, metric)``.
 
     ``source`` and ``columns`` as in :func:`load_queries`, ``slices`` as in :func:`slice_rows`;
-    the across-folds rows are added when ``across_folds`` (from a ``fold`` grouping, if any).
+    the per-post rows of contract §6 when ``multilabel``; the across-folds rows are added when
+    ``across_folds`` (from a ``fold`` grouping, if any).
     """
-    rows = slice_rows(per_query_table(load_queries(source, columns=columns)), slices)
+    table = per_query_table(load_queries(source, columns=columns))
+    rows = slice_rows(table, slices)
+    if multilabel:
+        rows += multilabel_rows(table, slices)
     if across_folds:
         rows += across_fold_rows(rows)
     return {row.key: row for row in rows}

@@ -28,7 +28,7 @@ PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
 OUTPUT_FILES = ["per_query.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
-SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "subset", "n", "n_skipped", "value",
+SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped", "value",
                    "std", "median", "p25", "p75", "note"]
 SYSTEMS = ["full_pipeline", "retriever_only"]
 OUTSIDE = "outside subset: queries with has_evidence_gold = 1"
@@ -95,14 +95,16 @@ def test_summary_table_shape(sample_runs):
     assert summary.get_column("system").null_count() == 0
     assert sorted(summary.get_column("system").unique()) == SYSTEMS
     counts = summary.group_by("grouping").len()
-    n_metrics = 46
+    n_query_metrics, n_post_metrics = 46, 7  # criterion does not slice posts: no post rows there
+    n_metrics = n_query_metrics + n_post_metrics
     assert dict(counts.iter_rows()) == {
-        "overall": 2 * n_metrics, "fold": 2 * 5 * n_metrics, "criterion": 2 * 10 * n_metrics,
+        "overall": 2 * n_metrics, "fold": 2 * 5 * n_metrics, "criterion": 2 * 10 * n_query_metrics,
         "across_folds": 2 * n_metrics,
     }
-    # No row mixes systems: each slice counts one system's queries (14,770 overall, not 29,540).
+    # No row mixes systems: each slice counts one system's units (14,770 queries, 1,477 posts).
     overall = summary.filter(pl.col("grouping") == "overall")
-    assert set((overall.get_column("n") + overall.get_column("n_skipped")).to_list()) == {14770}
+    totals = overall.group_by("unit").agg((pl.col("n") + pl.col("n_skipped")).unique())
+    assert dict(totals.iter_rows()) == {"query": [14770], "post": [1477]}
     folds = summary.filter(pl.col("grouping") == "fold", pl.col("metric") == "mrr")
     assert folds.select(pl.col("n") + pl.col("n_skipped")).to_series().sum() == 2 * 14770
     assert summary.filter(pl.col("grouping") == "fold").get_column("fold").null_count() == 0
@@ -270,4 +272,4 @@ def test_bundled_pipeline_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the name works from any folder
     pipeline = ef.load_pipeline("evidence_contract")
     assert pipeline.name == "evidence_contract"
-    assert len(pipeline.metrics) == 46
+    assert len(pipeline.metrics) == 46 + 7

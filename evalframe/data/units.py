@@ -70,10 +70,13 @@ def slice_applies(queries: pl.DataFrame, unit_keys: Sequence[str], slice_keys: S
     return bool(spread.select(pl.max_horizontal(pl.col(list(slice_keys)).max()) <= 1).item())
 
 
-def unit_weights(queries: pl.DataFrame, unit: str, unit_keys: Sequence[str], weight: str) -> pl.DataFrame:
+def unit_weights(
+    queries: pl.DataFrame, unit: str, unit_keys: Sequence[str], weight: str, *, label: str | None = None
+) -> pl.DataFrame:
     """One row per unit: its keys and the weight its queries share (``weight`` column).
 
-    Raises :class:`~evalframe.errors.InputError` naming the units whose queries disagree.
+    Raises :class:`~evalframe.errors.InputError` naming the units whose queries disagree (and the
+    weight column as the user calls it, ``label``).
     """
     keys = list(unit_keys)
     shared = queries.group_by(keys, maintain_order=True).agg(
@@ -83,7 +86,7 @@ def unit_weights(queries: pl.DataFrame, unit: str, unit_keys: Sequence[str], wei
     conflicts = shared.filter(pl.col("_n_weights") > 1)
     if conflicts.height:
         problems = [
-            Problem(None, weight, NO_VALUE,
+            Problem(None, label or weight, NO_VALUE,
                     f"{unit} {', '.join(f'{k}={v!r}' for k, v in zip(keys, row[:len(keys)], strict=True))} has queries "
                     f"with different weights ({row[-2]} … {row[-1]}); a {unit}'s metrics need one weight per {unit}")
             for row in conflicts.head(20).iter_rows()

@@ -238,25 +238,32 @@ def _ignored_run_rows(universe: pl.DataFrame, index: QueryIndex) -> list[str]:
     return [f"{n_rows} run rows of {unjudged.get_column('query_id').n_unique()} queries without judgments were ignored"]
 
 
-def _weights(queries: pl.DataFrame, weight: str | None) -> pl.Expr:
-    """The :data:`WEIGHT` column; bad weights are an :class:`InputError` naming the rows."""
+def _weights(queries: pl.DataFrame, weight: str | None) -> pl.Series:
+    """The :data:`WEIGHT` column; bad weights are an :class:`InputError` naming the queries.
+
+    A text column (a CSV's extra column) is read as numbers; every weight must be a finite
+    number >= 0.
+    """
     if weight is None:
-        return pl.lit(1.0, dtype=pl.Float64).alias(WEIGHT)
+        return pl.repeat(1.0, queries.height, dtype=pl.Float64, eager=True).alias(WEIGHT)
     column = queries.get_column(weight)
-    if not column.dtype.is_numeric():
+    if column.dtype == pl.String:
+        values = column.str.strip_chars().cast(pl.Float64, strict=False)
+    elif column.dtype.is_numeric():
+        values = column.cast(pl.Float64)
+    else:
         raise InputError("queries table", Problem(None, weight, NO_VALUE, f"weights must be numbers, found dtype {column.dtype}"))
-    values = column.cast(pl.Float64)
     bad = (values.is_null() | values.is_nan() | values.is_infinite() | (values < 0)).fill_null(True)
     if bad.any():
         keys = queries.select(QUERY_KEYS)
         problems = [
-            Problem(f"query {keys.row(i)[1]!r} of system {keys.row(i)[0]!r}", weight, values[i], "is not a finite number >= 0")
+            Problem(f"query {keys.row(i)[1]!r} of system {keys.row(i)[0]!r}", weight, column[i], "is not a finite number >= 0")
             for i in bad.arg_true().head(20).to_list()
         ]
         if bad.sum() > 20:
             problems.append(Problem(None, weight, NO_VALUE, f"{bad.sum()} weights in all are not finite numbers >= 0"))
         raise InputError("queries table", problems)
-    return pl.col(weight).cast(pl.Float64).alias(WEIGHT)
+    return values.alias(WEIGHT)
 
 
 def check_columns(plan: Plan, columns: Sequence[str], units: Units) -> None:
@@ -288,7 +295,7 @@ def check_columns(plan: Plan, columns: Sequence[str], units: Units) -> None:
 
 
 def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex | None, list[str]]:
-    """The validated queries table with derived columns, the ranking's index and notes."""
+    """The validated queries table with ``n_relevant`` where needed, the ranking's index and notes."""
     item_groups = [group for group in plan.groups if any(isinstance(m, ItemMetric) for m in group.metrics)]
     index = index_queries(tables.ranking_rows) if tables.ranking_rows is not None and item_groups else None
     notes = list(tables.notes)
@@ -314,7 +321,7 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         notes += _check_missing(plan, tables, queries, index)
         if index is not None:
             notes += _ignored_run_rows(queries, index)
-    return queries.with_columns(_weights(queries, plan.weight)), index, notes
+    return queries, index, notes
 
 
 # --- per-unit values and partials --------------------------------------------------------------
@@ -326,7 +333,7 @@ def prepare(tables: Tables, plan: Plan) -> tuple[pl.DataFrame, Units, QueryIndex
     queries, index, notes = derive_queries(plan, tables)
     units = Units.resolve(plan.units, queries.columns)
     check_columns(plan, queries.columns, units)
-    return queries, units, index, notes
+    return queries.with_columns(_weights(queries, plan.weight)), units, index, notes
 
 
 def compute_partials(tables: Tables, plan: Plan) -> Partials:
@@ -348,7 +355,7 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 varying = ", ".join(f"`{key}`" for key in slice_keys if key not in carried[unit])
                 notes.append(f"slice `{grouping}` does not apply to unit `{unit}` ({varying} varies within a {unit}): no rows")
         if unit != QUERY and plan.weight is not None:
-            unit_weights(queries, unit, keys, plan.weight)  # raises when a unit's queries disagree
+            unit_weights(queries, unit, keys, WEIGHT, label=plan.weight)  # raises when a unit's queries disagree
 
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
     sizes = {}

@@ -522,6 +522,7 @@ def _specs():
             _summary_line(metric),
             (threshold, zero_division) if metric is MacroF1 or metric in SET_METRICS else (threshold,),
             aliases=aliases.get(metric.key, ()),
+            shared=("threshold",),
         )
         for metric in (*PER_POST_METRICS, *SET_METRICS)
     ]
