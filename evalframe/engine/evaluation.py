@@ -123,7 +123,7 @@ def build_groups(
     """
     named = {ALL_QUERIES: EVERY_QUERY}
     for name, body in (subsets or {}).items():
-        named[name] = body if isinstance(body, Subset) else Subset(name, name if body is None else str(body), body)
+        named[name] = body if isinstance(body, Subset) else Subset(name, name, body)
     if isinstance(metrics, Mapping):
         unknown = sorted(set(metrics) - set(named))
         if unknown:
@@ -327,18 +327,36 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
 # --- per-unit values and partials --------------------------------------------------------------
 
 
-def prepare(tables: Tables, plan: Plan) -> tuple[pl.DataFrame, Units, QueryIndex | None, list[str]]:
-    """Validate and derive (the stages before any metric): the queries table, the units, the
-    ranking's index and notes. Raises on bad input or a plan that names missing columns."""
+def bind_units(plan: Plan, units: Units) -> Plan:
+    """The plan with each set metric of a coarser unit told its unit's key columns.
+
+    A set metric that counts units (a post's criteria are several rows) declares a dataclass
+    field ``unit_keys``; the engine sets it from the unit's declaration (``units: {post: [id]}``).
+    """
+    def bound(metric: Metric) -> Metric:
+        keys = units.keys.get(metric.unit)
+        if metric.unit == QUERY or keys is None or "unit_keys" not in getattr(metric, "__dataclass_fields__", {}):
+            return metric
+        return replace(metric, unit_keys=tuple(keys))
+
+    groups = tuple(MetricGroup(group.subset, tuple(bound(m) for m in group.metrics)) for group in plan.groups)
+    return replace(plan, groups=groups)
+
+
+def prepare(tables: Tables, plan: Plan) -> tuple[Plan, pl.DataFrame, Units, QueryIndex | None, list[str]]:
+    """Validate and derive (the stages before any metric): the plan bound to the data's units,
+    the queries table, the units, the ranking's index and notes. Raises on bad input or a plan
+    that names missing columns."""
     queries, index, notes = derive_queries(plan, tables)
     units = Units.resolve(plan.units, queries.columns)
+    plan = bind_units(plan, units)
     check_columns(plan, queries.columns, units)
-    return queries.with_columns(_weights(queries, plan.weight)), units, index, notes
+    return plan, queries.with_columns(_weights(queries, plan.weight)), units, index, notes
 
 
 def compute_partials(tables: Tables, plan: Plan) -> Partials:
     """Run the stages up to mergeable partials (module docstring)."""
-    queries, units, index, notes = prepare(tables, plan)
+    plan, queries, units, index, notes = prepare(tables, plan)
     used_units = list(dict.fromkeys([QUERY, *(m.unit for m in plan.metrics)]))
 
     # Which slices group which units; the unit-level columns each unit carries.

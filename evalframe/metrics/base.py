@@ -197,6 +197,9 @@ class SetMetric(Metric):
     :meth:`finalize` turns a slice's (possibly merged) state into the metric. Metrics with
     equal :attr:`state_id` share one state (all confusion metrics at one threshold share the
     confusion counts), which the engine computes once.
+
+    A set metric of a coarser unit whose state counts units (a post spans several rows)
+    declares a dataclass field ``unit_keys``: the engine sets it to the unit's key columns.
     """
 
     level = Level.SET

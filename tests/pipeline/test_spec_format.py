@@ -19,7 +19,7 @@ from evalframe.data.contracts import load_yaml
 from evalframe.errors import NO_VALUE, Problem
 from evalframe.pipeline.format import FILE_WORDS, NODE_WORDS, TYPES, Format, check, load_format
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE_FORMAT = REPO_ROOT / "schemas" / "pipeline.yaml"
 EVIDENCE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 

@@ -23,7 +23,7 @@ from polars.testing import assert_frame_equal
 import evalframe as ef
 from evalframe.cli import main
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")

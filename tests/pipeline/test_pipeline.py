@@ -38,7 +38,7 @@ from pipeline_reference import (
 
 import evalframe as ef
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTRACT_PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 HAS_EVIDENCE = "queries with has_evidence_gold = 1"

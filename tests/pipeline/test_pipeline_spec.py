@@ -13,7 +13,7 @@ import evalframe as ef
 from evalframe.cli import main
 from evalframe.pipeline import Pipeline, check_spec
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 
