@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
-from evalframe.engine.evaluation import Plan, evaluate
+from evalframe.engine.evaluation import evaluate
+from evalframe.engine.plan import Plan
 from evalframe.engine.result import Evaluation
 from evalframe.errors import ConfigError, EvalframeError, ExitCode, InputError
 from evalframe.io import read_qrels, read_run, read_table

@@ -17,124 +17,50 @@ relevance threshold) when a metric or subset needs it, and the unit weight
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import polars as pl
 
 from evalframe.data.contracts import conform, load_contract
-from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
+from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
-from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units, slice_applies, unit_weights
+from evalframe.data.units import (
+    QUERY,
+    QUERY_KEYS,
+    SYSTEM,
+    Units,
+    slice_applies,
+    unit_weights,
+)
 from evalframe.engine import aggregate
 from evalframe.engine.per_unit import (
-    EmptyPolicy,
-    MissingPolicy,
     coarse_unit_values,
     item_partials,
     long_values,
     query_unit_values,
 )
-from evalframe.engine.ranking import QueryIndex, check_threshold, index_queries
+from evalframe.engine.plan import (
+    EmptyPolicy,
+    MetricGroup,
+    MissingPolicy,
+    Plan,
+    build_groups,
+)
+from evalframe.engine.ranking import QueryIndex, index_queries
+from evalframe.engine.result import Evaluation
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
-from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric, SetMetric, merge_states
-from evalframe.metrics.registry import resolve_all
+from evalframe.metrics.base import (
+    WEIGHT,
+    ItemMetric,
+    Metric,
+    QueryMetric,
+    SetMetric,
+    merge_states,
+)
 
 #: Query columns carried into the per-unit output for traceability when present.
 TRACE_KEYS = ("post_id", "criterion_id", "fold")
-
-
-@dataclass(frozen=True)
-class MetricGroup:
-    """Metrics computed on one subset of queries."""
-
-    subset: Subset
-    metrics: tuple[Metric, ...]
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What an evaluation computes; built by :func:`evaluate` or from a pipeline file.
-
-    ``slices`` maps grouping-set names to slice keys (``{"overall": (), "fold": ("fold",)}``);
-    ``units`` names coarser units and their key columns (``{"post": ("post_id",)}``);
-    ``weight`` names a queries column holding each unit's non-negative weight;
-    ``across_folds`` names the fold key whose per-fold values get mean ± std rows.
-    ``about`` carries descriptive facts for reports (pipeline name, source, outputs, …).
-    """
-
-    groups: tuple[MetricGroup, ...]
-    slices: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: {"overall": ()})
-    units: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    weight: str | None = None
-    across_folds: str | None = None
-    relevance_threshold: int = 1
-    empty: EmptyPolicy = "skip"
-    missing: MissingPolicy = "error"
-    max_depth: int | None = None
-    parameters: Mapping[str, Any] = field(default_factory=dict)
-    about: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        check_threshold(self.relevance_threshold)
-        if self.empty not in ("skip", "zero"):
-            raise ConfigError(f"`empty` must be 'skip' or 'zero', got {self.empty!r}")
-        if self.missing not in ("error", "zero"):
-            raise ConfigError(f"`missing` must be 'error' or 'zero', got {self.missing!r}")
-        if self.max_depth is not None and (isinstance(self.max_depth, bool) or not isinstance(self.max_depth, int) or self.max_depth < 1):
-            raise ConfigError(f"`max_depth` must be a whole number >= 1, got {self.max_depth!r}")
-        if not any(group.metrics for group in self.groups):
-            raise ConfigError("no metric to compute")
-        if self.across_folds is not None and self.fold_grouping is None:
-            msg = f"across_folds `{self.across_folds}` needs a slice that groups by [{self.across_folds}] alone"
-            raise ConfigError(msg)
-        for group in self.groups:
-            names = [metric.name for metric in group.metrics]
-            repeated = sorted({name for name in names if names.count(name) > 1})
-            if repeated:
-                raise ConfigError(f"subset `{group.subset.name}` lists {repeated} twice")
-
-    @property
-    def metrics(self) -> list[Metric]:
-        """Every metric once, in the order first listed."""
-        return list({metric.name: metric for group in self.groups for metric in group.metrics}.values())
-
-    @property
-    def slice_keys(self) -> list[str]:
-        return list(dict.fromkeys(key for keys in self.slices.values() for key in keys))
-
-    @property
-    def fold_grouping(self) -> str | None:
-        """The grouping set that groups by the fold key alone."""
-        return next((name for name, keys in self.slices.items() if list(keys) == [self.across_folds]), None)
-
-
-def build_groups(
-    metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]],
-    subsets: Mapping[str, str | Subset] | None,
-    *,
-    parameters: Mapping[str, Any] | None = None,
-) -> tuple[MetricGroup, ...]:
-    """Metric groups from ``evaluate``'s arguments.
-
-    ``metrics`` is a list (computed on all queries and on every subset of ``subsets``) or a
-    mapping from subset name (``all_queries`` or a key of ``subsets``) to metrics.
-    """
-    named = {ALL_QUERIES: EVERY_QUERY}
-    for name, body in (subsets or {}).items():
-        named[name] = body if isinstance(body, Subset) else Subset(name, name, body)
-    if isinstance(metrics, Mapping):
-        unknown = sorted(set(metrics) - set(named))
-        if unknown:
-            raise ConfigError(f"metrics name unknown subsets {unknown} (subsets: {sorted(named)})")
-        bound = {name: list(names) for name, names in metrics.items()}
-    else:
-        listed = list(metrics)
-        bound = {name: listed for name in named}
-    return tuple(
-        MetricGroup(named[name], tuple(resolve_all(names, defaults=parameters))) for name, names in bound.items()
-    )
 
 
 @dataclass(frozen=True)
@@ -432,8 +358,6 @@ def _subset_text(group: MetricGroup, metric: Metric) -> str:
 
 def finalize(partials: Partials, *, tables: Tables | None = None):
     """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials."""
-    from evalframe.engine.result import Evaluation
-
     plan, units = partials.plan, partials.units
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
     slice_keys = plan.slice_keys

@@ -24,13 +24,12 @@ Policies (DESIGN §4), the same for every metric:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
-from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
+from evalframe.engine.plan import EmptyPolicy
 from evalframe.engine.ranking import (
     JudgedRanking,
     QueryIndex,
@@ -40,9 +39,7 @@ from evalframe.engine.ranking import (
     rank_items,
     running_sum_in_run,
 )
-
-EmptyPolicy = Literal["skip", "zero"]
-MissingPolicy = Literal["error", "zero"]
+from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
 
 UNDEFINED_RATIO = "undefined (zero denominator)"
 SKIP = "__skip"

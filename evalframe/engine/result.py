@@ -25,7 +25,7 @@ from evalframe.data.units import QUERY, SYSTEM, Units
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
-    from evalframe.engine.evaluation import Plan
+    from evalframe.engine.plan import Plan
     from evalframe.metrics.base import Metric
 
 

@@ -78,6 +78,7 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import QueryMetric, SetMetric, TargetCategory, weight
+from evalframe.metrics.curves import is_scored, ordered_sum
 
 #: The unit of every metric here: all criteria of one post (its key columns come from the pipeline).
 POST_UNIT = "post"
@@ -139,11 +140,6 @@ def _printed(key: str, threshold: float, zero_division: float | None = 0.0) -> s
 # --- the rows' truth and prediction ----------------------------------------------------------
 
 
-def is_scored() -> pl.Expr:
-    """Rows the metrics use: both ``label`` and ``prob`` present."""
-    return pl.col("label").is_not_null() & pl.col("prob").is_not_null()
-
-
 def is_true() -> pl.Expr:
     """Gold has-evidence (``label == 1``); null where ``label`` is missing."""
     return pl.col("label") == 1
@@ -172,11 +168,6 @@ def post_confusion(threshold: float) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
     """The post's true positives, false positives and false negatives over its criteria."""
     true, predicted = is_true(), is_predicted(threshold)
     return count_where(true & predicted), count_where(~true & predicted), count_where(true & ~predicted)
-
-
-def ordered_sum(values: pl.Expr) -> pl.Expr:
-    """Sum of floats added in ascending order: the same bits whatever the order of the rows."""
-    return values.sort().cum_sum().last().fill_null(0.0)
 
 
 # --- per-post metrics ------------------------------------------------------------------------

@@ -11,7 +11,7 @@ runs the plan through the engine.
 
 from __future__ import annotations
 
-from evalframe.pipeline.run import load_pipeline, run_pipeline, with_input
-from evalframe.pipeline.spec import InputSpec, Pipeline, check_spec
+from evalframe.pipeline.run import Pipeline, load_pipeline, run_pipeline, with_input
+from evalframe.pipeline.spec import InputSpec, PipelineSpec, check_spec
 
-__all__ = ["InputSpec", "Pipeline", "check_spec", "load_pipeline", "run_pipeline", "with_input"]
+__all__ = ["InputSpec", "Pipeline", "PipelineSpec", "check_spec", "load_pipeline", "run_pipeline", "with_input"]

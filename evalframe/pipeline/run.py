@@ -17,7 +17,7 @@ from evalframe._preload import preload
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import ConfigError
-from evalframe.pipeline.spec import InputSpec, Pipeline
+from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.report.run_info import sha256_of
 
 if TYPE_CHECKING:
@@ -32,7 +32,15 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> Tables:
     return read_per_query(source, columns=spec.columns)
 
 
-def run_loaded(pipeline: Pipeline, input: str | Path | pl.DataFrame | None = None) -> Evaluation:
+class Pipeline(PipelineSpec):
+    """A validated pipeline (:class:`~evalframe.pipeline.spec.PipelineSpec`) that runs."""
+
+    def run(self, input: str | Path | pl.DataFrame | None = None) -> Evaluation:
+        """Run the pipeline on ``input`` (default: the pipeline's own input path)."""
+        return run_loaded(self, input)
+
+
+def run_loaded(pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None) -> Evaluation:
     """Run ``pipeline`` on ``input`` (default: the pipeline's own input path)."""
     source = input if input is not None else pipeline.input.path
     if source is None:

@@ -29,7 +29,7 @@ import yaml
 
 from evalframe.data.contracts import load_yaml
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
-from evalframe.engine.evaluation import MetricGroup, Plan
+from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.errors import NO_VALUE, ConfigError, Problem
 from evalframe.metrics.registry import resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
@@ -53,8 +53,11 @@ class InputSpec:
 
 
 @dataclass(frozen=True)
-class Pipeline:
-    """A validated pipeline: its plan for the engine, its input and its outputs."""
+class PipelineSpec:
+    """A validated pipeline spec: its plan for the engine, its input and its outputs.
+
+    :class:`evalframe.pipeline.run.Pipeline` is the same with a ``run`` method.
+    """
 
     name: str
     plan: Plan
@@ -64,7 +67,7 @@ class Pipeline:
     source: str | None = None
 
     @classmethod
-    def from_yaml(cls, path: str | Path) -> Pipeline:
+    def from_yaml(cls, path: str | Path) -> PipelineSpec:
         path = Path(path)
         try:
             spec = load_yaml(path.read_text())
@@ -73,12 +76,12 @@ class Pipeline:
         return cls.from_mapping(spec, origin=str(path))
 
     @classmethod
-    def from_mapping(cls, spec: Any, *, origin: str = "pipeline") -> Pipeline:
+    def from_mapping(cls, spec: Any, *, origin: str = "pipeline") -> PipelineSpec:
         """Validate ``spec`` (every problem at once, :func:`check_spec`) and build the pipeline."""
         problems = check_spec(spec)
         if problems:
             raise ConfigError.of(problems, source=origin)
-        return _build(spec, origin)
+        return cls(**_parts(spec, origin))
 
     @property
     def groups(self) -> tuple[MetricGroup, ...]:
@@ -91,12 +94,6 @@ class Pipeline:
     @property
     def slices(self) -> Mapping[str, tuple[str, ...]]:
         return self.plan.slices
-
-    def run(self, input: Any = None):
-        """Run the pipeline on ``input`` (default: the pipeline's own input path)."""
-        from evalframe.pipeline.run import run_loaded
-
-        return run_loaded(self, input)
 
 
 def _near(name: str, known: list[str]) -> str:
@@ -170,8 +167,8 @@ def _subset(name: str, body: Mapping[str, Any] | None) -> Subset:
     return Subset(name, body.get("description", name), body.get("where"))
 
 
-def _build(spec: Mapping[str, Any], origin: str) -> Pipeline:
-    """The pipeline of a spec that :func:`check_spec` passed."""
+def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
+    """The fields of :class:`PipelineSpec` for a spec that :func:`check_spec` passed."""
     parameters = dict(spec.get("parameters") or {})
     relevance_threshold = parameters.pop("relevance_threshold", 1)
     subsets = {name: _subset(name, body) for name, body in (spec.get("subsets") or {}).items()}
@@ -198,11 +195,11 @@ def _build(spec: Mapping[str, Any], origin: str) -> Pipeline:
         parameters=parameters,
         about={"name": name, "description": description, "source": origin},
     )
-    return Pipeline(
-        name=name,
-        plan=plan,
-        input=InputSpec(**(spec.get("input") or {})),
-        outputs=tuple(spec.get("outputs") or DEFAULT_OUTPUTS),
-        description=description,
-        source=origin,
-    )
+    return {
+        "name": name,
+        "plan": plan,
+        "input": InputSpec(**(spec.get("input") or {})),
+        "outputs": tuple(spec.get("outputs") or DEFAULT_OUTPUTS),
+        "description": description,
+        "source": origin,
+    }

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 import polars as pl
 
 from evalframe.report.formatting import fold_cell, meaning, metric_label, number, overall_rows, repeated_metrics
-
-if TYPE_CHECKING:
-    from evalframe.engine.result import Evaluation
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -20,7 +16,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
-def render_markdown(evaluation: Evaluation) -> str:
+def render_markdown(evaluation) -> str:
     plan, info, summary = evaluation.plan, evaluation.info, evaluation.summary
     metrics = {m.name: m for m in plan.metrics}
     summed = {name for name, m in metrics.items() if m.summary == "sum"}

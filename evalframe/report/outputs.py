@@ -12,14 +12,12 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
+from evalframe.errors import ConfigError
 from evalframe.report.markdown import render_markdown
 
-if TYPE_CHECKING:
-    from evalframe.engine.result import Evaluation
 
 #: Every output file, in the order they are written.
 OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
@@ -31,7 +29,7 @@ def _current_umask() -> int:
     return mask
 
 
-def default_outputs(evaluation: Evaluation) -> tuple[str, ...]:
+def default_outputs(evaluation) -> tuple[str, ...]:
     """The pipeline's outputs, else every file that has content (``per_unit.parquet`` only with
     metrics of a unit other than the query)."""
     declared = evaluation.plan.about.get("outputs")
@@ -41,7 +39,7 @@ def default_outputs(evaluation: Evaluation) -> tuple[str, ...]:
     return tuple(name for name in OUTPUT_FILES if coarse or name != "per_unit.parquet")
 
 
-def write_outputs(evaluation: Evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
+def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
     """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
 
     ``per_unit.parquet`` holds the values of every unit other than the query (a ``unit`` column
@@ -51,8 +49,6 @@ def write_outputs(evaluation: Evaluation, out_dir: Path, outputs: tuple[str, ...
     outputs = outputs or default_outputs(evaluation)
     unknown = sorted(set(outputs) - set(OUTPUT_FILES))
     if unknown:
-        from evalframe.errors import ConfigError
-
         raise ConfigError(f"unknown outputs {unknown} (known: {list(OUTPUT_FILES)})")
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))

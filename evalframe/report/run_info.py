@@ -10,12 +10,10 @@ import hashlib
 import platform
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
-if TYPE_CHECKING:
-    from evalframe.engine.result import Evaluation
 
 VERSIONED_PACKAGES = ("evalframe", "polars", "pandera", "pyarrow", "pyyaml")
 
@@ -38,14 +36,14 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def systems_overview(evaluation: Evaluation) -> list[dict[str, Any]]:
+def systems_overview(evaluation) -> list[dict[str, Any]]:
     """Per system: its queries and, where labels exist, how many have evidence (label = 1)."""
     queries = evaluation.queries
     with_evidence = (pl.col("label") == 1).sum() if "label" in queries.columns else pl.lit(None)
     return queries.group_by("system").agg(queries=pl.len(), with_evidence=with_evidence).sort("system").to_dicts()
 
 
-def describe_run(evaluation: Evaluation) -> dict[str, Any]:
+def describe_run(evaluation) -> dict[str, Any]:
     """The content of run.json (a plain, JSON-ready dict)."""
     plan, tables = evaluation.plan, evaluation.tables
     about = dict(plan.about)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from evalframe.report.formatting import fold_cell, metric_label, number, overall_rows, repeated_metrics
 
-if TYPE_CHECKING:
-    from evalframe.engine.result import Evaluation
 
-
-def render_overview(evaluation: Evaluation) -> str:
+def render_overview(evaluation) -> str:
     """One block per system: metric, n, value, std and the across-fold mean ± std."""
     summed = {m.name for m in evaluation.metrics if m.summary == "sum"}
     name = evaluation.plan.about.get("name", "evaluation")

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tables_strategy import evidence_tables, restrict
 
-from evalframe.engine.evaluation import Plan, build_groups, compute_partials, finalize, run
+from evalframe.engine.evaluation import compute_partials, finalize, run
+from evalframe.engine.plan import Plan, build_groups
 
 METRICS = {
     "all_queries": ["auroc", "auprc", "tpr@fpr=0.3", "ece", "tp", "fn", "f1", "mcc", "brier",
