@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     pipeline = load_pipeline(args.spec)
     plan = pipeline.plan
     lines = [
-        f"{args.spec}: ok: pipeline `{pipeline.name}`, {len(plan.metrics)} metrics in {len(plan.groups)} subsets, "
+        f"{args.spec}: ok: pipeline `{pipeline.name}`, {len(plan.metrics)} metrics in {len(plan.groups)} metric groups, "
         f"slices {', '.join(plan.slices)}"
     ]
     source = args.input or pipeline.input.path

@@ -11,6 +11,11 @@ def add_parser(commands) -> None:
     commands.add_parser("metrics", help="list the registered metrics and their parameters")
 
 
+def _shown(value: object) -> str:
+    """A parameter value as a metric name spells it (``null`` for None)."""
+    return "null" if value is None else str(value)
+
+
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.metrics.registry import available
 
@@ -19,7 +24,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         example = {spec.at: 10 if spec.param(spec.at).kind is int else 0.1} if spec.at_required else {}
         metric = spec.build(**example)
         params = ", ".join(
-            f"{p.name}={p.default}" + (f" {{{'|'.join(map(str, p.choices))}}}" if p.choices else "")
+            f"{p.name}={_shown(p.default)}" + (f" {{{'|'.join(map(_shown, p.choices))}}}" if p.choices else "")
             for p in spec.params
         )
         aliases = f" (aliases: {', '.join(spec.aliases)})" if spec.aliases else ""
