@@ -239,6 +239,7 @@ def profile_child(input_path: str, report: str) -> None:
     from evalframe.metrics.base import ItemMetric
 
     evaluation = import_module("evalframe.engine.evaluation")
+    partials = import_module("evalframe.engine.partials")
     per_unit = import_module("evalframe.engine.per_unit")
     aggregate = import_module("evalframe.engine.aggregate")
     ranking = import_module("evalframe.engine.ranking")
@@ -275,15 +276,15 @@ def profile_child(input_path: str, report: str) -> None:
         (per_query_io, "split_per_query", "read/split_tables"),
         (pipeline_run, "run", "metrics"),
         (evaluation, "compute_partials", "metrics/partials"),
-        (evaluation, "prepare", "metrics/partials/validate_and_derive"),
-        (evaluation, "item_partials", "metrics/partials/item_partials"),
+        (partials, "prepare", "metrics/partials/validate_and_derive"),
+        (partials, "item_partials", "metrics/partials/item_partials"),
         (per_unit, "rank_items", "metrics/partials/item_partials/rank_items"),
         (ranking, "_reject_tied_ranks", "metrics/partials/item_partials/rank_items/reject_tied_ranks"),
         (per_unit, "judge_items", "metrics/partials/item_partials/judge_items"),
-        (evaluation, "query_unit_values", "metrics/partials/query_unit_values"),
-        (evaluation, "coarse_unit_values", "metrics/partials/coarse_unit_values"),
+        (partials, "query_unit_values", "metrics/partials/query_unit_values"),
+        (partials, "coarse_unit_values", "metrics/partials/coarse_unit_values"),
         (aggregate, "moments", "metrics/partials/moments"),
-        (evaluation.pl, "collect_all", "metrics/partials/set_metric_states (collect_all)"),
+        (partials.pl, "collect_all", "metrics/partials/set_metric_states (collect_all)"),
         (evaluation, "finalize", "metrics/finalize"),
         (aggregate, "quantiles", "metrics/finalize/quantiles"),
         (aggregate, "across_folds", "metrics/finalize/across_folds"),

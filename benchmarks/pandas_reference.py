@@ -9,7 +9,8 @@ the conventions it follows). This module only drives it the way the benchmark ne
   and checking the CSV; the per-query metrics (``groupby(query).apply`` or a plain loop, see
   ``--per-query``); the slices overall, per fold and per criterion, each per config, with the
   confusion family from scikit-learn's functions (``recall_score``, ``precision_score``, …, as
-  a verification script would call them); then the across-fold rows and the row order;
+  a verification script would call them); the per-post multi-label metrics (contract §6) per
+  slice that groups whole posts; then the across-fold rows and the row order;
 - :func:`write_outputs` writes the tidy tables the benchmark compares with evalframe's.
 
 Usage::
@@ -38,6 +39,7 @@ SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "subs
 SUBSETS = {
     **dict.fromkeys([*reference.CLASSIFICATION_METRICS, *reference.CALIBRATION_METRICS], "all queries"),
     **dict.fromkeys(reference.RANKING_METRICS, "queries with has_evidence_gold = 1"),
+    **dict.fromkeys(reference.MULTILABEL_METRICS, "all posts"),
 }
 #: per_query.parquet: the reference's column names → the names of per_query.csv.
 PER_QUERY_NAMES = {"system": "config", "label": "has_evidence_gold", "prob": "p_has_evidence"}
@@ -58,7 +60,7 @@ def summary_frame(rows: list[reference.Row], groupings: list[str]) -> pd.DataFra
         summary[column] = summary[column].astype(float)  # None → NaN
     summary["fold"] = summary["fold"].astype("Int64")
     summary[["n", "n_skipped"]] = summary[["n", "n_skipped"]].astype("int64")
-    metric_order = {metric: position for position, metric in enumerate(reference.ALL_METRICS)}
+    metric_order = {metric: position for position, metric in enumerate([*reference.ALL_METRICS, *reference.MULTILABEL_METRICS])}
     grouping_order = {name: position for position, name in enumerate(groupings)}
     summary = summary.assign(_g=summary["grouping"].map(grouping_order), _m=summary["metric"].map(metric_order))
     summary = summary.sort_values(["_g", "system", "fold", "criterion_id", "_m"], na_position="last")
@@ -84,6 +86,10 @@ def recompute(path: str | Path, *, per_query_mode: str = "groupby", timings: dic
     started = time.perf_counter()
     rows = reference.slice_rows(table, reference.CONTRACT_SLICES, confusion=reference.sklearn_confusion_values)
     timings["slices"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    rows += reference.multilabel_rows(table, reference.CONTRACT_SLICES)
+    timings["per_post"] = time.perf_counter() - started
 
     started = time.perf_counter()
     rows += reference.across_fold_rows(rows)

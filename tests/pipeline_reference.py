@@ -499,35 +499,37 @@ def slice_rows(
 
 
 def multilabel_values(cell: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, float]]:
-    """Contract §6 on one slice cell: per-post values and the pooled F1s, with scikit-learn.
+    """Contract §6 on one slice cell: per-post values, and the pooled F1s with scikit-learn.
 
-    A post's criteria are its rows; the prediction is ``prob >= 0.5``. Per post: exact match
-    (every criterion right), hamming score and loss (fraction right / wrong) and F1 with
-    ``f1_score(zero_division=0)``. Pooled: micro F1 over every post × criterion pair, and the
-    per-criterion F1s (``f1_score`` per criterion) averaged plainly (label-macro) and by each
+    A post's criteria are its rows; the prediction is ``prob >= 0.5``. Per post (pandas group
+    sums): exact match (every criterion right), hamming score and loss (fraction right / wrong),
+    F1 = 2tp / (2tp + fp + fn), 0 where nothing is true or predicted (scikit-learn's
+    ``zero_division=0``). Pooled: micro F1 over every post × criterion pair (``f1_score``), and
+    the per-criterion F1s (``f1_score`` per criterion) averaged plainly (label-macro) and by each
     criterion's number of positives (weighted).
     """
-    y_pred = (cell["prob"] >= THRESHOLD).astype(int)
-    right = cell["label"] == y_pred
-    frame = cell.assign(pred=y_pred, right=right)
-    per_post = frame.groupby("post_id", sort=True).apply(
-        lambda post: pd.Series({
-            "exact_match": float(post["right"].all()),
-            "hamming_score": float(post["right"].mean()),
-            "hamming_loss": float(1 - post["right"].mean()),
-            "macro_f1": float(f1_score(post["label"], post["pred"], zero_division=0.0)),
-        }),
-        include_groups=False,
-    )
-    per_criterion = frame.groupby("criterion_id", sort=True).apply(
-        lambda rows: pd.Series({"f1": f1_score(rows["label"], rows["pred"], zero_division=0.0),
-                                "support": rows["label"].sum()}),
-        include_groups=False,
-    )
-    support = per_criterion["support"].to_numpy(dtype=float)
-    f1s = per_criterion["f1"].to_numpy(dtype=float)
+    predicted = (cell["prob"] >= THRESHOLD).astype(int)
+    label = cell["label"].astype(int)
+    counts = pd.DataFrame({
+        "post_id": cell["post_id"], "right": (label == predicted).astype(float),
+        "tp": label * predicted, "fp": (1 - label) * predicted, "fn": label * (1 - predicted),
+    }).groupby("post_id", sort=True)
+    right = counts["right"]
+    sums = counts[["tp", "fp", "fn"]].sum()
+    denominator = 2 * sums["tp"] + sums["fp"] + sums["fn"]
+    per_post = pd.DataFrame({
+        "exact_match": (right.min() == 1).astype(float),
+        "hamming_score": right.mean(),
+        "hamming_loss": 1 - right.mean(),
+        "macro_f1": (2 * sums["tp"] / denominator.where(denominator > 0)).fillna(0.0),
+    })
+    f1s, support = [], []
+    for _, rows in cell.assign(pred=predicted).groupby("criterion_id", sort=True):
+        f1s.append(f1_score(rows["label"], rows["pred"], zero_division=0.0))
+        support.append(rows["label"].sum())
+    f1s, support = np.asarray(f1s, dtype=float), np.asarray(support, dtype=float)
     pooled = {
-        "micro_f1": float(f1_score(frame["label"], frame["pred"], zero_division=0.0)),
+        "micro_f1": float(f1_score(label, predicted, zero_division=0.0)),
         "label_macro_f1": float(f1s.mean()),
         "weighted_f1": float((f1s * support).sum() / support.sum()) if support.sum() > 0 else float(f1s.mean()),
     }

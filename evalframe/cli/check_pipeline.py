@@ -24,7 +24,7 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.engine.evaluation import prepare
+    from evalframe.engine.derive import prepare
     from evalframe.pipeline import load_pipeline
     from evalframe.pipeline.run import read_input
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tables_strategy import evidence_tables, restrict
 
-from evalframe.engine.evaluation import compute_partials, finalize, run
+from evalframe.engine.evaluation import finalize, run
+from evalframe.engine.partials import compute_partials
 from evalframe.engine.plan import Plan, build_groups
 
 METRICS = {

@@ -1,0 +1,173 @@
+"""The stages before any metric (DESIGN §3): validate and derive the queries table.
+
+- the evaluated queries: the given queries table, or every system of the ranking × every judged
+  query; checked against ``schemas/queries.yaml`` wherever they come from;
+- ``n_relevant`` (judged items at or above the relevance threshold) when a metric or subset needs it;
+- the ``missing`` policy for evaluated queries the ranking does not list, and notes on what is
+  left out (run rows of unjudged queries);
+- every column the plan names must exist (one error, every key path);
+- the units bound to the plan, and each unit's weight (:data:`~evalframe.metrics.base.WEIGHT`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from evalframe.data.contracts import conform, load_contract
+from evalframe.data.tables import Tables
+from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
+from evalframe.engine.plan import MetricGroup, Plan
+from evalframe.engine.ranking import QueryIndex, index_queries
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+from evalframe.metrics.base import WEIGHT, ItemMetric, Metric
+
+
+def _universe(tables: Tables, index: QueryIndex | None) -> pl.DataFrame:
+    """The evaluated (system, query) pairs when no queries table is given: systems × judged queries."""
+    systems = index.pairs.select(SYSTEM).unique(maintain_order=True) if index is not None else tables.ranked_pairs().select(SYSTEM).unique()
+    judged = tables.judgments.select(pl.col("query_id").unique(maintain_order=True))
+    return systems.join(judged, how="cross").sort(QUERY_KEYS)
+
+
+def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: QueryIndex | None) -> list[str]:
+    """Apply the ``missing`` policy to evaluated pairs the ranking does not list; notes."""
+    ranked = index.pairs.select(QUERY_KEYS) if index is not None else tables.ranked_pairs()
+    absent = universe.select(QUERY_KEYS).join(ranked, on=QUERY_KEYS, how="anti").sort(QUERY_KEYS)
+    if absent.height == 0:
+        return []
+    if plan.missing == "error":
+        problems = [
+            Problem(None, None, NO_VALUE, f"query {query_id!r} is judged but system {system!r} retrieved nothing for it")
+            for system, query_id in absent.head(20).iter_rows()
+        ]
+        if absent.height > 20:
+            problems.append(Problem(None, None, NO_VALUE, f"{absent.height} (system, query) pairs in all are absent from the run"))
+        problems.append(
+            Problem(None, None, NO_VALUE, "to score such queries 0 pass missing='zero' (`evalframe trec -c`), or add them to the run")
+        )
+        raise InputError("run", problems)
+    return [f"{absent.height} judged (system, query) pairs absent from the run were scored as empty rankings"]
+
+
+def _ignored_run_rows(universe: pl.DataFrame, index: QueryIndex) -> list[str]:
+    unjudged = index.pairs.join(universe.select("query_id").unique(), on="query_id", how="anti")
+    if unjudged.height == 0:
+        return []
+    n_rows = unjudged.get_column("n_rows").sum()
+    return [f"{n_rows} run rows of {unjudged.get_column('query_id').n_unique()} queries without judgments were ignored"]
+
+
+def _weights(queries: pl.DataFrame, weight: str | None) -> pl.Series:
+    """The :data:`WEIGHT` column; bad weights are an :class:`InputError` naming the queries.
+
+    A text column (a CSV's extra column) is read as numbers; every weight must be a finite
+    number >= 0.
+    """
+    if weight is None:
+        return pl.repeat(1.0, queries.height, dtype=pl.Float64, eager=True).alias(WEIGHT)
+    column = queries.get_column(weight)
+    if column.dtype == pl.String:
+        values = column.str.strip_chars().cast(pl.Float64, strict=False)
+    elif column.dtype.is_numeric():
+        values = column.cast(pl.Float64)
+    else:
+        raise InputError("queries table", Problem(None, weight, NO_VALUE, f"weights must be numbers, found dtype {column.dtype}"))
+    bad = (values.is_null() | values.is_nan() | values.is_infinite() | (values < 0)).fill_null(True)
+    if bad.any():
+        keys = queries.select(QUERY_KEYS)
+        problems = [
+            Problem(f"query {keys.row(i)[1]!r} of system {keys.row(i)[0]!r}", weight, column[i], "is not a finite number >= 0")
+            for i in bad.arg_true().head(20).to_list()
+        ]
+        if bad.sum() > 20:
+            problems.append(Problem(None, weight, NO_VALUE, f"{bad.sum()} weights in all are not finite numbers >= 0"))
+        raise InputError("queries table", problems)
+    return values.alias(WEIGHT)
+
+
+def check_columns(plan: Plan, columns: Sequence[str], units: Units) -> None:
+    """Every column the plan names must be in the queries table: one error listing them all."""
+    have = set(columns)
+    problems = []
+
+    def need(names: Iterable[str], what: str) -> None:
+        for name in names:
+            if name not in have:
+                problems.append(Problem(what, None, NO_VALUE, f"names column `{name}`, which the queries table does not have"))
+
+    for grouping, keys in plan.slices.items():
+        need(keys, f"slices.{grouping}")
+    if plan.weight is not None:
+        need([plan.weight], "weight")
+    for unit, keys in units.keys.items():
+        need(keys, f"units.{unit}")
+    for group in plan.groups:
+        need(group.subset.columns(), f"subsets.{group.subset.name}")
+        for metric in group.metrics:
+            need(metric.required_columns.get("queries", ()), f"metric `{metric.name}`")
+            if metric.unit not in units.keys:
+                problems.append(Problem(f"metric `{metric.name}`", None, NO_VALUE,
+                                        f"is computed per `{metric.unit}`, a unit not declared (units: {sorted(units.keys)})"))
+    if problems:
+        problems.append(Problem(None, None, NO_VALUE, f"the queries table has columns {sorted(have)}"))
+        raise ConfigError.of(problems)
+
+
+def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex | None, list[str]]:
+    """The validated queries table with ``n_relevant`` where needed, the ranking's index and notes."""
+    item_groups = [group for group in plan.groups if any(isinstance(m, ItemMetric) for m in group.metrics)]
+    index = index_queries(tables.ranking_rows) if tables.ranking_rows is not None and item_groups else None
+    notes = list(tables.notes)
+    queries = tables.queries if tables.queries is not None else _universe(tables, index)
+    queries = conform(queries, load_contract("queries"), source="queries table")
+    if tables.queries is not None and item_groups:
+        ignored = tables.judgments.join(queries.select("query_id").unique(), on="query_id", how="anti")
+        if ignored.height and tables.ranking_rows is not None:
+            notes.append(f"{ignored.get_column('query_id').n_unique()} judged queries are not in the queries table and were ignored")
+    needs_relevant = item_groups or any("n_relevant" in group.subset.columns() for group in plan.groups)
+    if needs_relevant and "n_relevant" not in queries.columns:
+        relevant = (
+            tables.judgments.filter(pl.col("relevance") >= plan.relevance_threshold)
+            .group_by("query_id")
+            .agg(n_relevant=pl.len().cast(pl.Int64))
+        )
+        queries = queries.join(relevant, on="query_id", how="left", maintain_order="left").with_columns(
+            pl.col("n_relevant").fill_null(0)
+        )
+    if item_groups:
+        if not tables.has_ranking:
+            raise ConfigError(f"metrics {[m.name for g in item_groups for m in g.metrics if isinstance(m, ItemMetric)]} need a ranking")
+        notes += _check_missing(plan, tables, queries, index)
+        if index is not None:
+            notes += _ignored_run_rows(queries, index)
+    return queries, index, notes
+
+
+def bind_units(plan: Plan, units: Units) -> Plan:
+    """The plan with each set metric of a coarser unit told its unit's key columns.
+
+    A set metric that counts units (a post's criteria are several rows) declares a dataclass
+    field ``unit_keys``; the engine sets it from the unit's declaration (``units: {post: [id]}``).
+    """
+    def bound(metric: Metric) -> Metric:
+        keys = units.keys.get(metric.unit)
+        if metric.unit == QUERY or keys is None or "unit_keys" not in getattr(metric, "__dataclass_fields__", {}):
+            return metric
+        return replace(metric, unit_keys=tuple(keys))
+
+    groups = tuple(MetricGroup(group.subset, tuple(bound(m) for m in group.metrics)) for group in plan.groups)
+    return replace(plan, groups=groups)
+
+
+def prepare(tables: Tables, plan: Plan) -> tuple[Plan, pl.DataFrame, Units, QueryIndex | None, list[str]]:
+    """Validate and derive (the stages before any metric): the plan bound to the data's units,
+    the queries table, the units, the ranking's index and notes. Raises on bad input or a plan
+    that names missing columns."""
+    queries, index, notes = derive_queries(plan, tables)
+    units = Units.resolve(plan.units, queries.columns)
+    plan = bind_units(plan, units)
+    check_columns(plan, queries.columns, units)
+    return plan, queries.with_columns(_weights(queries, plan.weight)), units, index, notes

@@ -1,0 +1,166 @@
+"""Mergeable partial results (DESIGN §3): everything an evaluation needs, in sums that add up.
+
+:func:`compute_partials` runs the stages of one set of tables up to :class:`Partials`; parts of
+the data split by unit give partials that :meth:`Partials.merge` combines into those of the
+whole, which :func:`evalframe.engine.evaluation.finalize` turns into the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from evalframe.data.tables import Tables
+from evalframe.data.units import QUERY, SYSTEM, Units, slice_applies, unit_weights
+from evalframe.engine import aggregate
+from evalframe.engine.derive import prepare
+from evalframe.engine.per_unit import (
+    coarse_unit_values,
+    item_partials,
+    query_unit_values,
+)
+from evalframe.engine.plan import Plan
+from evalframe.metrics.base import (
+    WEIGHT,
+    ItemMetric,
+    QueryMetric,
+    SetMetric,
+    merge_states,
+)
+
+#: Query columns carried into the per-unit output for traceability when present.
+TRACE_KEYS = ("post_id", "criterion_id", "fold")
+
+
+@dataclass(frozen=True)
+class Partials:
+    """Mergeable partial results of one evaluation (DESIGN §3).
+
+    Keys: ``g`` a metric group's position, ``unit`` a unit name, ``grouping`` a grouping set.
+
+    - ``sizes[(unit, grouping)]``: every slice's keys and ``n_units`` (units of the slice, inside
+      a subset or not);
+    - ``values[(g, unit)]``: the per-unit values of the group's per-unit metrics (wide);
+    - ``moments[(g, unit, grouping)]``: their moments per slice (:mod:`~evalframe.engine.aggregate`);
+    - ``states[(g, grouping, state_id)]``: set-metric states per slice;
+    - ``inside[(g, unit)]``: per system, the units inside the group's subset (for skip counts).
+
+    Parts of the data split by unit evaluate to partials that :meth:`merge` into those of the
+    whole: sizes, sums and states add, ``m2`` by the parallel-axis rule, values concatenate.
+    """
+
+    plan: Plan
+    units: Units
+    queries: pl.DataFrame
+    applies: Mapping[tuple[str, str], bool]
+    sizes: Mapping[tuple[str, str], pl.DataFrame]
+    values: Mapping[tuple[int, str], pl.DataFrame]
+    moments: Mapping[tuple[int, str, str], pl.DataFrame]
+    states: Mapping[tuple[int, str, object], pl.DataFrame]
+    inside: Mapping[tuple[int, str], pl.DataFrame]
+    notes: tuple[str, ...] = ()
+
+    def merge(self, *others: Partials) -> Partials:
+        """The partials of the union of disjoint parts (same plan, units split between parts)."""
+        parts = (self, *others)
+
+        def added(frames: list[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+            return pl.concat(frames, how="vertical_relaxed").group_by(keys, maintain_order=True).agg(pl.exclude(keys).sum())
+
+        by = {grouping: [SYSTEM, *keys] for grouping, keys in self.plan.slices.items()}
+        set_metrics = {(g, m.state_id): m for g, group in enumerate(self.plan.groups) for m in group.metrics if isinstance(m, SetMetric)}
+        # A slice groups the units of the whole only if it groups those of every part.
+        applies = {key: all(p.applies[key] for p in parts) for key in self.applies}
+        return replace(
+            self,
+            queries=pl.concat([p.queries for p in parts], how="vertical_relaxed"),
+            applies=applies,
+            sizes={
+                key: added([p.sizes[key] for p in parts], by[key[1]]) for key in self.sizes if applies[key]
+            },
+            values={key: pl.concat([p.values[key] for p in parts], how="vertical_relaxed") for key in self.values},
+            moments={
+                key: aggregate.merge_moments([p.moments[key] for p in parts], [*by[key[2]], "metric"])
+                for key in self.moments
+                if applies[key[1:]]
+            },
+            states={
+                key: merge_states([p.states[key].lazy() for p in parts], by[key[1]], set_metrics[(key[0], key[2])].state_keys)
+                .collect(engine="in-memory")
+                for key in self.states
+                if applies[(set_metrics[(key[0], key[2])].unit, key[1])]
+            },
+            inside={key: added([p.inside[key] for p in parts], [SYSTEM]) for key in self.inside},
+            notes=tuple(dict.fromkeys(note for p in parts for note in p.notes)),
+        )
+
+
+def compute_partials(tables: Tables, plan: Plan) -> Partials:
+    """Run the stages up to mergeable partials (module docstring)."""
+    plan, queries, units, index, notes = prepare(tables, plan)
+    used_units = list(dict.fromkeys([QUERY, *(m.unit for m in plan.metrics)]))
+
+    # Which slices group which units; the unit-level columns each unit carries.
+    applies: dict[tuple[str, str], bool] = {}
+    carried: dict[str, list[str]] = {}
+    for unit in used_units:
+        keys = units.key_columns(unit)
+        constant = [key for key in dict.fromkeys([*TRACE_KEYS, *plan.slice_keys]) if key in queries.columns and key not in keys
+                    and slice_applies(queries, keys, [key])]
+        carried[unit] = [*keys, *constant]
+        for grouping, slice_keys in plan.slices.items():
+            applies[(unit, grouping)] = all(key in carried[unit] for key in slice_keys)
+            if not applies[(unit, grouping)]:
+                varying = ", ".join(f"`{key}`" for key in slice_keys if key not in carried[unit])
+                notes.append(f"slice `{grouping}` does not apply to unit `{unit}` ({varying} varies within a {unit}): no rows")
+        if unit != QUERY and plan.weight is not None:
+            unit_weights(queries, unit, keys, WEIGHT, label=plan.weight)  # raises when a unit's queries disagree
+
+    by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+    sizes = {}
+    for unit in used_units:
+        unit_rows = queries.select(carried[unit]).unique(subset=units.key_columns(unit), maintain_order=True) if unit != QUERY else queries
+        for grouping in plan.slices:
+            if applies[(unit, grouping)]:
+                sizes[(unit, grouping)] = unit_rows.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+
+    values, moments, inside_counts, state_plans = {}, {}, {}, {}
+    weighted = plan.weight is not None
+    for g, group in enumerate(plan.groups):
+        inside = queries.filter(group.subset.condition())
+        for unit in dict.fromkeys(m.unit for m in group.metrics):
+            metrics = [m for m in group.metrics if m.unit == unit]
+            per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
+            if per_unit:
+                if unit == QUERY:
+                    item = [m for m in per_unit if isinstance(m, ItemMetric)]
+                    items = item_partials(tables, inside, item, relevance_threshold=plan.relevance_threshold,
+                                          max_depth=plan.max_depth, index=index) if item else None
+                    wide = query_unit_values(inside, per_unit, carry=carried[unit], items=items, empty=plan.empty)
+                else:
+                    wide = coarse_unit_values(inside, [m for m in per_unit if isinstance(m, QueryMetric)],
+                                              unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
+                values[(g, unit)] = wide
+                inside_counts[(g, unit)] = wide.group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+                for grouping in plan.slices:
+                    if applies[(unit, grouping)]:
+                        moments[(g, unit, grouping)] = aggregate.moments(wide, per_unit, by[grouping], weighted=weighted)
+            set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
+            for grouping in plan.slices:
+                if not applies[(unit, grouping)]:
+                    continue
+                for metric in set_metrics:
+                    key = (g, grouping, metric.state_id)
+                    if key not in state_plans:
+                        state_plans[key] = metric.state(inside.lazy(), by[grouping])
+    states = {}
+    if state_plans:
+        # In memory: the streaming engine adds floats in an order that varies from run to run.
+        collected = pl.collect_all(list(state_plans.values()), engine="in-memory")
+        states = dict(zip(state_plans, collected, strict=True))
+    return Partials(
+        plan=plan, units=units, queries=queries, applies=applies, sizes=sizes, values=values, moments=moments,
+        states=states, inside=inside_counts, notes=tuple(dict.fromkeys(notes)),
+    )
