@@ -2,8 +2,11 @@
 
 Both read the ``queries`` table's ``label`` (gold has-evidence, 0 or 1) and ``prob`` (predicted
 probability of evidence) and are lower-is-better. The Brier score is query level (its slice mean
-is the score); ECE is a property of a whole slice (set level), computed per slice of ``by``.
-Rows whose ``label`` or ``prob`` is missing are not used (``n`` counts the rows used).
+is the score; the engine weights that mean with the unit weights). ECE is a property of a whole
+slice (set level): ``state()`` sums weight, weighted prob and weighted label per bin
+(:func:`~evalframe.metrics.curves.calibration_bins`), ``finalize()`` combines the bins of each
+slice of ``by``. Rows whose ``label`` or ``prob`` is missing are not used (``n`` counts the rows
+used, not their weight).
 
 >>> import polars as pl
 >>> queries = pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.2, 0.6, 0.4]})

@@ -66,8 +66,7 @@ from evalframe.metrics.curves import (
     roc_points,
     total_negative_weight,
     total_positive_weight,
-    used_count,
-    weighted_sum,
+    weighted_counts,
 )
 
 # --- reasons for an undefined value ----------------------------------------------------------
@@ -283,7 +282,8 @@ def confusion_counts(rows: pl.LazyFrame, by: Sequence[str], threshold: float) ->
 
     Columns ``*by``, ``n`` (Int64: rows used) and the weighted counts ``tp``, ``fp``, ``tn``,
     ``fn`` (Float64: Σ weight of the used rows in each cell, predicted positive when
-    ``prob >= threshold``), each as ``sklearn.metrics.confusion_matrix(sample_weight=w)``.
+    ``prob >= threshold``), each as ``sklearn.metrics.confusion_matrix(sample_weight=w)`` and
+    added exactly (:func:`~evalframe.metrics.curves.weighted_counts`). One group-by.
 
     >>> rows = pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.6, 0.2, 0.1], "_weight": [2.0, 1.0, 1.0, 0.5]})
     >>> confusion_counts(rows, [], 0.5).collect().rows()
@@ -292,12 +292,11 @@ def confusion_counts(rows: pl.LazyFrame, by: Sequence[str], threshold: float) ->
     scored = is_scored()
     positive = pl.col("label") == 1
     predicted_positive = pl.col("prob") >= threshold
-    return per_slice(rows, by, {
-        "n": used_count(),
-        "tp": weighted_sum(scored & predicted_positive & positive),
-        "fp": weighted_sum(scored & predicted_positive & ~positive),
-        "tn": weighted_sum(scored & ~predicted_positive & ~positive),
-        "fn": weighted_sum(scored & ~predicted_positive & positive),
+    return weighted_counts(rows, by, {
+        "tp": scored & predicted_positive & positive,
+        "fp": scored & predicted_positive & ~positive,
+        "tn": scored & ~predicted_positive & ~positive,
+        "fn": scored & ~predicted_positive & positive,
     })
 
 
