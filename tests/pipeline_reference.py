@@ -43,8 +43,8 @@ What it computes:
 Conventions (evalframe's documented ones, so that the two can be compared): a value that is
 undefined on a slice is None (null), never scikit-learn's ``zero_division`` value; AUROC,
 TPR@FPR and balanced accuracy need both classes, sensitivity and AUPRC a positive, specificity
-and FPR a negative, precision a predicted positive, NPV a predicted negative, F1 a positive and
-a predicted positive, MCC also both predicted classes.
+and FPR a negative, precision a predicted positive, NPV a predicted negative, F1 a positive or
+a predicted positive (scikit-learn's f1_score), MCC also both predicted classes.
 
 :func:`reference_summary` returns one :class:`Row` per (grouping, system, fold, criterion_id,
 metric), the same grain as evalframe's ``summary``; :func:`compare_with_summary` lists every
@@ -326,12 +326,7 @@ def confusion_values(y_true: np.ndarray, y_pred: np.ndarray) -> dict[str, float 
     sensitivity = _ratio(tp, tp + fn)
     specificity = _ratio(tn, tn + fp)
     precision = _ratio(tp, tp + fp)
-    if precision is None or sensitivity is None:
-        f1 = None
-    elif precision + sensitivity == 0:
-        f1 = 0.0  # both defined and 0: the harmonic mean's limit (scikit-learn's f1_score agrees)
-    else:
-        f1 = 2 * precision * sensitivity / (precision + sensitivity)
+    f1 = _ratio(2 * tp, 2 * tp + fp + fn)  # undefined only with no positive and no prediction (DESIGN §4)
     mcc_denominator = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
     return {
         "tp": float(tp), "tn": float(tn), "fp": float(fp), "fn": float(fn),

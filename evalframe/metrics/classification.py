@@ -77,6 +77,7 @@ NO_POSITIVE = "no positive in the slice"
 NO_NEGATIVE = "no negative in the slice"
 NO_PREDICTED_POSITIVE = "no predicted positive"
 NO_PREDICTED_NEGATIVE = "no predicted negative"
+NO_POSITIVE_NOR_PREDICTED = "no positive and no predicted positive"
 #: A slice with used rows that all weigh 0, for a metric that no class or count explains.
 NO_WEIGHT = "every query used in the slice has weight 0"
 
@@ -499,8 +500,9 @@ class NegativePredictiveValue(ConfusionMetric):
 class F1Score(ConfusionMetric):
     """F1: harmonic mean of precision and recall, ``2·P·R / (P + R) = 2 TP / (2 TP + FP + FN)``.
 
-    Null when precision or recall is undefined (note "no positive in the slice" or "no predicted
-    positive"); 0 when both are defined and TP = 0. Example: TP 3, FP 1, FN 1 → 6 / 8 = 0.75.
+    Null only when ``TP + FP + FN = 0`` (note "no positive and no predicted positive"), as
+    scikit-learn's ``f1_score`` (DESIGN §4): a slice with positives but no prediction, or
+    predictions but no positive, scores 0. Example: TP 3, FP 1, FN 1 → 6 / 8 = 0.75.
     """
 
     key = printed = "f1"
@@ -509,7 +511,7 @@ class F1Score(ConfusionMetric):
         return safe_divide(2 * TP, 2 * TP + FP + FN)
 
     def undefined(self) -> list[Reason]:
-        return [_NO_POSITIVE, _NO_PREDICTED_POSITIVE]
+        return [(TP + FP + FN == 0, NO_POSITIVE_NOR_PREDICTED)]
 
 
 class MatthewsCorrelation(ConfusionMetric):

@@ -38,6 +38,7 @@ from evalframe.metrics.classification import (
     NO_POSITIVE,
     NO_PREDICTED_NEGATIVE,
     NO_PREDICTED_POSITIVE,
+    NO_POSITIVE_NOR_PREDICTED,
     NO_SCORED_QUERY,
     ONE_CLASS,
     ConfusionMetric,
@@ -260,9 +261,9 @@ def sklearn_confusion_value(key: str, labels, probs, threshold: float) -> float:
 
 #: The null cells of the hand-built slices; every other cell is compared with scikit-learn.
 UNDEFINED_CONFUSION = {
-    "one_class": {key: NO_POSITIVE for key in ("sensitivity", "f1", "mcc", "balanced_accuracy")},
+    "one_class": {key: NO_POSITIVE for key in ("sensitivity", "mcc", "balanced_accuracy")},
     "all_positive": {key: NO_NEGATIVE for key in ("specificity", "fpr", "mcc", "balanced_accuracy")},
-    "no_predicted_positive": {key: NO_PREDICTED_POSITIVE for key in ("ppv", "f1", "mcc")},
+    "no_predicted_positive": {key: NO_PREDICTED_POSITIVE for key in ("ppv", "mcc")},
 }
 
 
@@ -310,6 +311,16 @@ def test_mcc_names_the_empty_factor():
 def test_f1_is_zero_not_null_when_defined_without_true_positive():
     queries = pl.LazyFrame({"label": [1, 0, 0], "prob": [0.1, 0.9, 0.2]})
     assert F1Score().compute(queries, []).collect().row(0) == (3, 0.0, None)
+    # positives but no prediction, or predictions but no positive: 0, as scikit-learn (DESIGN §4)
+    for labels, probs in (([1, 0], [0.1, 0.2]), ([0, 0], [0.9, 0.2])):
+        queries = pl.LazyFrame({"label": labels, "prob": probs})
+        assert F1Score().compute(queries, []).collect().row(0) == (2, 0.0, None)
+        assert f1_score(labels, [int(p >= 0.5) for p in probs], zero_division=1.0) == 0.0
+
+
+def test_f1_is_null_only_without_positive_and_prediction():
+    queries = pl.LazyFrame({"label": [0, 0], "prob": [0.1, 0.2]})
+    assert F1Score().compute(queries, []).collect().row(0) == (2, None, "no positive and no predicted positive")
 
 
 def test_mcc_has_no_integer_overflow_on_large_counts():
@@ -521,12 +532,14 @@ def sklearn_weighted_confusion(key: str, labels, probs, weight, threshold: float
            "predicted negative": tn + fn > 0}
     needs = {
         "sensitivity": ("positive",), "specificity": ("negative",), "fpr": ("negative",),
-        "ppv": ("predicted positive",), "npv": ("predicted negative",), "f1": ("positive", "predicted positive"),
+        "ppv": ("predicted positive",), "npv": ("predicted negative",),
         "mcc": ("positive", "negative", "predicted positive", "predicted negative"),
         "balanced_accuracy": ("positive", "negative"),
     }
     if not all(has[need] for need in needs.get(key, ())):
         return None
+    if key == "f1" and not (has["positive"] or has["predicted positive"]):
+        return None  # 0/0: the only undefined F1
     w = {"sample_weight": weight}
     scores = {
         "tp": lambda: tp, "tn": lambda: tn, "fp": lambda: fp, "fn": lambda: fn,
@@ -560,7 +573,8 @@ def test_confusion_metrics_match_sklearn_with_sample_weight(rows, threshold):
             expected = sklearn_weighted_confusion(key, labels, probs, weight, threshold)
             if expected is None:
                 assert row["value"] is None, key
-                assert row["note"] in {NO_POSITIVE, NO_NEGATIVE, NO_PREDICTED_POSITIVE, NO_PREDICTED_NEGATIVE}
+                assert row["note"] in {NO_POSITIVE, NO_NEGATIVE, NO_PREDICTED_POSITIVE, NO_PREDICTED_NEGATIVE,
+                                       NO_POSITIVE_NOR_PREDICTED}
             elif key == "mcc":
                 # scikit-learn's MCC subtracts products of the weight totals (n² − Σ t², …) and
                 # loses up to ~1e-9 to cancellation when one class weighs little; the exact
