@@ -97,15 +97,16 @@ class Partials:
         )
 
 
-def compute_partials(tables: Tables, plan: Plan) -> Partials:
-    """Run the stages up to mergeable partials (module docstring)."""
-    plan, queries, units, index, notes = prepare(tables, plan)
-    used_units = list(dict.fromkeys([QUERY, *(m.unit for m in plan.metrics)]))
+def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, dict, list[str]]:
+    """Which slices group which units, the columns each unit carries, and notes.
 
-    # Which slices group which units; the unit-level columns each unit carries.
+    A slice groups a unit when each of its keys has one value per unit (read off the data); a
+    coarser unit's queries must share their weight.
+    """
     applies: dict[tuple[str, str], bool] = {}
     carried: dict[str, list[str]] = {}
-    for unit in used_units:
+    notes: list[str] = []
+    for unit in dict.fromkeys([QUERY, *(m.unit for m in plan.metrics)]):
         keys = units.key_columns(unit)
         constant = [key for key in dict.fromkeys([*TRACE_KEYS, *plan.slice_keys]) if key in queries.columns and key not in keys
                     and slice_applies(queries, keys, [key])]
@@ -117,50 +118,55 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 notes.append(f"slice `{grouping}` does not apply to unit `{unit}` ({varying} varies within a {unit}): no rows")
         if unit != QUERY and plan.weight is not None:
             unit_weights(queries, unit, keys, WEIGHT, label=plan.weight)  # raises when a unit's queries disagree
+    return applies, carried, notes
 
+
+def compute_partials(tables: Tables, plan: Plan) -> Partials:
+    """Run the stages up to mergeable partials (module docstring)."""
+    plan, queries, units, index, notes = prepare(tables, plan)
+    applies, carried, unit_notes = _unit_facts(plan, queries, units)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+
     sizes = {}
-    for unit in used_units:
-        unit_rows = queries.select(carried[unit]).unique(subset=units.key_columns(unit), maintain_order=True) if unit != QUERY else queries
+    for unit, columns in carried.items():
+        unit_rows = queries if unit == QUERY else queries.select(columns).unique(subset=units.key_columns(unit), maintain_order=True)
         for grouping in plan.slices:
             if applies[(unit, grouping)]:
                 sizes[(unit, grouping)] = unit_rows.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
 
-    values, moments, inside_counts, state_plans = {}, {}, {}, {}
+    inside = [queries.filter(group.subset.condition()) for group in plan.groups]
+    # Set-metric states: one per (group, grouping set, state_id), shared by the metrics that
+    # read it, all collected at once (in memory: streaming sums floats in a varying order).
+    state_plans = {}
+    for g, group in enumerate(plan.groups):
+        for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
+            for grouping in plan.slices:
+                if applies[(metric.unit, grouping)]:
+                    state_plans.setdefault((g, grouping, metric.state_id), metric.state(inside[g].lazy(), by[grouping]))
+    collected = pl.collect_all(list(state_plans.values()), engine="in-memory") if state_plans else []
+    states = dict(zip(state_plans, collected, strict=True))
+
+    values, moments, inside_counts = {}, {}, {}
     weighted = plan.weight is not None
     for g, group in enumerate(plan.groups):
-        inside = queries.filter(group.subset.condition())
         for unit in dict.fromkeys(m.unit for m in group.metrics):
-            metrics = [m for m in group.metrics if m.unit == unit]
-            per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
-            if per_unit:
-                if unit == QUERY:
-                    item = [m for m in per_unit if isinstance(m, ItemMetric)]
-                    items = item_partials(tables, inside, item, relevance_threshold=plan.relevance_threshold,
-                                          max_depth=plan.max_depth, index=index) if item else None
-                    wide = query_unit_values(inside, per_unit, carry=carried[unit], items=items, empty=plan.empty)
-                else:
-                    wide = coarse_unit_values(inside, [m for m in per_unit if isinstance(m, QueryMetric)],
-                                              unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
-                values[(g, unit)] = wide
-                inside_counts[(g, unit)] = wide.group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
-                for grouping in plan.slices:
-                    if applies[(unit, grouping)]:
-                        moments[(g, unit, grouping)] = aggregate.moments(wide, per_unit, by[grouping], weighted=weighted)
-            set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
+            per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
+            if not per_unit:
+                continue
+            if unit == QUERY:
+                item = [m for m in per_unit if isinstance(m, ItemMetric)]
+                items = item_partials(tables, inside[g], item, relevance_threshold=plan.relevance_threshold,
+                                      max_depth=plan.max_depth, index=index) if item else None
+                wide = query_unit_values(inside[g], per_unit, carry=carried[unit], items=items, empty=plan.empty)
+            else:
+                wide = coarse_unit_values(inside[g], [m for m in per_unit if isinstance(m, QueryMetric)],
+                                          unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
+            values[(g, unit)] = wide
+            inside_counts[(g, unit)] = wide.group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             for grouping in plan.slices:
-                if not applies[(unit, grouping)]:
-                    continue
-                for metric in set_metrics:
-                    key = (g, grouping, metric.state_id)
-                    if key not in state_plans:
-                        state_plans[key] = metric.state(inside.lazy(), by[grouping])
-    states = {}
-    if state_plans:
-        # In memory: the streaming engine adds floats in an order that varies from run to run.
-        collected = pl.collect_all(list(state_plans.values()), engine="in-memory")
-        states = dict(zip(state_plans, collected, strict=True))
+                if applies[(unit, grouping)]:
+                    moments[(g, unit, grouping)] = aggregate.moments(wide, per_unit, by[grouping], weighted=weighted)
     return Partials(
         plan=plan, units=units, queries=queries, applies=applies, sizes=sizes, values=values, moments=moments,
-        states=states, inside=inside_counts, notes=tuple(dict.fromkeys(notes)),
+        states=states, inside=inside_counts, notes=tuple(dict.fromkeys([*notes, *unit_notes])),
     )
