@@ -320,11 +320,11 @@ class CriterionF1Metric(SetMetric):
 
     - ``tp``, ``fp``, ``fn``: the weighted true positives, false positives and false negatives
       of the criterion in the slice (each row adds its post's weight, as scikit-learn's
-      ``sample_weight``);
+      ``sample_weight``; added in ascending order, so the bits do not depend on row order);
     - ``n_scored``: the rows with label and prob (a criterion with none is not in the slice);
-    - ``n``: posts, each counted once on the row of its first criterion (smallest
-      ``criterion_id`` with label and prob), so that summing ``n`` over criteria counts the
-      slice's posts and parts split by post merge by summation.
+    - ``n``: posts, each counted once on the row of its first criterion with label and prob
+      (in row order), so that summing ``n`` over criteria counts the slice's posts whatever
+      the order, and parts split by post merge by summation.
 
     Micro, weighted and label-macro F1 at one threshold share it (equal :attr:`state_id`);
     ``zero_division`` applies in :meth:`finalize` only. ``unit_keys`` names the columns of a
@@ -365,13 +365,13 @@ class CriterionF1Metric(SetMetric):
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         scored = is_scored()
         true, predicted = is_true(), is_predicted(self.threshold)
-        first_criterion = pl.when(scored).then(pl.col("criterion_id")).min().over([*by, *self.unit_keys])
-        is_post_start = scored & (pl.col("criterion_id") == first_criterion)
+        # Each post is counted once, on its first scored row: the slice's count is the same in any
+        # row order (which criterion row carries it may differ; finalize adds over criteria).
+        is_post_start = scored & pl.when(scored).then(pl.struct(*by, *self.unit_keys)).is_first_distinct()
 
         def weighted(condition: pl.Expr) -> pl.Expr:
             return ordered_sum(pl.when(condition).then(weight()).otherwise(0.0).cast(pl.Float64))
 
-        # The window runs before the group-by: inside it, it would see one criterion's rows only.
         return (
             rows.with_columns(is_post_start.alias(POST_START))
             .group_by([*by, pl.col("criterion_id").alias(CRITERION_KEY)], maintain_order=True)
