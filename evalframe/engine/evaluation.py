@@ -44,9 +44,25 @@ def _subset_text(group: MetricGroup, metric: Metric) -> str:
     return group.subset.description if group.subset.where else metric.subset
 
 
-def finalize(partials: Partials, *, tables: Tables | None = None):
+def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials."""
-    plan, units = partials.plan, partials.units
+    per_unit_long, skipped = _per_unit_values(partials)
+    return Evaluation(
+        summary=_summary(partials),
+        per_unit_values=per_unit_long,
+        skipped=skipped,
+        plan=partials.plan,
+        units=partials.units,
+        queries=partials.queries,
+        tables=tables,
+        notes=partials.notes,
+    )
+
+
+def _summary(partials: Partials) -> pl.DataFrame:
+    """One row per (grouping set, slice, metric, subset): per-unit metrics from their moments and
+    quantiles, set metrics from their states; then the across-folds rows."""
+    plan = partials.plan
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
     slice_keys = plan.slice_keys
     weighted = plan.weight is not None
@@ -87,7 +103,14 @@ def finalize(partials: Partials, *, tables: Tables | None = None):
     summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
+    return summary
 
+
+def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The long per-unit values of every group and unit, and the skipped units per system,
+    unit, metric and reason (null values, and units outside the group's subset)."""
+    plan, units = partials.plan, partials.units
+    slice_keys = plan.slice_keys
     long_parts, skipped = [], []
     for (g, unit), wide in partials.values.items():
         group = plan.groups[g]
@@ -113,16 +136,7 @@ def finalize(partials: Partials, *, tables: Tables | None = None):
     skipped_table = (
         pl.concat(skipped, how="vertical_relaxed").sort(SYSTEM, "unit", "metric", "skip_reason") if skipped else _empty_skipped()
     )
-    return Evaluation(
-        summary=summary,
-        per_unit_values=per_unit_long,
-        skipped=skipped_table,
-        plan=plan,
-        units=units,
-        queries=partials.queries,
-        tables=tables,
-        notes=partials.notes,
-    )
+    return per_unit_long, skipped_table
 
 
 def _empty_long() -> pl.DataFrame:
