@@ -35,7 +35,8 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     qrels = read_qrels(args.qrels)
     run = read_run(args.run)
     result = evaluate_trec(
-        run, qrels, selected, relevance_threshold=args.level, complete=args.complete, max_depth=args.max_depth
+        run, qrels, selected, relevance_threshold=args.level, complete=args.complete, max_depth=args.max_depth,
+        source=args.run,
     )
     for note in result.notes:
         print(f"evalframe: note: {note}", file=sys.stderr)

@@ -36,6 +36,7 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.engine.evaluation import evaluate
+from evalframe.engine.ranking import single_precision_scores
 from evalframe.engine.result import Evaluation
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve
@@ -169,9 +170,13 @@ def evaluate_trec(
     relevance_threshold: int = 1,
     complete: bool = False,
     max_depth: int | None = None,
+    source: str = "run",
 ) -> Evaluation:
-    """Evaluate with trec_eval's conventions (every judged query counts; ``-c`` → complete)."""
+    """Evaluate with trec_eval's conventions: every judged query counts (``-c``: also those absent
+    from the run), scores compared as 32-bit floats as trec_eval stores them."""
     metrics = [item.metric for item in selected if item.metric is not None]
+    if "score" in run.columns:
+        run = single_precision_scores(run, source=source)  # checked here to name the file
     return evaluate(
         run,
         qrels,
@@ -180,6 +185,7 @@ def evaluate_trec(
         empty="zero",
         missing="zero" if complete else "error",
         max_depth=max_depth,
+        score_precision="float32",
     )
 
 

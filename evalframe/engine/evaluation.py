@@ -33,6 +33,7 @@ from evalframe.engine.plan import (
     MetricGroup,
     MissingPolicy,
     Plan,
+    ScorePrecision,
     build_groups,
 )
 from evalframe.engine.result import Evaluation
@@ -169,6 +170,7 @@ def evaluate(
     empty: EmptyPolicy = "skip",
     missing: MissingPolicy = "error",
     max_depth: int | None = None,
+    score_precision: ScorePrecision = "float64",
     across_folds: str | None = None,
     grouping_sets: Mapping[str, Sequence[str]] | None = None,
 ):
@@ -207,6 +209,10 @@ def evaluate(
         a judged query absent from a system's run as an empty ranking (trec_eval ``-c``).
     max_depth
         Use only the first ``max_depth`` items of each ranking (trec_eval ``-M``).
+    score_precision
+        ``"float64"`` (default) ranks by the scores as given; ``"float32"`` compares them as
+        trec_eval stores them (32-bit floats: scores equal in single precision tie, and doc_id
+        descending decides); a score beyond float32's range is then an error.
     across_folds
         A fold key (a slice must group by it alone): adds mean ± std rows of per-fold values.
 
@@ -249,6 +255,7 @@ def evaluate(
         empty=empty,
         missing=missing,
         max_depth=max_depth,
+        score_precision=score_precision,
         parameters=dict(parameters or {}),
     )
     return run(tables, plan)

@@ -156,7 +156,8 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
             if unit == QUERY:
                 item = [m for m in per_unit if isinstance(m, ItemMetric)]
                 items = item_partials(tables, inside[g], item, relevance_threshold=plan.relevance_threshold,
-                                      max_depth=plan.max_depth, index=index) if item else None
+                                      max_depth=plan.max_depth, score_precision=plan.score_precision,
+                                      index=index) if item else None
                 wide = query_unit_values(inside[g], per_unit, carry=carried[unit], items=items, empty=plan.empty)
             else:
                 wide = coarse_unit_values(inside[g], [m for m in per_unit if isinstance(m, QueryMetric)],

@@ -29,7 +29,7 @@ import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
-from evalframe.engine.plan import EmptyPolicy
+from evalframe.engine.plan import EmptyPolicy, ScorePrecision
 from evalframe.engine.ranking import (
     JudgedRanking,
     QueryIndex,
@@ -38,6 +38,7 @@ from evalframe.engine.ranking import (
     query_context,
     rank_items,
     running_sum_in_run,
+    single_precision_scores,
 )
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
 
@@ -53,6 +54,7 @@ def item_partials(
     *,
     relevance_threshold: int = 1,
     max_depth: int | None = None,
+    score_precision: ScorePrecision = "float64",
     index: QueryIndex | None = None,
 ) -> pl.DataFrame:
     """One row per (system, query) of ``universe``: ``n_retrieved``, ``n_relevant``, every partial
@@ -60,7 +62,9 @@ def item_partials(
 
     When no metric reads unjudged items (``ItemMetric.reads_unjudged_items``), the partials see
     only the judged items the ranking retrieved (:func:`~evalframe.engine.ranking.judged_ranks`,
-    which ranks them without sorting the run); otherwise every ranked item.
+    which ranks them without sorting the run); otherwise every ranked item. With
+    ``score_precision="float32"`` scores are compared as trec_eval stores them
+    (:func:`~evalframe.engine.ranking.single_precision_scores`).
     """
     partials: dict[str, pl.Expr] = {}
     ideal_partials: dict[str, pl.Expr] = {}
@@ -69,6 +73,8 @@ def item_partials(
         ideal_partials.update(metric.ideal_partials())
     pairs = universe.select(QUERY_KEYS)
     run = tables.ranking_of(pairs)
+    if score_precision == "float32" and "score" in run.columns:
+        run = single_precision_scores(run)
     judgments = tables.judgments
     per_query = None
     if not any(metric.reads_unjudged_items for metric in metrics):

@@ -19,6 +19,7 @@ from evalframe.metrics.registry import resolve_all
 
 EmptyPolicy = Literal["skip", "zero"]
 MissingPolicy = Literal["error", "zero"]
+ScorePrecision = Literal["float64", "float32"]
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class Plan:
     empty: EmptyPolicy = "skip"
     missing: MissingPolicy = "error"
     max_depth: int | None = None
+    score_precision: ScorePrecision = "float64"
     parameters: Mapping[str, Any] = field(default_factory=dict)
     about: Mapping[str, Any] = field(default_factory=dict)
 
@@ -60,6 +62,8 @@ class Plan:
             raise ConfigError(f"`missing` must be 'error' or 'zero', got {self.missing!r}")
         if self.max_depth is not None and (isinstance(self.max_depth, bool) or not isinstance(self.max_depth, int) or self.max_depth < 1):
             raise ConfigError(f"`max_depth` must be a whole number >= 1, got {self.max_depth!r}")
+        if self.score_precision not in ("float64", "float32"):
+            raise ConfigError(f"`score_precision` must be 'float64' or 'float32', got {self.score_precision!r}")
         if not any(group.metrics for group in self.groups):
             raise ConfigError("no metric to compute")
         if self.across_folds is not None and self.fold_grouping is None:

@@ -25,7 +25,7 @@ import polars as pl
 
 from evalframe._sorting import sort_split_in_place
 from evalframe.data.units import QUERY_KEYS
-from evalframe.errors import ConfigError, InputError, Problem
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 
 if TYPE_CHECKING:
     import numpy as np
@@ -62,6 +62,34 @@ def _reject_tied_ranks(run: pl.DataFrame, source: str) -> None:
             for system, query_id, rank, docs, count in tied.head(20).iter_rows()
         ]
         raise InputError(source, problems)
+
+
+#: The largest finite single-precision float.
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def single_precision_scores(run: pl.DataFrame, *, source: str = "run") -> pl.DataFrame:
+    """``run`` with each score rounded to the nearest 32-bit float, as trec_eval stores it.
+
+    trec_eval reads a score as a double and keeps it in a ``float``: two scores that differ only
+    beyond single precision (20.401 and 20.401000001) tie there, and its tie rule (doc_id
+    descending) orders them. A score beyond float32's finite range (|score| > 3.4028235e38)
+    has no defined single-precision value (C leaves the conversion undefined), so it is an error
+    naming the rows. NaN scores are left to the ranking's own checks.
+    """
+    score = pl.col("score")
+    too_large = run.select((score.abs() > FLOAT32_MAX) & score.is_finite()).to_series()
+    if too_large.any():
+        rows = run.filter(too_large).head(20)
+        problems = [
+            Problem(None, "score", value, f"query {query_id!r}, doc {doc_id!r}: beyond the range of a 32-bit float, "
+                    "where trec_eval's ranking is undefined; rescale the scores or evaluate with 64-bit scores")
+            for query_id, doc_id, value in rows.select("query_id", "doc_id", "score").iter_rows()
+        ]
+        if too_large.sum() > 20:
+            problems.append(Problem(None, "score", NO_VALUE, f"{too_large.sum()} scores in all are beyond float32's range"))
+        raise InputError(source, problems)
+    return run.with_columns(score.cast(pl.Float32).cast(pl.Float64))
 
 
 def judge_items(ranked: pl.DataFrame, judgments: pl.DataFrame, *, relevance_threshold: int = 1) -> pl.DataFrame:
