@@ -12,7 +12,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def bundled_dir(name: str) -> Path:
-    """Return the folder of bundled files called ``name`` ("schemas" or "pipelines")."""
+    """Return the folder of bundled files called ``name`` ("schemas", "pipelines", "data_samples")."""
     for candidate in (_PACKAGE_DIR / "_bundled" / name, _PACKAGE_DIR.parent / name):
         if candidate.is_dir():
             return candidate

@@ -26,7 +26,7 @@ def add_parser(commands) -> None:
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.engine.derive import prepare
     from evalframe.pipeline import load_pipeline
-    from evalframe.pipeline.run import read_input
+    from evalframe.pipeline.run import default_input, read_input
 
     pipeline = load_pipeline(args.spec)
     plan = pipeline.plan
@@ -34,7 +34,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         f"{args.spec}: ok: pipeline `{pipeline.name}`, {len(plan.metrics)} metrics in {len(plan.groups)} metric groups, "
         f"slices {', '.join(plan.slices)}"
     ]
-    source = args.input or pipeline.input.path
+    source = args.input or default_input(pipeline)
     if source is not None and Path(source).is_file():
         prepare(read_input(pipeline.input, source), plan)
         lines.append(f"{source}: ok: has every column the pipeline names")

@@ -16,7 +16,7 @@ import polars as pl
 from evalframe._preload import preload
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
-from evalframe.errors import ConfigError
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.report.run_info import sha256_of
 
@@ -40,11 +40,31 @@ class Pipeline(PipelineSpec):
         return run_loaded(self, input)
 
 
+def default_input(pipeline: PipelineSpec) -> Path | None:
+    """The pipeline's own input path: relative to the current folder, or, for a bundled pipeline
+    whose input is not found there, to the bundle (so `evalframe run evidence_contract` finds its
+    sample from any folder)."""
+    if pipeline.input.path is None:
+        return None
+    path = Path(pipeline.input.path)
+    if path.is_absolute() or path.exists() or pipeline.source is None:
+        return path
+    bundle = bundled_dir("pipelines")
+    if Path(pipeline.source).resolve().parent == bundle.resolve():
+        bundled = bundle.parent / path
+        if bundled.exists():
+            return bundled
+    return path
+
+
 def run_loaded(pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None) -> Evaluation:
-    """Run ``pipeline`` on ``input`` (default: the pipeline's own input path)."""
-    source = input if input is not None else pipeline.input.path
+    """Run ``pipeline`` on ``input`` (default: the pipeline's own input path, :func:`default_input`)."""
+    source = input if input is not None else default_input(pipeline)
     if source is None:
-        raise ConfigError(f"pipeline `{pipeline.name}` names no input; pass one")
+        raise ConfigError(f"pipeline `{pipeline.name}` names no input; pass one (`--input FILE`, or `input=` in Python)")
+    if isinstance(source, (str, Path)) and not Path(source).exists():
+        hint = "" if input is not None else " (the pipeline's `input.path`; pass another with `--input FILE`, or `input=` in Python)"
+        raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     preload()  # modules the metric stage imports on first use, while the input is read
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.

@@ -273,3 +273,19 @@ def test_bundled_pipeline_by_name(tmp_path, monkeypatch):
     pipeline = ef.load_pipeline("evidence_contract")
     assert pipeline.name == "evidence_contract"
     assert len(pipeline.metrics) == 46 + 7
+
+
+def test_the_bundled_pipeline_finds_its_sample_from_any_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no data_samples/ here
+    assert main(["run", "evidence_contract", "--out", str(tmp_path / "out")]) == 0
+    info = json.loads((tmp_path / "out" / "run.json").read_text())
+    assert Path(info["input"]["path"]).name == "per_query.csv" and info["input"]["rows"] == 29540
+
+
+def test_a_missing_input_suggests_the_input_option(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "p.yaml").write_text("version: 1\ninput: {path: nowhere.csv}\nmetrics: [{names: [mrr]}]\n")
+    assert main(["run", "p.yaml", "--out", "out"]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere.csv: 1 problem" in err and "file not found" in err and "--input FILE" in err
+    assert not (tmp_path / "out").exists()
