@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from evalframe.errors import ExitCode
@@ -26,5 +27,6 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     evaluation = pipeline.run(args.input)
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     evaluation.write(out, pipeline.outputs)
-    notes = "".join(f"\nnote: {note}" for note in evaluation.notes)
-    return f"{evaluation.overview()}\n{notes}\nwrote {out}/ ({', '.join(pipeline.outputs)})".replace("\n\n\n", "\n\n"), ExitCode.OK
+    for note in evaluation.notes:
+        print(f"evalframe: note: {note}", file=sys.stderr)
+    return f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(pipeline.outputs)})", ExitCode.OK

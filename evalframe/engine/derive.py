@@ -52,6 +52,17 @@ def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: Qu
     return [f"{absent.height} judged (system, query) pairs absent from the run were scored as empty rankings"]
 
 
+def _gain_notes(plan: Plan, tables: Tables) -> list[str]:
+    """Say when graded judgments meet an nDCG with exponential gain, which trec_eval does not use."""
+    exponential = [m.name for m in plan.metrics if getattr(m, "gain", None) == "exponential"]
+    if not exponential or tables.judgments.height == 0 or tables.judgments.get_column("relevance").max() <= 1:
+        return []
+    verb = "uses" if len(exponential) == 1 else "use"
+    return [f"{', '.join(f'`{name}`' for name in exponential)} {verb} exponential gain 2^grade − 1 on graded "
+            "judgments; trec_eval, pytrec_eval, ir_measures and ranx's `ndcg` use linear gain: ask for it as "
+            "`ndcg@10(gain=linear)`"]
+
+
 def _ignored_run_rows(universe: pl.DataFrame, index: QueryIndex) -> list[str]:
     unjudged = index.pairs.join(universe.select("query_id").unique(), on="query_id", how="anti")
     if unjudged.height == 0:
@@ -138,6 +149,7 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
             pl.col("n_relevant").fill_null(0)
         )
     if item_groups:
+        notes += _gain_notes(plan, tables)
         if not tables.has_ranking:
             raise ConfigError(f"metrics {[m.name for g in item_groups for m in g.metrics if isinstance(m, ItemMetric)]} need a ranking")
         notes += _check_missing(plan, tables, queries, index)

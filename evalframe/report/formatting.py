@@ -43,3 +43,11 @@ def fold_cell(row: dict) -> str:
     if row.get("fold_mean") is None:
         return "–"
     return f"{row['fold_mean']:.4f} ± {number(row['fold_std'])}"
+
+
+def parameters_line(plan) -> str:
+    """Every parameter of a run in one line: the operating threshold, relevance threshold,
+    policies and weight (so a table never hides them in run.json only)."""
+    values = {**dict(plan.parameters), "relevance_threshold": plan.relevance_threshold, "empty": plan.empty,
+              "missing": plan.missing, "weight": plan.weight or "none"}
+    return "parameters: " + ", ".join(f"{name} = {value}" for name, value in values.items())

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from evalframe.report.formatting import fold_cell, meaning, metric_label, number, overall_rows, repeated_metrics
+from evalframe.report.formatting import (
+    fold_cell,
+    meaning,
+    metric_label,
+    number,
+    overall_rows,
+    parameters_line,
+    repeated_metrics,
+)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -28,6 +36,7 @@ def render_markdown(evaluation) -> str:
     source = info["input"]
     if source.get("path"):
         lines.append(f"Input: `{source['path']}` ({source['rows']:,} rows, sha256 `{(source['sha256'] or '')[:12]}`).")
+    lines += [f"{parameters_line(plan).capitalize()}.", ""]
     lines += [
         "Values are means over the queries of the subset (counts: sums); set-level metrics "
         "(AUROC, ECE, …) are computed on the whole slice and have no std or quantiles. "

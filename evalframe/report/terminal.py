@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 
-from evalframe.report.formatting import fold_cell, metric_label, number, overall_rows, repeated_metrics
+from evalframe.report.formatting import (
+    fold_cell,
+    metric_label,
+    number,
+    overall_rows,
+    parameters_line,
+    repeated_metrics,
+)
 
 
 def render_overview(evaluation) -> str:
@@ -12,7 +19,7 @@ def render_overview(evaluation) -> str:
     name = evaluation.plan.about.get("name", "evaluation")
     overall = next(iter(evaluation.plan.slices))
     repeated = repeated_metrics(evaluation.summary)
-    lines = []
+    lines = [parameters_line(evaluation.plan), ""]
     for system in evaluation.info["tables"]["systems"]:
         header = f"{name} · system {system['system']}: {system['queries']:,} queries"
         if system.get("with_evidence") is not None:
