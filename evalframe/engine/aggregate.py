@@ -37,7 +37,6 @@ import polars as pl
 from evalframe.metrics.base import WEIGHT, Metric
 
 SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
-MOMENTS = ["n", "w", "wx", "m2", "flagged"]
 QUANTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
 NO_UNIT_IN_SUBSET = "no query in the subset"
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from evalframe.data.units import QUERY, SYSTEM, Units
+from evalframe.data.units import QUERY, Units
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
@@ -68,10 +68,6 @@ class Evaluation:
         long = self.per_unit(unit)
         index = [c for c in long.columns if c not in ("metric", "value", "skip_reason", "subset")]
         return long.pivot(on="metric", index=index, values="value", maintain_order=True)
-
-    @property
-    def systems(self) -> list[str]:
-        return self.queries.get_column(SYSTEM).unique(maintain_order=True).sort().to_list()
 
     @cached_property
     def info(self) -> dict[str, Any]:
