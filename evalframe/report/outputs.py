@@ -39,6 +39,17 @@ def default_outputs(evaluation) -> tuple[str, ...]:
     return tuple(name for name in OUTPUT_FILES if coarse or name != "per_unit.parquet")
 
 
+def coarse_units_table(evaluation) -> pl.DataFrame:
+    """``per_unit.parquet``: the long values of every unit other than the query, each unit's rows
+    with its own keys (:meth:`~evalframe.engine.result.Evaluation.per_unit`) and a ``unit`` column."""
+    names = evaluation.per_unit_values.get_column("unit").unique(maintain_order=True).to_list()
+    parts = [evaluation.per_unit(name).with_columns(unit=pl.lit(name)) for name in names if name != "query"]
+    if not parts:
+        return evaluation.per_unit_values.clear()
+    table = pl.concat(parts, how="diagonal_relaxed")
+    return table.select("system", "unit", pl.exclude("system", "unit"))
+
+
 def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
     """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
 
@@ -54,12 +65,9 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
     staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
     staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it private; outputs are ordinary files
     try:
-        coarse = evaluation.per_unit_values.filter(pl.col("unit") != "query")
         writers = {
             "per_query.parquet": lambda path: evaluation.per_query.write_parquet(path, statistics=False),
-            "per_unit.parquet": lambda path: coarse.select(
-                [c for c in coarse.columns if coarse.get_column(c).null_count() < coarse.height or c in ("value", "skip_reason")]
-            ).write_parquet(path, statistics=False),
+            "per_unit.parquet": lambda path: coarse_units_table(evaluation).write_parquet(path, statistics=False),
             "summary.parquet": lambda path: evaluation.summary.write_parquet(path, statistics=False),
             "summary.csv": lambda path: evaluation.summary.write_csv(path, float_precision=10),
             "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
