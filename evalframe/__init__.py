@@ -39,6 +39,7 @@ from evalframe.metrics import (
 
 if TYPE_CHECKING:
     from evalframe.io.per_query import read_per_query
+    from evalframe.io.retrieval_results import read_retrieval_results
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
@@ -47,6 +48,7 @@ _LAZY = {
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
+    "read_retrieval_results": "evalframe.io.retrieval_results",
 }
 
 
@@ -91,6 +93,7 @@ __all__ = [
     "load_pipeline",
     "read_per_query",
     "read_qrels",
+    "read_retrieval_results",
     "read_run",
     "read_table",
     "resolve_metric",

@@ -37,6 +37,7 @@ from evalframe.engine.plan import (
     build_groups,
 )
 from evalframe.engine.result import Evaluation
+from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric, QueryMetric, SetMetric
 
@@ -82,7 +83,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
                 tables_of_grouping = []
                 if per_unit:
                     wide = partials.values[(g, unit)]
-                    quantile_rows = aggregate.quantiles(wide, per_unit, by[grouping], weighted=weighted)
+                    quantile_rows = aggregate.quantiles(rows_of_slices(wide, by[grouping]), per_unit, by[grouping], weighted=weighted)
                     tables_of_grouping.append(aggregate.unit_summary(
                         sizes, partials.moments[(g, unit, grouping)], quantile_rows, per_unit, by=by[grouping], notes=notes
                     ))
@@ -99,7 +100,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
                         grouping=pl.lit(grouping),
                         unit=pl.lit(unit),
                         subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
-                        *(pl.lit(None, dtype=partials.queries.schema[k]).alias(k) for k in slice_keys if k not in by[grouping]),
+                        *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
                     ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note"))
     summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
     if plan.across_folds is not None:

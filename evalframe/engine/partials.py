@@ -22,6 +22,7 @@ from evalframe.engine.per_unit import (
     query_unit_values,
 )
 from evalframe.engine.plan import Plan
+from evalframe.engine.slicing import rows_of_slices
 from evalframe.metrics.base import (
     WEIGHT,
     ItemMetric,
@@ -132,7 +133,8 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
         unit_rows = queries if unit == QUERY else queries.select(columns).unique(subset=units.key_columns(unit), maintain_order=True)
         for grouping in plan.slices:
             if applies[(unit, grouping)]:
-                sizes[(unit, grouping)] = unit_rows.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+                sliced = rows_of_slices(unit_rows, by[grouping])
+                sizes[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
 
     inside = [queries.filter(group.subset.condition()) for group in plan.groups]
     # Set-metric states: one per (group, grouping set, state_id), shared by the metrics that
@@ -142,7 +144,9 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
         for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
             for grouping in plan.slices:
                 if applies[(metric.unit, grouping)]:
-                    state_plans.setdefault((g, grouping, metric.state_id), metric.state(inside[g].lazy(), by[grouping]))
+                    state_plans.setdefault(
+                        (g, grouping, metric.state_id), metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
+                    )
     collected = pl.collect_all(list(state_plans.values()), engine="in-memory") if state_plans else []
     states = dict(zip(state_plans, collected, strict=True))
 
@@ -166,7 +170,9 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
             inside_counts[(g, unit)] = wide.group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
-                    moments[(g, unit, grouping)] = aggregate.moments(wide, per_unit, by[grouping], weighted=weighted)
+                    moments[(g, unit, grouping)] = aggregate.moments(
+                        rows_of_slices(wide, by[grouping]), per_unit, by[grouping], weighted=weighted
+                    )
     return Partials(
         plan=plan, units=units, queries=queries, applies=applies, sizes=sizes, values=values, moments=moments,
         states=states, inside=inside_counts, notes=tuple(dict.fromkeys([*notes, *unit_notes])),

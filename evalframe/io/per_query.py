@@ -120,13 +120,16 @@ def read_per_query(
     return split_per_query(frame)
 
 
-def _check_no_repeated_ids(frame: pl.DataFrame, source: str, locate, labels: Mapping[str, str]) -> None:
-    """A sentence id may appear once per list: a ranking cannot hold an item twice."""
-    columns = ("gold_sent_uids", "ranked_sent_uids")
+def _check_no_repeated_ids(
+    frame: pl.DataFrame, source: str, locate, labels: Mapping[str, str],
+    columns: tuple[str, ...] = ("gold_sent_uids", "ranked_sent_uids"), *, what: str = "sentence id",
+) -> None:
+    """An id may appear once per list: a ranking cannot hold an item twice (also used by
+    :mod:`evalframe.io.retrieval_results` for its id lists)."""
     repeated = frame.select((pl.col(c).list.n_unique() < pl.col(c).list.len()).alias(c) for c in columns)
     problems = [
         Problem(locate(index), labels.get(column, column), frame.get_column(column)[index].to_list(),
-                "lists the same sentence id more than once")
+                f"lists the same {what} more than once")
         for column in columns
         for index in repeated.get_column(column).arg_true().head(20).to_list()
     ]
@@ -134,16 +137,18 @@ def _check_no_repeated_ids(frame: pl.DataFrame, source: str, locate, labels: Map
         raise InputError(source, problems)
 
 
-def _gold_agrees_everywhere(frame: pl.DataFrame) -> bool:
+def _gold_agrees_everywhere(
+    frame: pl.DataFrame, query: tuple[str, ...] = ("post_id", "criterion_id"), gold: str = "gold_sent_uids"
+) -> bool:
     """Whether every query's gold list is the same set in all its rows (configs).
 
     A gold list holds no id twice (checked before), so the lists of a query listed in ``r``
     rows are all equal exactly when each (query, gold id) pair occurs ``r`` times.
     """
-    query = ["post_id", "criterion_id"]
+    query = list(query)
     rows_per_query = frame.group_by(query).agg(_rows=pl.len())
     pairs = (
-        frame.select(*query, _gold=pl.col("gold_sent_uids"))
+        frame.select(*query, _gold=pl.col(gold))
         .explode("_gold")
         .drop_nulls("_gold")
         .group_by(*query, "_gold")
@@ -153,22 +158,28 @@ def _gold_agrees_everywhere(frame: pl.DataFrame) -> bool:
     return bool(joined.select((pl.col("_count") == pl.col("_rows")).all()).item())
 
 
-def _check_gold_agrees_across_configs(frame: pl.DataFrame, source: str, locate) -> None:
-    if _gold_agrees_everywhere(frame):
+def _check_gold_agrees_across_configs(
+    frame: pl.DataFrame, source: str, locate,
+    query: tuple[str, ...] = ("post_id", "criterion_id"), gold: str = "gold_sent_uids", *, config: str = "config",
+    label: str | None = None,
+) -> None:
+    """The gold list of a query must be the same in every config (system) of the file: judgments
+    belong to the query (also used by :mod:`evalframe.io.retrieval_results`)."""
+    if _gold_agrees_everywhere(frame, query, gold):
         return
-    keyed = frame.select("post_id", "criterion_id", gold=pl.col("gold_sent_uids").list.sort()).with_row_index("_row")
+    keyed = frame.select(*query, gold=pl.col(gold).list.sort()).with_row_index("_row")
     conflicts = (
-        keyed.group_by("post_id", "criterion_id")
+        keyed.group_by(*query)
         .agg(pl.col("gold").n_unique().alias("_n"), pl.col("_row").min().alias("_first"), pl.col("_row").max().alias("_last"))
         .filter(pl.col("_n") > 1)
         .sort("_first")
     )
     if conflicts.height:
         problems = [
-            Problem(locate(last), "gold_sent_uids", NO_VALUE,
-                    f"query ({post!r}, {criterion!r}) has a different gold list than at {locate(first)}; "
-                    "gold judgments must be the same in every config")
-            for post, criterion, _, first, last in conflicts.head(20).iter_rows()
+            Problem(locate(row[-1]), label or gold, NO_VALUE,
+                    f"query ({', '.join(repr(key) for key in row[:len(query)])}) has a different gold list than at "
+                    f"{locate(row[-2])}; gold judgments must be the same in every {config}")
+            for row in conflicts.head(20).iter_rows()
         ]
         raise InputError(source, problems)
 

@@ -19,6 +19,7 @@ from evalframe.errors import NO_VALUE, InputError, Problem
 
 PARQUET_SUFFIXES = {".parquet", ".pq"}
 CSV_SUFFIXES = {".csv": ",", ".tsv": "\t"}
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
 
 
 def read_frame(path: str | Path) -> tuple[pl.DataFrame, object]:
@@ -36,10 +37,55 @@ def read_frame(path: str | Path) -> tuple[pl.DataFrame, object]:
             )
             # Line 1 is the header, so data row i (0-based) sits on line i + 2.
             return frame, lambda index: f"line {index + 2}"
+        if suffix in JSONL_SUFFIXES:
+            return _read_jsonl(path)
     except (pl.exceptions.PolarsError, OSError) as error:
         raise InputError(str(path), Problem(None, None, NO_VALUE, f"cannot be read: {error}")) from None
-    msg = f"unknown table format `{suffix}` (expected .parquet, .pq, .csv or .tsv)"
+    msg = f"unknown table format `{suffix}` (expected .parquet, .pq, .csv, .tsv, .jsonl or .ndjson)"
     raise InputError(str(path), Problem(None, None, NO_VALUE, msg))
+
+
+def _read_jsonl(path: Path) -> tuple[pl.DataFrame, object]:
+    """A JSON Lines file with every field as text, as a CSV is read: numbers keep their spelling,
+    a list or object becomes its JSON text (list columns are parsed by the reader that needs them).
+
+    Blank lines are skipped, so row ``i`` is the ``i``-th non-blank line (line numbers are worked
+    out only when a message needs one). A line that is not a JSON object is reported with its
+    number.
+    """
+    try:
+        names = pl.scan_ndjson(path, infer_schema_length=None).collect_schema().names()
+        frame = pl.read_ndjson(path, schema={name: pl.String for name in names}) if names else pl.DataFrame()
+    except pl.exceptions.PolarsError as error:
+        bad = _first_bad_json_line(path)
+        if bad is None:
+            raise InputError(str(path), Problem(None, None, NO_VALUE, f"cannot be read: {error}")) from None
+        number, line, reason = bad
+        raise InputError(str(path), Problem(f"line {number}", None, line, f"is not a JSON object ({reason})")) from None
+    lines: list[int] = []
+
+    def locate(index: int) -> str:
+        if not lines:
+            lines.extend(n for n, line in enumerate(path.read_text().splitlines(), start=1) if line.strip())
+        return f"line {lines[index]}" if index < len(lines) else f"row {index + 1}"
+
+    return frame, locate
+
+
+def _first_bad_json_line(path: Path) -> tuple[int, str, str] | None:
+    """The first line that is neither blank nor a JSON object: (number, text, reason)."""
+    import json
+
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as error:
+            return number, line.strip(), str(error)
+        if not isinstance(value, dict):
+            return number, line.strip(), "found " + type(value).__name__
+    return None
 
 
 def apply_mapping(

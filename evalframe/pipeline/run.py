@@ -26,7 +26,11 @@ if TYPE_CHECKING:
 
 
 def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> Tables:
-    """Read the pipeline input into the long tables."""
+    """Read the pipeline input into the long tables, with the reader its ``format`` names."""
+    if spec.format == "retrieval_results":
+        from evalframe.io.retrieval_results import read_retrieval_results
+
+        return read_retrieval_results(source, columns=spec.columns)
     from evalframe.io.per_query import read_per_query
 
     return read_per_query(source, columns=spec.columns)

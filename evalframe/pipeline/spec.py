@@ -36,7 +36,7 @@ from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
 
 #: Input formats a pipeline reads.
-INPUT_FORMATS = ("per_query",)
+INPUT_FORMATS = ("per_query", "retrieval_results")
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
 DEFAULT_OUTPUTS = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Parameters of the engine itself (not of a metric) that ``parameters:`` may set.
