@@ -56,7 +56,7 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
         plan=partials.plan,
         units=partials.units,
         queries=partials.queries,
-        tables=tables,
+        inputs=tables,
         notes=partials.notes,
     )
 

@@ -6,7 +6,10 @@
   ``value``, ``skip_reason``) of the query-unit metrics; :meth:`Evaluation.per_unit` gives any
   unit's (``ev.per_unit("post")``);
 - ``skipped``: per system, unit, metric and reason, how many units have no value;
-- ``notes``: what was left out and why (never silently).
+- ``notes``: what was left out and why (never silently);
+- ``tables``: further named result tables that later stages add (an ablation table, a tuning
+  table, the consistency checks, a comparison), each written as ``<name>.csv`` and rendered as a
+  section of ``summary.md``; ``inputs`` holds the input tables the result was computed from.
 
 Renderers and writers live in :mod:`evalframe.report` and take a result; the methods here are
 shortcuts to them.
@@ -14,7 +17,8 @@ shortcuts to them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,10 +43,21 @@ class Evaluation:
     plan: Plan
     units: Units
     queries: pl.DataFrame
-    tables: Tables | None = None
+    inputs: Tables | None = None
     notes: tuple[str, ...] = ()
     #: Where the input came from (path, sha256, format, rows), for ``run.json``.
     source: dict[str, Any] = field(default_factory=dict)
+    #: Further named result tables (``"ablation"``, ``"checks"``, …), in the order they were added.
+    tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+
+    def with_tables(self, **tables: pl.DataFrame) -> Evaluation:
+        """A copy with named result tables added (a later stage's output; replaces same names)."""
+        return replace(self, tables={**self.tables, **tables})
+
+    @property
+    def checks(self) -> pl.DataFrame | None:
+        """The consistency checks table, when the evaluation ran them."""
+        return self.tables.get("checks")
 
     @property
     def metrics(self) -> tuple[Metric, ...]:

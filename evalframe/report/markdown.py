@@ -66,7 +66,18 @@ def render_markdown(evaluation) -> str:
             if not keys:
                 continue
             lines += _slice_table(summary, grouping, list(keys), name, summed, repeated)
+    for title, table in evaluation.tables.items():
+        lines += _result_table(title, table)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _result_table(title: str, table: pl.DataFrame) -> list[str]:
+    """A further result table (:attr:`Evaluation.tables`) as a section: one Markdown row per row."""
+    def cell(value) -> str:
+        return number(value) if value is None or isinstance(value, float) else str(value)
+
+    body = [[cell(value) for value in row] for row in table.iter_rows()]
+    return [f"## {title.replace('_', ' ').capitalize()}", "", *_table(table.columns, body), ""]
 
 
 def _slice_table(

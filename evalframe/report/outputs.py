@@ -50,14 +50,21 @@ def coarse_units_table(evaluation) -> pl.DataFrame:
     return table.select("system", "unit", pl.exclude("system", "unit"))
 
 
+def table_files(evaluation) -> dict[str, pl.DataFrame]:
+    """``<name>.csv`` for each further result table (:attr:`Evaluation.tables`), always written."""
+    return {f"{name}.csv": table for name, table in evaluation.tables.items()}
+
+
 def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
     """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
 
     ``per_unit.parquet`` holds the values of every unit other than the query (a ``unit`` column
-    and each unit's keys); ``per_query.parquet`` those of the query unit.
+    and each unit's keys); ``per_query.parquet`` those of the query unit. Every further result
+    table (an ablation table, the checks, …) is written as ``<name>.csv`` as well.
     """
     out_dir = Path(out_dir)
     outputs = outputs or default_outputs(evaluation)
+    extra = table_files(evaluation)
     unknown = sorted(set(outputs) - set(OUTPUT_FILES))
     if unknown:
         raise ConfigError(f"unknown outputs {unknown} (known: {list(OUTPUT_FILES)})")
@@ -75,6 +82,8 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         }
         for name in outputs:
             writers[name](staging / name)
+        for name, table in extra.items():
+            table.write_csv(staging / name, float_precision=10)
         if out_dir.exists():
             retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
             out_dir.rename(retired / out_dir.name)

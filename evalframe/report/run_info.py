@@ -45,7 +45,7 @@ def systems_overview(evaluation) -> list[dict[str, Any]]:
 
 def describe_run(evaluation) -> dict[str, Any]:
     """The content of run.json (a plain, JSON-ready dict)."""
-    plan, tables = evaluation.plan, evaluation.tables
+    plan, tables = evaluation.plan, evaluation.inputs
     about = dict(plan.about)
     undefined = evaluation.summary.filter(pl.col("note").is_not_null() & pl.col("value").is_null())
     return {

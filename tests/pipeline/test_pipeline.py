@@ -225,7 +225,7 @@ def test_subset_column_and_skip_reasons(handmade):
     subsets = dict(result.summary.select("metric", "subset").unique().iter_rows())
     assert all(subsets[m] == "all queries" for m in CLASSIFICATION_METRICS)
     assert all(subsets[m] == HAS_EVIDENCE for m in RANKING_METRICS)
-    labels = result.tables.queries.select("system", "query_id", "label")
+    labels = result.inputs.queries.select("system", "query_id", "label")
     ranking = result.per_query.filter(pl.col("metric").is_in(RANKING_METRICS)).join(labels, on=["system", "query_id"])
     # The per-query table holds the subset's queries only; the others are counted, not listed.
     assert ranking.get_column("label").unique().to_list() == [1]

@@ -1,0 +1,1 @@
+"""Uncertainty and comparisons: bootstrap replicates, paired tests, corrections, power, sampling."""
