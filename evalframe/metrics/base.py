@@ -108,6 +108,9 @@ class Metric(ABC):
     #: How a slice summarises per-unit values: their (weighted) mean, or their sum for counts.
     summary: ClassVar[Summary] = "mean"
     higher_is_better: ClassVar[bool] = True
+    #: Whether the value is a rate (a proportion of items or queries) that plain-language text,
+    #: such as the PR comment of ``evalframe gate``, prints as a percentage ("recall@5 is 87%").
+    is_rate: ClassVar[bool] = False
 
     @property
     @abstractmethod

@@ -46,6 +46,7 @@ class RecallAtK(ItemMetric):
     k: int
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
+    is_rate: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "recall", required=True)
@@ -78,6 +79,7 @@ class PrecisionAtK(ItemMetric):
     denominator: PrecisionDenominator = "k"
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
+    is_rate: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "precision", required=True)
@@ -110,6 +112,7 @@ class HitRateAtK(ItemMetric):
     k: int
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
+    is_rate: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_cutoff(self.k, "hit_rate", required=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import polars as pl
 
 from evalframe.metrics.base import Metric
@@ -51,3 +53,59 @@ def parameters_line(plan) -> str:
     values = {**dict(plan.parameters), "relevance_threshold": plan.relevance_threshold, "empty": plan.empty,
               "missing": plan.missing, "weight": plan.weight or "none"}
     return "parameters: " + ", ".join(f"{name} = {value}" for name, value in values.items())
+
+
+# --- plain-language numbers (the PR comment of `evalframe gate`) -----------------------------
+
+#: The minus sign of signed numbers in plain-language text (U+2212, not a hyphen).
+MINUS = "\u2212"
+
+
+def _exact(value: float) -> Decimal:
+    """The shortest decimal spelling of ``value`` (``0.865``, not the binary 0.86499999…)."""
+    return Decimal(repr(float(value)))
+
+
+def _half_up(number: Decimal, places: int) -> Decimal:
+    """``number`` rounded half up at ``places`` decimals.
+
+    Rounding the shortest spelling half up is what a reader expects of a printed number:
+    0.8650 → 87%, 0.125 → 0.13 (binary rounding would give 86% and 0.12).
+    """
+    return number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+
+def percent(value: float | None, places: int = 0) -> str:
+    """A rate as a percentage, rounded half up: ``percent(0.865) == "87%"``; an en dash for None."""
+    if value is None:
+        return "–"
+    return f"{_half_up(_exact(value) * 100, places)}%"
+
+
+def decimal(value: float | None, places: int = 2) -> str:
+    """A value with ``places`` decimals, rounded half up: ``decimal(0.6049) == "0.60"``."""
+    if value is None:
+        return "–"
+    return f"{_half_up(_exact(value), places)}"
+
+
+def points(delta: float | None, places: int = 1) -> str:
+    """A change of a rate in percentage points, signed with a true minus: ``points(-0.06) == "−6.0"``."""
+    if delta is None:
+        return "–"
+    return _signed(_half_up(_exact(delta) * 100, places))
+
+
+def signed_decimal(delta: float | None, places: int = 2) -> str:
+    """A signed change with ``places`` decimals: ``signed_decimal(-0.05) == "−0.05"``."""
+    if delta is None:
+        return "–"
+    return _signed(_half_up(_exact(delta), places))
+
+
+def _signed(rounded: Decimal) -> str:
+    """``+1.0``, ``−6.0``; zero has no sign."""
+    text = f"{abs(rounded)}"
+    if rounded == 0:
+        return text
+    return ("+" if rounded > 0 else MINUS) + text

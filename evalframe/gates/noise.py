@@ -1,0 +1,87 @@
+"""Is a drop noise? The paired bootstrap interval of the change of a per-query mean metric.
+
+One function, :func:`paired_delta_ci`, so that it can later be pointed at the shared paired
+comparison code (``ef.compare``) without touching the gate.
+
+Two runs of one gold set are paired by ``query_id``: ``d_u = candidate_u − baseline_u`` per case.
+A bootstrap replicate is a weight vector over cases (:func:`evalframe.stats.replicates.poisson_counts`:
+Poisson(1) counts, a pure function of the seed and the case's id, so both runs get the same
+weights and the result does not depend on row order)::
+
+    delta   = mean(d)
+    delta_r = Σ_u w_ur · d_u / Σ_u w_ur          (replicate r; one with Σ w = 0 is left out)
+    CI      = [q_(α/2), q_(1−α/2)] of the delta_r   (percentile interval, α = 1 − confidence)
+
+Cases whose value is null on both sides (skipped by the metric on both, e.g. no gold id) are
+left out; a case present (with a value) on one side only is an error naming how many there are,
+since a paired interval needs the same cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import NO_VALUE, InputError, Problem
+from evalframe.stats.replicates import poisson_counts
+
+
+@dataclass(frozen=True)
+class DeltaInterval:
+    """The change ``candidate − baseline`` of a per-query mean and its bootstrap interval."""
+
+    delta: float
+    low: float
+    high: float
+    n: int
+    resamples: int
+    confidence: float
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+
+def paired_delta_ci(
+    baseline: pl.DataFrame,
+    candidate: pl.DataFrame,
+    *,
+    resamples: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    what: str = "cases",
+) -> DeltaInterval:
+    """The paired bootstrap interval of ``mean(candidate) − mean(baseline)`` (module docstring).
+
+    ``baseline`` and ``candidate`` have columns ``query_id`` and ``value`` (one metric, one slice).
+
+    >>> base = pl.DataFrame({"query_id": ["a", "b", "c", "d"], "value": [1.0, 0.0, 1.0, 1.0]})
+    >>> cand = base.with_columns(pl.col("value") * 0)
+    >>> interval = paired_delta_ci(base, cand, resamples=200)
+    >>> interval.delta, interval.high < 0
+    (-0.75, True)
+    """
+    pairs = baseline.select("query_id", base="value").join(
+        candidate.select("query_id", cand="value"), on="query_id", how="full", coalesce=True
+    ).filter(pl.col("base").is_not_null() | pl.col("cand").is_not_null())
+    only_base = pairs.filter(pl.col("cand").is_null()).height
+    only_cand = pairs.filter(pl.col("base").is_null()).height
+    if only_base or only_cand:
+        examples = pairs.filter(pl.col("base").is_null() | pl.col("cand").is_null()).sort("query_id").get_column("query_id").head(5).to_list()
+        msg = (f"a paired comparison needs the same {what} on both sides: {only_base} have a value in the baseline only, "
+               f"{only_cand} in the candidate only (e.g. {', '.join(map(repr, examples))})")
+        raise InputError("per-query values", Problem(None, "query_id", NO_VALUE, msg))
+    if pairs.height == 0:
+        raise InputError("per-query values", Problem(None, "value", NO_VALUE, f"no {what} with a value to compare"))
+    pairs = pairs.sort("query_id")
+    differences = (pairs.get_column("cand") - pairs.get_column("base")).to_numpy().astype(np.float64)
+    weights = poisson_counts(pairs.select("query_id"), resamples, seed).astype(np.float64)
+    totals = weights.sum(axis=0)
+    drawn = totals > 0
+    replicates = (differences @ weights[:, drawn]) / totals[drawn]
+    alpha = 1.0 - confidence
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    return DeltaInterval(delta=float(differences.mean()), low=float(low), high=float(high), n=pairs.height,
+                         resamples=resamples, confidence=confidence)
