@@ -147,8 +147,9 @@ def breakdown_lines(report: GateReport) -> list[str]:
         return []
     metrics = {r.gate.metric.name: r.gate.metric for r in report.results}
     top = report.criteria.breakdown_top if report.criteria else 5
-    lines = [f"**By {report.breakdown_grouping}** (largest drops against the baseline, up to {top}; "
-             "a case with several tags counts in each):", ""]
+    heading = (f"**By {report.breakdown_grouping}** (largest drops against the baseline, up to {top}; "
+               "a case with several tags counts in each):")
+    lines = [heading, ""]
     for name, changes in report.breakdown.items():
         metric = metrics[name]
         if not changes:

@@ -39,7 +39,11 @@ import polars as pl
 from evalframe.data.contracts import conform, load_contract
 from evalframe.data.tables import Tables
 from evalframe.errors import NO_VALUE, InputError, Problem
-from evalframe.io.per_query import _check_gold_agrees_across_configs, _check_no_repeated_ids, parse_list_columns
+from evalframe.io.per_query import (
+    _check_gold_agrees_across_configs,
+    _check_no_repeated_ids,
+    parse_list_columns,
+)
 from evalframe.io.tables import apply_mapping, read_frame
 
 LIST_COLUMNS = ("retrieved_ids", "gold_ids", "tags")
