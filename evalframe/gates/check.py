@@ -33,7 +33,7 @@ does not change the exit status.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -306,8 +306,6 @@ def _check_gate(gate: Gate, criteria: Criteria, candidate: RunOutputs, baseline:
 
 
 def _replace(result: GateResult, **changes) -> GateResult:
-    from dataclasses import replace
-
     return replace(result, **changes)
 
 
