@@ -56,3 +56,26 @@ def test_set_metrics_slice_over_a_list_column_too():
         negative = rows.filter(pl.col("label") == 0)
         assert value["fp"] == (negative["prob"] >= 0.5).sum()   # set-level (confusion state) per tag
         assert value["tn"] == (negative["prob"] < 0.5).sum()
+
+
+def test_parts_over_a_list_slice_merge_into_the_whole():
+    from evalframe.engine.evaluation import finalize, run
+    from evalframe.engine.partials import compute_partials
+    from evalframe.engine.plan import Plan, build_groups
+
+    tags = [["a"], ["a", "b"], ["b"], [], ["c", "a"], ["b"]]
+    hits = [1, 0, 1, 1, 0, 1]
+    tables = _tables(tags, hits)
+    plan = Plan(groups=build_groups(["recall@1", "fp"], None), slices={"overall": (), "tag": ("tags",)})
+
+    def part(ids):
+        return Tables(queries=tables.queries.filter(pl.col("query_id").is_in(ids)),
+                      judgments=tables.judgments.filter(pl.col("query_id").is_in(ids)),
+                      ranked_lists=tables.ranked_lists.filter(pl.col("query_id").is_in(ids)), n_rows=len(ids))
+
+    parts = [part(["q0", "q2", "q4"]), part(["q1", "q3", "q5"])]
+    merged = finalize(compute_partials(parts[0], plan).merge(compute_partials(parts[1], plan)))
+    whole = run(tables, plan)
+    columns = ["grouping", "tags", "metric", "n", "n_skipped", "value"]
+    assert merged.summary.select(columns).sort("grouping", "tags", "metric", nulls_last=True).rows() == \
+        whole.summary.select(columns).sort("grouping", "tags", "metric", nulls_last=True).rows()

@@ -3,9 +3,14 @@ missing baseline, equality at the limit, noise-aware regressions, masking, and t
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import polars as pl
 import pytest
 import yaml
 from gate_outputs import write_criteria, write_run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe.gates.check import RunOutputs, check_gates
@@ -244,3 +249,19 @@ def test_report_json_has_every_field(tmp_path):
     assert (gate["metric"], gate["status"], gate["severity"]) == ("recall@5", "fail", "error")
     assert gate["delta"] == pytest.approx(-0.06)
     assert report.to_json()["verdict"] == "fail"
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.integers(0, 100), baseline=st.integers(0, 100), floor=st.integers(0, 100), limit=st.integers(0, 20),
+       higher=st.booleans())
+def test_rules_match_integer_hundredths(value, baseline, floor, limit, higher):
+    """On values printed to two decimals the rules are integer comparisons: equality passes, always."""
+    metric = "recall@5" if higher else "brier"
+    summary = pl.DataFrame({"grouping": ["overall"], "system": ["s"], "metric": [metric], "n": [10]})
+    cand = RunOutputs(Path("cand"), summary.with_columns(value=pl.lit(value / 100)), None, None)
+    base = RunOutputs(Path("base"), summary.with_columns(value=pl.lit(baseline / 100)), None, None)
+    rules = criteria_from_mapping({"gates": [{"name": "g", "metric": metric, "threshold": floor / 100,
+                                              "regression_max": limit / 100}]})
+    result = check_gates(rules, cand, base).results[0]
+    assert result.floor_failed == (value < floor if higher else value > floor)
+    assert result.regression_failed == ((baseline - value) > limit if higher else (value - baseline) > limit)
