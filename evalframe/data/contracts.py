@@ -25,6 +25,7 @@ Checks vocabulary (``checks:`` mapping of a column): ``ge``, ``gt``, ``le``, ``l
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, reduce
@@ -167,6 +168,22 @@ def load_contract(table: str) -> Contract:
 
 # --- applying a contract ---------------------------------------------------------------------
 
+#: Frames :func:`conform` returned, by ``id``: a frame passed again (a reader's table handed to
+#: :func:`evalframe.evaluate`) is not checked twice. The weak reference drops the entry when the
+#: frame is freed, and the identity test guards against a reused ``id``.
+_CONFORMED: dict[int, tuple[weakref.ref, Contract]] = {}
+
+
+def _remember(frame: pl.DataFrame, contract: Contract) -> pl.DataFrame:
+    key = id(frame)
+    _CONFORMED[key] = (weakref.ref(frame, lambda _: _CONFORMED.pop(key, None)), contract)
+    return frame
+
+
+def _already_conformed(frame: pl.DataFrame, contract: Contract) -> bool:
+    entry = _CONFORMED.get(id(frame))
+    return entry is not None and entry[0]() is frame and entry[1] is contract
+
 
 def conform(
     frame: pl.DataFrame,
@@ -185,6 +202,8 @@ def conform(
     Columns the contract does not know are kept unchanged. Raises
     :class:`~evalframe.errors.InputError` listing every problem.
     """
+    if _already_conformed(frame, contract):
+        return frame
     labels = dict(column_labels or {})
 
     def label(name: str) -> str:
@@ -208,7 +227,7 @@ def conform(
     problems += _check_rules(frame, contract, locate, label)
     if problems:
         raise InputError(source, problems)
-    return frame
+    return _remember(frame, contract)
 
 
 def _missing_columns(frame: pl.DataFrame, contract: Contract, label: Callable[[str], str]) -> list[Problem]:

@@ -242,7 +242,11 @@ def evaluate(
     else:
         if qrels is None:
             raise ConfigError("evaluate() needs the judgments (`qrels`) of a run, or Tables")
-        tables = Tables.from_run(data, qrels, queries)
+        # A frame a user built by hand meets the same contract as one read from a file (the
+        # readers' frames pass it again at the cost of one cheap screen).
+        from evalframe.io import read_qrels, read_run
+
+        tables = Tables.from_run(read_run(data), read_qrels(qrels), queries)
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets

@@ -101,7 +101,8 @@ def apply_mapping(
             for user in missing
         ]
         raise InputError(source, problems)
-    renamed = frame.rename({user: canonical for canonical, user in mapping.items() if user != canonical})
+    renames = {user: canonical for canonical, user in mapping.items() if user != canonical}
+    renamed = frame.rename(renames) if renames else frame  # the same object: a conformed frame stays known
     return renamed, {canonical: user for canonical, user in mapping.items()}
 
 
