@@ -18,6 +18,7 @@ finalizes partials into the result and holds the Python door.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -156,7 +157,7 @@ def run(tables: Tables, plan: Plan):
 
 
 def evaluate(
-    data: Tables | pl.DataFrame,
+    data: Tables | pl.DataFrame | str | Path | Sequence[str | Path],
     qrels: pl.DataFrame | None = None,
     metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]] = (),
     *,
@@ -180,9 +181,11 @@ def evaluate(
     ----------
     data
         :class:`~evalframe.data.tables.Tables` (e.g. from :func:`evalframe.read_per_query`), or a
-        ``ranking`` table (from :func:`evalframe.read_run`) with its judgments as ``qrels``.
+        ``ranking`` table (from :func:`evalframe.read_run`) with its judgments as ``qrels``, or
+        the path of a run file (or a list of paths), read by :func:`evalframe.read_run` (messages
+        then name the file).
     qrels
-        ``judgments`` table (from :func:`evalframe.read_qrels`) when ``data`` is a run.
+        ``judgments`` table (from :func:`evalframe.read_qrels`, or its path) when ``data`` is a run.
     metrics
         Metric names (``"recall@5"``, ``"auroc"``, ``"macro_f1"``) or objects: a list (computed
         on all queries and on each of ``subsets``), or a mapping from subset name
@@ -241,7 +244,15 @@ def evaluate(
     else:
         if qrels is None:
             raise ConfigError("evaluate() needs the judgments (`qrels`) of a run, or Tables")
-        tables = Tables.from_run(data, qrels, queries)
+        from evalframe.io import read_qrels, read_run
+
+        source = "run"
+        if not isinstance(data, pl.DataFrame):  # a path, or a list of them: messages name the files
+            source = ", ".join(str(one) for one in data) if isinstance(data, (list, tuple)) else str(data)
+            data = read_run(data)
+        if not isinstance(qrels, pl.DataFrame):
+            qrels = read_qrels(qrels)
+        tables = Tables.from_run(data, qrels, queries, source=source)
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets

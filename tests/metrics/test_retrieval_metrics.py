@@ -355,7 +355,7 @@ def test_judged_query_missing_from_run_is_an_error_naming_it(make_run, make_qrel
         ef.evaluate(run, qrels, metrics=["mrr"])
     assert "'q2'" in str(error.value)
     assert "'q1'" not in str(error.value)
-    assert "missing='zero'" in str(error.value)
+    assert 'missing="zero"' in str(error.value) and '`-c`' in str(error.value)
 
 
 def test_judged_query_missing_from_run_scores_zero_on_request(make_run, make_qrels, metric_values):
@@ -473,8 +473,8 @@ def test_missing_query_error_names_the_system(make_qrels):
     with pytest.raises(ef.InputError) as error:
         ef.evaluate(run, make_qrels({"q1": {"a": 1}, "q2": {"a": 1}}), metrics=["mrr"])
     message = str(error.value)
-    assert "query 'q2'" in message and "system 'A'" in message
-    assert "query 'q1'" in message and "system 'B'" in message
+    assert "1 of 2 judged queries have no ranking from system 'A': 'q2'" in message
+    assert "1 of 2 judged queries have no ranking from system 'B': 'q1'" in message
 
 
 # --- configuration errors ---------------------------------------------------------------------
