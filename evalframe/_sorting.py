@@ -48,7 +48,7 @@ def natural_key(text: object) -> tuple:
     """Sort key of natural order: runs of digits compare as numbers, so ``A.2 < A.10``.
 
     Text splits into alternating text and digit runs; a digit run compares by its value, then by
-    its spelling (``01`` after ``1``), so distinct texts never tie. ``None`` sorts last; numbers
+    its spelling (``01`` before ``1``), so distinct texts never tie. ``None`` sorts last; numbers
     sort as numbers, before text.
 
     >>> sorted(["A.10", "A.2", "A.1", "B.1", "a.3"], key=natural_key)

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from evalframe._sorting import sort_naturally
 from evalframe.metrics.base import WEIGHT, Metric
 
 SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
@@ -184,17 +185,15 @@ def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str])
 def order_summary(
     summary: pl.DataFrame, metric_names: Sequence[str], grouping_sets: Mapping[str, Sequence[str]], slice_keys: Sequence[str]
 ) -> pl.DataFrame:
-    """Rows by grouping set (declared order), system, slice keys, metric (declared order)."""
+    """Rows by grouping set (declared order), system, slice keys, metric (declared order);
+    systems and text slice keys in natural order (``A.2`` before ``A.10``)."""
     metric_order = {name: i for i, name in enumerate(metric_names)}
     grouping_order = {name: i for i, name in enumerate(grouping_sets)}
-    return (
-        summary.with_columns(
-            _g=pl.col("grouping").replace_strict(grouping_order, default=len(grouping_order)),
-            _m=pl.col("metric").replace_strict(metric_order, default=len(metric_order)),
-        )
-        .sort(["_g", "system", *slice_keys, "_m"], nulls_last=True)
-        .drop("_g", "_m")
+    keyed = summary.with_columns(
+        _g=pl.col("grouping").replace_strict(grouping_order, default=len(grouping_order)),
+        _m=pl.col("metric").replace_strict(metric_order, default=len(metric_order)),
     )
+    return sort_naturally(keyed, ["_g", "system", *slice_keys, "_m"]).drop("_g", "_m")
 
 
 def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence[str]) -> pl.DataFrame:
