@@ -206,15 +206,16 @@ def test_summary_columns_and_statistics(mrr_case):
     result = ef.evaluate(*mrr_case, metrics=["mrr", "num_ret"])
     summary = result.summary
     assert summary.columns == [
-        "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "value", "std", "median", "p25", "p75",
-        "note",
+        "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "n_outside_subset", "value", "std",
+        "median", "p25", "p75", "note",
     ]
     assert summary.schema["n"] == pl.Int64 and summary.schema["n_skipped"] == pl.Int64
+    assert summary.schema["n_outside_subset"] == pl.Int64
     assert summary.get_column("metric").to_list() == ["mrr", "num_ret"]
     row = summary.row(0, named=True)
     assert (row["grouping"], row["system"], row["metric"]) == ("overall", "default", "mrr")
     # values 1, 1/2, 1/4, 0; query e skipped
-    assert (row["n"], row["n_skipped"]) == (4, 1)
+    assert (row["n"], row["n_skipped"], row["n_outside_subset"]) == (4, 1, 1)  # e has no relevant item
     assert row["value"] == pytest.approx((1 + 0.5 + 0.25 + 0) / 4)  # 0.4375
     # sample std: squared deviations from 0.4375 sum to 0.546875, / (n - 1) = 3
     squared = (1 - 0.4375) ** 2 + (0.5 - 0.4375) ** 2 + (0.25 - 0.4375) ** 2 + (0 - 0.4375) ** 2
