@@ -89,11 +89,11 @@ class Evaluation:
         """Metrics × systems side by side: one row per metric (and subset) of ``grouping``
         (default: the first slice, usually ``overall``; ``"all"`` for every grouping), one
         column per system holding ``stat``; with ``baseline`` a system's name, the baseline's
-        column comes first and each other system gets a column ``<system> − <baseline>``
+        column comes first and each other system gets a column ``<system> - <baseline>``
         (its difference to the baseline, positive when the system's value is larger).
 
         >>> ev.by_system(baseline="bm25")  # doctest: +SKIP
-        metric   subset       bm25    dense   dense − bm25
+        metric   subset       bm25    dense   dense - bm25
         ndcg@10  all queries  0.4012  0.4520  0.0508
         """
         table = self.summary
@@ -112,7 +112,7 @@ class Evaluation:
         ordered = [baseline, *(s for s in systems if s != baseline)] if baseline else systems
         side = side.select(*index, *ordered)
         if baseline is not None:
-            side = side.with_columns((pl.col(s) - pl.col(baseline)).alias(f"{s} − {baseline}") for s in ordered[1:])
+            side = side.with_columns((pl.col(s) - pl.col(baseline)).alias(f"{s} - {baseline}") for s in ordered[1:])
         return side
 
     def select(

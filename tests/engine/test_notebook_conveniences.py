@@ -68,7 +68,7 @@ def test_wide_of_the_summary_has_one_column_per_metric_set_metrics_too(ev):
 
 def test_by_system_side_by_side_with_differences_to_the_baseline(ev):
     side = ev.by_system(baseline="s2")
-    assert side.columns == ["metric", "subset", "s2", "s10", "s10 − s2"]
+    assert side.columns == ["metric", "subset", "s2", "s10", "s10 - s2"]
     overall = ev.select(grouping="overall")
     for metric, subset, base, other, diff in side.iter_rows():
         values = dict(overall.filter((pl.col("metric") == metric) & (pl.col("subset") == subset)).select("system", "value").iter_rows())
