@@ -152,3 +152,10 @@ def test_cli_excel_export_exits_2_with_the_hint(tmp_path):
     done = subprocess.run([sys.executable, "-m", "evalframe.cli", "validate", "--schema", "per_query", str(path),
                            "--separator", ";", "--decimal-comma"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_pipeline_separator_is_checked_with_its_key_path():
+    spec = {"version": 1, "name": "mini", "input": {"separator": ";;"},
+            "metrics": [{"subset": "all_queries", "names": ["brier"]}]}
+    with pytest.raises(ef.ConfigError, match=r"input\.separator: is not one of"):
+        ef.Pipeline.from_mapping(spec)
