@@ -158,7 +158,7 @@ def run(tables: Tables, plan: Plan):
 
 def evaluate(
     data: Tables | pl.DataFrame | str | Path | Sequence[str | Path],
-    qrels: pl.DataFrame | None = None,
+    qrels: pl.DataFrame | str | Path | None = None,
     metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]] = (),
     *,
     queries: pl.DataFrame | None = None,
