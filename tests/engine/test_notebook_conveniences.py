@@ -148,6 +148,9 @@ def test_read_run_of_several_files(tmp_path):
     side = ef.evaluate(run, qrels, ["mrr"]).by_system(baseline="bm25")
     assert side.row(0) == ("mrr", "queries with at least one relevant item", 0.5, 1.0, 0.5)
     assert ef.evaluate([str(a), str(b)], qrels, ["mrr"]).summary.height == 2
+    wide = ef.evaluate(run, qrels, ["mrr", "P@1"]).wide()  # one subset: plain metric names
+    assert wide.columns == ["system", "query_id", "mrr", "precision@1"]
+    assert wide.sort("system").get_column("mrr").to_list() == [0.5, 1.0]
 
 
 def test_read_run_of_one_system_split_in_two_files(tmp_path):
