@@ -30,7 +30,8 @@ class ExitCode(IntEnum):
     BAD_INPUT = 2
     INTERNAL_ERROR = 3
 
-#: How many problems an error message lists before it says "and N more".
+#: How many problems an error message lists one by one; past it, the message gives the total of
+#: each kind of problem instead ("50,000 values in `score` are not numbers; the first at line 2").
 MAX_LISTED_PROBLEMS = 20
 
 
@@ -46,12 +47,27 @@ class Problem:
 
     ``location`` is human-readable ("line 7", "row 3"), ``column`` the column name as the
     user wrote it (or ``None`` for a whole line), ``value`` the offending value.
+
+    A reader that lists only the first failures of a kind (a column and a message) adds one
+    :meth:`unlisted` problem that counts the rest, so that messages can give every kind's total.
     """
 
     location: str | None
     column: str | None
     value: object
     message: str
+    #: For a tally made by :meth:`unlisted`: how many failures of this kind are not listed.
+    n_unlisted: int = 0
+
+    @classmethod
+    def unlisted(cls, column: str | None, message: str, count: int, first: str | None = None) -> Problem:
+        """A tally of ``count`` further failures like the listed ones (same ``column`` and
+        ``message``); ``first`` locates the first of them when none of its kind is listed."""
+        return cls(first, column, _NO_VALUE, message, n_unlisted=count)
+
+    @property
+    def kind(self) -> tuple[str | None, str]:
+        return self.column, self.message
 
     def render(self) -> str:
         where = ", ".join(
@@ -72,23 +88,66 @@ def _show(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def render_problems(source: str, problems: Sequence[Problem]) -> str:
-    """``<source>: N problems`` and one indented line per problem (the first 20)."""
-    count = len(problems)
-    head = f"{source}: " + ("1 problem" if count == 1 else f"{count} problems")
-    lines = [f"  {p.render()}" for p in problems[:MAX_LISTED_PROBLEMS]]
-    if count > MAX_LISTED_PROBLEMS:
-        lines.append(f"  ... and {count - MAX_LISTED_PROBLEMS} more")
+def render_problems(source: str, problems: Sequence[Problem], hint: str | None = None) -> str:
+    """``<source>: N problems``, one indented line per problem (the first 20), past 20 the
+    total of each kind of problem with its first location, and a ``hint:`` line when given.
+
+    >>> listed = [Problem(f"line {i}", "score", "0,5", "is not a number") for i in (2, 3)]
+    >>> print(render_problems("run.csv", listed + [Problem.unlisted("score", "is not a number", 49_998)]))
+    run.csv: 50,000 problems
+      line 2, column `score`: is not a number (value: '0,5')
+      line 3, column `score`: is not a number (value: '0,5')
+      in all: 50,000 values in `score` are not numbers; the first at line 2
+    """
+    listed = [p for p in problems if not p.n_unlisted]
+    count = len(listed) + sum(p.n_unlisted for p in problems)
+    head = f"{source}: " + ("1 problem" if count == 1 else f"{count:,} problems")
+    lines = [f"  {p.render()}" for p in listed[:MAX_LISTED_PROBLEMS]]
+    if count > len(lines):
+        totals: dict[tuple[str | None, str], int] = {}
+        first: dict[tuple[str | None, str], str | None] = {}
+        for problem in problems:
+            totals[problem.kind] = totals.get(problem.kind, 0) + (problem.n_unlisted or 1)
+            if problem.location:
+                first.setdefault(problem.kind, problem.location)
+        tallies = [_tally(column, message, total, first.get((column, message))) for (column, message), total in totals.items()]
+        lines.append(f"  in all: {tallies[0]}" if len(tallies) == 1 else "  in all:")
+        if len(tallies) > 1:
+            lines += [f"    {tally}" for tally in tallies]
+    if hint:
+        lines.append(f"  hint: {hint}")
     return "\n".join([head, *lines])
+
+
+def _tally(column: str | None, message: str, total: int, first: str | None) -> str:
+    """``50,000 values in `score` are not numbers; the first at line 2``."""
+    where = f"; the first at {first}" if first else ""
+    unit = (first or "").split(" ")[0] or "problem"  # "line", "row"
+    if column is None:
+        return f"{total:,} {unit}{'' if total == 1 else 's'}: {message}{where}"
+    subject = f"{total:,} value{'' if total == 1 else 's'} in `{column}`"
+    return f"{subject} {_plural(message) if total != 1 else message}{where}"
+
+
+def _plural(message: str) -> str:
+    """A problem's message said of several values: "is not a number" → "are not numbers"."""
+    words = message.split(" ")
+    if words[:2] == ["is", "not"] and len(words) >= 4 and words[2] in ("a", "an") and words[3].isalpha():
+        return " ".join(["are", "not", words[3] + "s", *words[4:]])
+    verbs = {"is": "are", "has": "have", "lists": "list", "must": "must"}
+    if words[0] in verbs:
+        return " ".join([verbs[words[0]], *words[1:]])
+    return f"(each) {message}"
 
 
 class InputError(EvalframeError):
     """Input data that breaks its contract; lists every problem found."""
 
-    def __init__(self, source: str, problems: list[Problem] | Problem) -> None:
+    def __init__(self, source: str, problems: list[Problem] | Problem, *, hint: str | None = None) -> None:
         self.source = source
         self.problems = [problems] if isinstance(problems, Problem) else list(problems)
-        super().__init__(render_problems(source, self.problems))
+        self.hint = hint
+        super().__init__(render_problems(source, self.problems, hint))
 
 
 class ConfigError(EvalframeError):

@@ -7,33 +7,33 @@ import argparse
 from evalframe.errors import ExitCode
 
 
-def _per_query(path: str) -> str:
+def _per_query(path: str, **csv_options) -> str:
     from evalframe.io.per_query import read_per_query
 
-    tables = read_per_query(path)
+    tables = read_per_query(path, **csv_options)
     systems = tables.queries.get_column("system").n_unique()
     return (f"{path}: ok: {tables.n_rows:,} rows, {tables.queries.height:,} queries in {systems} config(s), "
             f"{tables.n_ranking_rows:,} ranked and {tables.judgments.height:,} gold sentences")
 
 
-def _ranking(path: str) -> str:
+def _ranking(path: str, **csv_options) -> str:
     from evalframe.io import read_run
 
-    run = read_run(path)
+    run = read_run(path, **csv_options)
     return f"{path}: ok: {run.height:,} ranked items of {run.get_column('query_id').n_unique():,} queries"
 
 
-def _judgments(path: str) -> str:
+def _judgments(path: str, **csv_options) -> str:
     from evalframe.io import read_qrels
 
-    qrels = read_qrels(path)
+    qrels = read_qrels(path, **csv_options)
     return f"{path}: ok: {qrels.height:,} judgments of {qrels.get_column('query_id').n_unique():,} queries"
 
 
-def _queries(path: str) -> str:
+def _queries(path: str, **csv_options) -> str:
     from evalframe.io import read_table
 
-    queries = read_table(path, "queries")
+    queries = read_table(path, "queries", **csv_options)
     return f"{path}: ok: {queries.height:,} queries of {queries.get_column('system').n_unique()} system(s)"
 
 
@@ -48,7 +48,11 @@ def add_parser(commands) -> None:
     )
     validate.add_argument("--schema", required=True, choices=sorted(VALIDATORS), help="table contract")
     validate.add_argument("file", help="file to check")
+    validate.add_argument("--separator", default=None, metavar="CHAR",
+                          help="field separator of a CSV file (default `,` for .csv, tab for .tsv), e.g. ';'")
+    validate.add_argument("--decimal-comma", action="store_true", help="numbers of a CSV file have a decimal comma (0,85)")
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    return VALIDATORS[args.schema](args.file), ExitCode.OK
+    options = {"separator": args.separator, "decimal_comma": args.decimal_comma}
+    return VALIDATORS[args.schema](args.file, **options), ExitCode.OK

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from evalframe.data.tables import Tables
 from evalframe.errors import ConfigError
 from evalframe.engine.evaluation import evaluate
 from evalframe.engine.ranking import single_precision_scores
@@ -178,8 +179,8 @@ def evaluate_trec(
     if "score" in run.columns:
         run = single_precision_scores(run, source=source)  # checked here to name the file
     return evaluate(
-        run,
-        qrels,
+        Tables.from_run(run, qrels, source=source),
+        None,
         metrics,
         relevance_threshold=relevance_threshold,
         empty="zero",

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import operator
 import weakref
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache, reduce
@@ -192,8 +193,13 @@ def conform(
     source: str,
     locate: Locate = locate_rows,
     column_labels: Mapping[str, str] | None = None,
+    decimal_comma: bool = False,
 ) -> pl.DataFrame:
     """Check ``frame`` against ``contract`` and return it with contract dtypes and defaults.
+
+    With ``decimal_comma=True``, text in the contract's number (float) columns is read with a
+    comma as the decimal mark (``0,85`` → 0.85). Without it, a number column whose failing
+    values have a decimal comma gets a hint saying how to declare it.
 
     ``source`` names the file (or object) in error messages, ``locate`` turns a row index into
     "line 7" or "row 3", and ``column_labels`` maps contract column names back to the names in
@@ -220,9 +226,9 @@ def conform(
         for name, column in contract.columns.items()
         if name not in frame.columns and column.default is not None
     )
-    frame, problems = _cast_columns(frame, contract, locate, label)
+    frame, problems = _cast_columns(frame, contract, locate, label, decimal_comma=decimal_comma)
     if problems:
-        raise InputError(source, problems)
+        raise InputError(source, problems, hint=_decimal_comma_hint(problems, contract, label))
     problems = _validate_with_pandera(frame, contract, locate, label)
     problems += _check_rules(frame, contract, locate, label)
     if problems:
@@ -248,7 +254,7 @@ _DTYPE_WORDS = {"int": "an integer", "float": "a number", "bool": "true/false", 
 
 
 def _cast_columns(
-    frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str]
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str], *, decimal_comma: bool = False
 ) -> tuple[pl.DataFrame, list[Problem]]:
     """Cast every contract column; values that do not convert become problems."""
     problems: list[Problem] = []
@@ -263,6 +269,8 @@ def _cast_columns(
             )
             continue
         source = original.str.strip_chars() if original.dtype == pl.String else original
+        if decimal_comma and column.dtype == "float" and source.dtype == pl.String:
+            source = source.str.replace(",", ".", literal=True)
         converted = source.cast(column.polars_dtype, strict=False)
         failed = original.is_not_null() & converted.is_null()
         if column.dtype == "int" and source.dtype.is_float():
@@ -276,11 +284,24 @@ def _cast_columns(
                 Problem(locate(index), label(name), original[index], f"is not {_DTYPE_WORDS[column.dtype]}")
             )
         if bad_rows.len() > 50:
-            problems.append(
-                Problem(None, label(name), NO_VALUE, f"{bad_rows.len() - 50} more values are not {_DTYPE_WORDS[column.dtype]}")
-            )
+            problems.append(Problem.unlisted(label(name), f"is not {_DTYPE_WORDS[column.dtype]}", bad_rows.len() - 50))
         casts[name] = converted
     return frame.with_columns(**casts), problems
+
+
+_DECIMAL_COMMA = r"^[+-]?\d+,\d+$"
+
+
+def _decimal_comma_hint(problems: list[Problem], contract: Contract, label: Callable[[str], str]) -> str | None:
+    """How to declare decimal commas, when a number column's failing values are written with one."""
+    float_columns = {label(name) for name, column in contract.columns.items() if column.dtype == "float"}
+    for problem in problems:
+        if problem.column in float_columns and isinstance(problem.value, str) and re.match(_DECIMAL_COMMA, problem.value.strip()):
+            return (
+                f"values such as {problem.value!r} have a decimal comma; declare it: `decimal_comma=True` in Python,"
+                " or `decimal_comma: true` in the pipeline's `input:` block"
+            )
+    return None
 
 
 # --- pandera ---------------------------------------------------------------------------------
@@ -488,7 +509,10 @@ def _rule_non_empty_when(frame: pl.DataFrame, rule: Mapping[str, Any], locate: L
         condition = condition & (pl.col(name) == expected)
     empty = pl.col(column).list.len().fill_null(0) == 0
     rows = frame.select((condition & empty).arg_true()).to_series()
-    return [Problem(locate(index), label(column), frame.get_column(column)[index].to_list(), rule["message"]) for index in rows.head(50).to_list()]
+    problems = [Problem(locate(index), label(column), frame.get_column(column)[index].to_list(), rule["message"]) for index in rows.head(50).to_list()]
+    if rows.len() > 50:
+        problems.append(Problem.unlisted(label(column), rule["message"], rows.len() - 50))
+    return problems
 
 
 #: Rule kinds a contract's ``rules:`` may use.

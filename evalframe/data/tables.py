@@ -35,11 +35,16 @@ class Tables:
     ranked_lists: pl.DataFrame | None = None
     n_rows: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: How messages name the ranking's origin (the run file's path when known).
+    ranking_source: str = "run"
 
     @classmethod
-    def from_run(cls, run: pl.DataFrame, judgments: pl.DataFrame, queries: pl.DataFrame | None = None) -> Tables:
-        """Tables of a run and its judgments (``queries`` None: every system × every judged query)."""
-        return cls(queries=queries, judgments=judgments, ranking_rows=run, n_rows=run.height)
+    def from_run(
+        cls, run: pl.DataFrame, judgments: pl.DataFrame, queries: pl.DataFrame | None = None, *, source: str = "run"
+    ) -> Tables:
+        """Tables of a run and its judgments (``queries`` None: every system × every judged query);
+        ``source`` names the run in messages (its path)."""
+        return cls(queries=queries, judgments=judgments, ranking_rows=run, n_rows=run.height, ranking_source=source)
 
     @cached_property
     def ranking(self) -> pl.DataFrame:

@@ -3,8 +3,10 @@
 A grouping set is a name and the slice keys it groups by (``overall`` → none, ``fold`` →
 ``[fold]``); ``system`` is always a key, so numbers never mix systems. For every (grouping set,
 key values, metric) the summary gives ``n`` (units with a value), ``n_skipped`` (units of the
-slice outside the metric's subset or with a null value), ``value``, ``std``, ``median``, ``p25``,
-``p75`` and ``note``.
+slice without a value), ``n_outside_subset`` (the part of ``n_skipped`` outside the metric's
+subset: the group's ``where:`` condition or the metric's own, e.g. no relevant item; the rest of
+``n_skipped`` is undefined inside the subset, e.g. a zero denominator), ``value``, ``std``,
+``median``, ``p25``, ``p75`` and ``note``.
 
 **Partials that merge.** A per-unit metric's slice is summarised from its *moments*:
 
@@ -34,14 +36,15 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
+from evalframe._sorting import sort_naturally
 from evalframe.metrics.base import WEIGHT, Metric
 
-SUMMARY_STATS = ["n", "n_skipped", "value", "std", "median", "p25", "p75"]
+SUMMARY_STATS = ["n", "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75"]
 QUANTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
 NO_UNIT_IN_SUBSET = "no query in the subset"
 
 
-def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None) -> pl.Expr:
+def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None, outside: pl.Expr | None = None) -> pl.Expr:
     present = value.is_not_null()
     w = (weight if weight is not None else pl.lit(1.0)).filter(present)
     x = value.filter(present)
@@ -50,6 +53,8 @@ def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None) ->
     mean = weighted_sum / total
     return pl.struct(
         n=present.sum().cast(pl.Int64),
+        n_rows=value.len().cast(pl.Int64),
+        n_outside_own=(outside.fill_null(False).sum() if outside is not None else pl.lit(0)).cast(pl.Int64),
         w=total.cast(pl.Float64),
         wx=weighted_sum.cast(pl.Float64),
         m2=pl.when(total > 0).then((w * (x - mean).pow(2)).sum()).otherwise(0.0).cast(pl.Float64),
@@ -58,11 +63,17 @@ def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None) ->
 
 
 def moments(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool) -> pl.DataFrame:
-    """Rows ``by, metric, n, w, wx, m2, flagged`` of per-unit values held one column per metric."""
+    """Rows ``by, metric, n, n_rows, n_outside_own, w, wx, m2, flagged`` of per-unit values held
+    one column per metric: ``n_rows`` counts the units of the metric group's subset,
+    ``n_outside_own`` those of them outside the metric's own subset (its ``outside_reason``)."""
     names = [metric.name for metric in metrics]
     weight = pl.col(WEIGHT) if weighted else None
     flags = {name: pl.col(name + "__flag") for name in names if name + "__flag" in wide.columns}
-    aggregations = [_moments_of(pl.col(name), weight, flags.get(name)).alias(name) for name in names]
+    outside = {
+        metric.name: pl.col(metric.name + "__skip") == metric.outside_reason
+        for metric in metrics if metric.name + "__skip" in wide.columns
+    }
+    aggregations = [_moments_of(pl.col(name), weight, flags.get(name), outside.get(name)).alias(name) for name in names]
     grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
     return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_m").unnest("_m")
 
@@ -76,6 +87,8 @@ def merge_moments(parts: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.Data
     spread = (pl.col("w") * (mean_of_part - merged_mean).pow(2)).fill_null(0.0).sum()
     return stacked.group_by(list(keys), maintain_order=True).agg(
         n=pl.col("n").sum(),
+        n_rows=pl.col("n_rows").sum(),
+        n_outside_own=pl.col("n_outside_own").sum(),
         w=pl.col("w").sum(),
         wx=pl.col("wx").sum(),
         m2=pl.col("m2").sum() + pl.when(pl.col("w").sum() > 0).then(spread).otherwise(0.0),
@@ -163,6 +176,7 @@ def unit_summary(
         value=pl.when(pl.col("metric").is_in(summed)).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
     ).with_columns(
         n_skipped=pl.col("n_units") - pl.col("n"),
+        n_outside_subset=pl.col("n_units") - pl.col("n_rows").fill_null(0) + pl.col("n_outside_own").fill_null(0),
         note=pl.when(pl.col("n") == 0).then(pl.lit(NO_UNIT_IN_SUBSET)).otherwise(counted),
     )
 
@@ -178,23 +192,21 @@ def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str])
         note=pl.col("note").fill_null(pl.when(pl.col("value").is_null()).then(pl.lit(NO_UNIT_IN_SUBSET))),
         # A set metric has one value per slice: no spread, no quantiles.
         **{name: pl.lit(None, dtype=pl.Float64) for name in ("std", *QUANTILES)},
-    ).with_columns(n_skipped=pl.col("n_units") - pl.col("n"))
+    ).with_columns(n_skipped=pl.col("n_units") - pl.col("n"), n_outside_subset=pl.col("n_units") - pl.col("n"))
 
 
 def order_summary(
     summary: pl.DataFrame, metric_names: Sequence[str], grouping_sets: Mapping[str, Sequence[str]], slice_keys: Sequence[str]
 ) -> pl.DataFrame:
-    """Rows by grouping set (declared order), system, slice keys, metric (declared order)."""
+    """Rows by grouping set (declared order), system, slice keys, metric (declared order);
+    systems and text slice keys in natural order (``A.2`` before ``A.10``)."""
     metric_order = {name: i for i, name in enumerate(metric_names)}
     grouping_order = {name: i for i, name in enumerate(grouping_sets)}
-    return (
-        summary.with_columns(
-            _g=pl.col("grouping").replace_strict(grouping_order, default=len(grouping_order)),
-            _m=pl.col("metric").replace_strict(metric_order, default=len(metric_order)),
-        )
-        .sort(["_g", "system", *slice_keys, "_m"], nulls_last=True)
-        .drop("_g", "_m")
+    keyed = summary.with_columns(
+        _g=pl.col("grouping").replace_strict(grouping_order, default=len(grouping_order)),
+        _m=pl.col("metric").replace_strict(metric_order, default=len(metric_order)),
     )
+    return sort_naturally(keyed, ["_g", "system", *slice_keys, "_m"]).drop("_g", "_m")
 
 
 def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence[str]) -> pl.DataFrame:
@@ -208,6 +220,7 @@ def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence
     rows = folds.group_by("system", "metric", "unit", "subset", maintain_order=True).agg(
         n=value.is_not_null().sum().cast(pl.Int64),
         n_skipped=value.is_null().sum().cast(pl.Int64),
+        n_outside_subset=pl.lit(0, dtype=pl.Int64),
         std=value.std(ddof=1),
         median=value.median(),
         p25=value.quantile(0.25, interpolation="linear"),

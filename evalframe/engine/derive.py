@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from evalframe._sorting import natural_sorted, sort_naturally
 from evalframe.data.contracts import conform, load_contract
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
@@ -39,17 +40,70 @@ def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: Qu
     if absent.height == 0:
         return []
     if plan.missing == "error":
-        problems = [
-            Problem(None, None, NO_VALUE, f"query {query_id!r} is judged but system {system!r} retrieved nothing for it")
-            for system, query_id in absent.head(20).iter_rows()
-        ]
-        if absent.height > 20:
-            problems.append(Problem(None, None, NO_VALUE, f"{absent.height} (system, query) pairs in all are absent from the run"))
-        problems.append(
-            Problem(None, None, NO_VALUE, "to score such queries 0 pass missing='zero' (`evalframe trec -c`), or add them to the run")
-        )
-        raise InputError("run", problems)
+        raise unmatched_queries_error(universe, ranked, absent, source=tables.ranking_source,
+                                      evaluated="evaluated" if tables.queries is not None else "judged")
     return [f"{absent.height} judged (system, query) pairs absent from the run were scored as empty rankings"]
+
+
+#: How many ids of each side an unmatched-queries error shows.
+N_EXAMPLE_IDS = 3
+
+
+def unmatched_queries_error(
+    universe: pl.DataFrame, ranked: pl.DataFrame, absent: pl.DataFrame, *, source: str, evaluated: str = "judged"
+) -> InputError:
+    """The error for evaluated queries a run does not rank, in terms a user can act on.
+
+    It says how many of how many queries each system lacks, how many of the run's own query ids
+    are not judged (all of them, typically, when the ids are spelt differently), a few ids of
+    each side in natural order, a hint when stripping leading zeros would match the two sides
+    (``'0401'`` in the run, ``'401'`` in the qrels) or when no id is shared at all (another id
+    column?), and how to score the absent queries 0 instead (``-c``, ``missing="zero"``).
+    """
+    def examples(ids: pl.Series) -> str:
+        shown = natural_sorted(ids.unique().to_list())
+        return ", ".join(repr(i) for i in shown[:N_EXAMPLE_IDS]) + (", …" if len(shown) > N_EXAMPLE_IDS else "")
+
+    problems = []
+    per_system = (
+        universe.group_by(SYSTEM).agg(n=pl.len())
+        .join(absent.group_by(SYSTEM).agg(n_absent=pl.len(), ids=pl.col("query_id")), on=SYSTEM, how="inner")
+    )
+    for system, n, n_absent, ids in sort_naturally(per_system, [SYSTEM]).head(5).iter_rows():
+        message = f"{n_absent:,} of {n:,} {evaluated} queries have no ranking from system {system!r}: {examples(pl.Series(ids))}"
+        problems.append(Problem(None, None, NO_VALUE, message))
+    if per_system.height > 5:
+        problems.append(Problem(None, None, NO_VALUE, f"and {per_system.height - 5} more systems lack {evaluated} queries"))
+    evaluated_ids = universe.get_column("query_id").unique()
+    run_ids = ranked.get_column("query_id").unique()
+    unranked_ids = absent.get_column("query_id").unique()
+    unjudged_ids = run_ids.filter(~run_ids.is_in(evaluated_ids.implode()))
+    if unjudged_ids.len() == run_ids.len() and run_ids.len():
+        problems.append(Problem(None, None, NO_VALUE, f"the run's {run_ids.len():,} queries are all un{evaluated}: "
+                                                      f"none of its query ids is in the qrels ({examples(unjudged_ids)})"))
+    elif unjudged_ids.len():
+        problems.append(Problem(None, None, NO_VALUE, f"{unjudged_ids.len():,} of the run's {run_ids.len():,} query ids "
+                                                      f"are not in the qrels: {examples(unjudged_ids)}"))
+    hint = _id_spelling_hint(unjudged_ids, unranked_ids, shared=run_ids.len() - unjudged_ids.len())
+    remedy = 'to score judged queries absent from the run as 0 instead, pass `-c` (evalframe trec) or `missing="zero"` (Python; `policies: {missing: zero}` in a pipeline)'
+    return InputError(source, problems, hint=f"{hint}; {remedy}" if hint else remedy)
+
+
+def _id_spelling_hint(unjudged_ids: pl.Series, unranked_ids: pl.Series, *, shared: int) -> str | None:
+    """A hint when the run's unjudged ids and the unranked judged ids differ only in leading
+    zeros, or when the two sides share no id at all."""
+    def stripped(ids: pl.Series) -> pl.DataFrame:
+        return pl.DataFrame({"id": ids}).with_columns(key=pl.col("id").str.strip_chars().str.strip_chars_start("0"))
+
+    pairs = stripped(unjudged_ids).join(stripped(unranked_ids), on="key", how="inner", suffix="_judged")
+    if pairs.height:
+        run_id, _, judged_id = sort_naturally(pairs, ["id"]).row(0)
+        return (f"the ids differ in zero-padding ({run_id!r} in the run, {judged_id!r} in the qrels): stripping leading "
+                f"zeros would match {pairs.height:,} of them; write the ids the same way in both files")
+    if shared == 0 and unjudged_ids.len():
+        return ("the run and the qrels share no query id: are they of the same collection, and is the query id read "
+                "from the right column? (a table's columns are named with `columns={\"query_id\": ...}`)")
+    return None
 
 
 def _gain_notes(plan: Plan, tables: Tables) -> list[str]:

@@ -18,6 +18,7 @@ finalizes partials into the result and holds the Python door.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -157,8 +158,8 @@ def run(tables: Tables, plan: Plan):
 
 
 def evaluate(
-    data: Tables | pl.DataFrame,
-    qrels: pl.DataFrame | None = None,
+    data: Tables | pl.DataFrame | str | Path | Sequence[str | Path],
+    qrels: pl.DataFrame | str | Path | None = None,
     metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]] = (),
     *,
     queries: pl.DataFrame | None = None,
@@ -181,9 +182,11 @@ def evaluate(
     ----------
     data
         :class:`~evalframe.data.tables.Tables` (e.g. from :func:`evalframe.read_per_query`), or a
-        ``ranking`` table (from :func:`evalframe.read_run`) with its judgments as ``qrels``.
+        ``ranking`` table (from :func:`evalframe.read_run`) with its judgments as ``qrels``, or
+        the path of a run file (or a list of paths), read by :func:`evalframe.read_run` (messages
+        then name the file).
     qrels
-        ``judgments`` table (from :func:`evalframe.read_qrels`) when ``data`` is a run.
+        ``judgments`` table (from :func:`evalframe.read_qrels`, or its path) when ``data`` is a run.
     metrics
         Metric names (``"recall@5"``, ``"auroc"``, ``"macro_f1"``) or objects: a list (computed
         on all queries and on each of ``subsets``), or a mapping from subset name
@@ -242,11 +245,13 @@ def evaluate(
     else:
         if qrels is None:
             raise ConfigError("evaluate() needs the judgments (`qrels`) of a run, or Tables")
-        # A frame a user built by hand meets the same contract as one read from a file (the
-        # readers' frames pass it again at the cost of one cheap screen).
         from evalframe.io import read_qrels, read_run
 
-        tables = Tables.from_run(read_run(data), read_qrels(qrels), queries)
+        source = "run"
+        if not isinstance(data, pl.DataFrame):  # a path, or a list of them: messages name the files
+            source = ", ".join(str(one) for one in data) if isinstance(data, (list, tuple)) else str(data)
+        # A frame built by hand meets the same contract as a file (a reader's frame is not checked twice).
+        tables = Tables.from_run(read_run(data), read_qrels(qrels), queries, source=source)
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets

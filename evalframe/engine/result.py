@@ -17,7 +17,7 @@ shortcuts to them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from evalframe._sorting import natural_sorted
 from evalframe.data.units import QUERY, Units
+from evalframe.errors import ConfigError
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
@@ -78,11 +80,112 @@ class Evaluation:
         """Long per-query values (query-unit metrics); see :meth:`per_unit`."""
         return self.per_unit(QUERY)
 
-    def wide(self, unit: str = QUERY) -> pl.DataFrame:
-        """Per-unit values with one column per metric (a notebook-friendly view)."""
-        long = self.per_unit(unit)
-        index = [c for c in long.columns if c not in ("metric", "value", "skip_reason", "subset")]
-        return long.pivot(on="metric", index=index, values="value", maintain_order=True)
+    def wide(self, unit: str = QUERY, *, summary: bool = False, stat: str = "value") -> pl.DataFrame:
+        """One column per metric: the per-unit values of ``unit`` (keys as rows), or with
+        ``summary=True`` the summary's ``stat`` (``value``, ``std``, ``n``, …) per grouping,
+        system and slice.
+
+        A metric computed on several subsets gets one column per subset, ``metric [subset]``.
+        Set metrics (AUROC, ECE, …) have no per-unit values: they appear with ``summary=True``.
+        """
+        if summary:
+            table = self.summary
+            _check_stat(stat, table)
+            keys = [c for c in ("grouping", "system", *self.plan.slice_keys) if table.get_column(c).null_count() < table.height]
+            index, values = keys, stat
+        else:
+            table = self.per_unit(unit)
+            index = [c for c in table.columns if c not in ("metric", "value", "skip_reason", "subset")]
+            values = "value"
+        return _labelled(table).pivot(on="_label", index=index, values=values, maintain_order=True)
+
+    def by_system(self, baseline: str | None = None, *, grouping: str | None = None, stat: str = "value") -> pl.DataFrame:
+        """Metrics × systems side by side: one row per metric (and subset) of ``grouping``
+        (default: the first slice, usually ``overall``; ``"all"`` for every grouping), one
+        column per system holding ``stat``; with ``baseline`` a system's name, the baseline's
+        column comes first and each other system gets a column ``<system> - <baseline>``
+        (its difference to the baseline, positive when the system's value is larger).
+
+        >>> ev.by_system(baseline="bm25")  # doctest: +SKIP
+        metric   subset       bm25    dense   dense - bm25
+        ndcg@10  all queries  0.4012  0.4520  0.0508
+        """
+        table = self.summary
+        _check_stat(stat, table)
+        groupings = list(dict.fromkeys(table.get_column("grouping").to_list()))
+        chosen = groupings if grouping == "all" else [self._grouping_name(grouping or next(iter(self.plan.slices)))]
+        rows = table.filter(pl.col("grouping").is_in(chosen))
+        systems = natural_sorted(rows.get_column("system").unique().to_list())
+        if baseline is not None and baseline not in systems:
+            raise ConfigError(f"baseline `{baseline}` is not a system of this evaluation (systems: {', '.join(map(repr, systems))})")
+        keys = [c for c in ("grouping", *self.plan.slice_keys) if rows.get_column(c).null_count() < rows.height]
+        if len(chosen) == 1:
+            keys = [c for c in keys if c != "grouping"]
+        index = [*keys, "metric", "subset"]
+        side = rows.pivot(on="system", index=index, values=stat, maintain_order=True)
+        ordered = [baseline, *(s for s in systems if s != baseline)] if baseline else systems
+        side = side.select(*index, *ordered)
+        if baseline is not None:
+            side = side.with_columns((pl.col(s) - pl.col(baseline)).alias(f"{s} - {baseline}") for s in ordered[1:])
+        return side
+
+    def select(
+        self,
+        *,
+        grouping: str | None = None,
+        metric: str | Sequence[str] | None = None,
+        system: str | Sequence[str] | None = None,
+        subset: str | None = None,
+        **slice_values: Any,
+    ) -> pl.DataFrame:
+        """Summary rows by slice values: ``ev.select(criterion_id="A.3")``, ``ev.select(fold=2,
+        metric="ndcg@10")``, ``ev.select(fold="2")`` (a value is read as the column's type).
+
+        Slice values pick the grouping that groups by exactly those columns (else every grouping
+        that groups by them); without any, every grouping's rows are kept. ``grouping`` may name a
+        grouping or, for a one-column slice, its column (``grouping="criterion_id"``). ``metric``
+        takes any spelling the registry knows (``P@5`` finds ``precision@5``). A value, key or
+        grouping the summary does not have is a :class:`~evalframe.errors.ConfigError` that lists
+        what it has, never an empty table or a Polars error.
+        """
+        table = self.summary
+        known_keys = list(self.plan.slice_keys)
+        unknown = [key for key in slice_values if key not in known_keys]
+        if unknown:
+            raise ConfigError(f"select(): {', '.join(f'`{k}`' for k in unknown)} is not a slice column "
+                              f"(slice columns: {', '.join(f'`{k}`' for k in known_keys) or 'none'}; "
+                              "other filters: grouping, metric, system, subset)")
+        if grouping is not None:
+            table = table.filter(pl.col("grouping") == self._grouping_name(grouping))
+        elif slice_values:
+            wanted = set(slice_values)
+            exact = [name for name, keys in self.plan.slices.items() if set(keys) == wanted]
+            covering = exact or [name for name, keys in self.plan.slices.items() if wanted <= set(keys)]
+            if not covering:
+                described = "; ".join(f"{name}: [{', '.join(keys)}]" for name, keys in self.plan.slices.items())
+                raise ConfigError(f"select(): no slice groups by {', '.join(f'`{k}`' for k in slice_values)} (slices: {described})")
+            table = table.filter(pl.col("grouping").is_in(covering))
+        for key, wanted in slice_values.items():
+            table = table.filter(pl.col(key).is_in(_as_values(key, wanted, table.get_column(key))))
+        if metric is not None:
+            names = [metric] if isinstance(metric, str) else list(metric)
+            table = table.filter(pl.col("metric").is_in(_present(self.summary, "metric", [_canonical(n) for n in names])))
+        if system is not None:
+            table = table.filter(pl.col("system").is_in(_present(self.summary, "system", [system] if isinstance(system, str) else list(system))))
+        if subset is not None:
+            table = table.filter(pl.col("subset") == _present(self.summary, "subset", [subset])[0])
+        return table
+
+    def _grouping_name(self, name: str) -> str:
+        """A grouping's name, given its name or (for a one-column slice) its column's name."""
+        if name in self.plan.slices or name == "across_folds":
+            return name
+        by_column = [grouping for grouping, keys in self.plan.slices.items() if tuple(keys) == (name,)]
+        if by_column:
+            return by_column[0]
+        described = ", ".join(f"`{g}`" + (f" (or `{keys[0]}`)" if len(keys) == 1 and keys[0] != g else "")
+                              for g, keys in self.plan.slices.items())
+        raise ConfigError(f"no grouping `{name}` (groupings: {described})")
 
     @cached_property
     def info(self) -> dict[str, Any]:
@@ -102,3 +205,71 @@ class Evaluation:
         from evalframe.report.outputs import write_outputs
 
         return write_outputs(self, Path(out_dir), outputs)
+
+
+def _check_stat(stat: str, table: pl.DataFrame) -> None:
+    from evalframe.engine.aggregate import SUMMARY_STATS
+
+    if stat not in SUMMARY_STATS:
+        raise ConfigError(f"unknown summary column `{stat}` (one of {', '.join(SUMMARY_STATS)})")
+
+
+def _labelled(table: pl.DataFrame) -> pl.DataFrame:
+    """``table`` with ``_label``: the metric, or ``metric [subset]`` for a metric on several subsets."""
+    if "subset" not in table.columns:
+        return table.with_columns(_label=pl.col("metric"))
+    several = pl.col("subset").n_unique().over("metric") > 1
+    return table.with_columns(
+        _label=pl.when(several).then(pl.format("{} [{}]", "metric", "subset")).otherwise(pl.col("metric"))
+    )
+
+
+def _canonical(name: str) -> str:
+    """The registered name of a metric spelling (``P@5`` → ``precision@5``); unknown text as given."""
+    from evalframe.metrics.registry import resolve
+
+    try:
+        return resolve(name).name
+    except ConfigError:
+        return name
+
+
+def _present(table: pl.DataFrame, column: str, wanted: list) -> list:
+    """``wanted`` values, each of which ``table[column]`` holds; else an error listing what it holds."""
+    have = table.get_column(column).unique().to_list()
+    missing = [value for value in wanted if value not in have]
+    if missing:
+        raise ConfigError(f"select(): no {column} {', '.join(map(repr, missing))} in the summary "
+                          f"({column}s: {_listed(have)})")
+    return wanted
+
+
+def _listed(values: list) -> str:
+    shown = natural_sorted(v for v in values if v is not None)
+    return ", ".join(map(repr, shown[:12])) + (", …" if len(shown) > 12 else "")
+
+
+def _as_values(key: str, wanted: Any, column: pl.Series) -> list:
+    """``wanted`` (a value or a list) as values of ``column``'s type, each present in it:
+    ``fold="2"`` finds fold 2 of an integer column, ``fold=2`` finds ``"2"`` of a text one."""
+    values = list(wanted) if isinstance(wanted, (list, tuple, set)) else [wanted]
+    converted = []
+    for value in values:
+        if column.dtype.is_integer():
+            text = str(value).strip()
+            if isinstance(value, bool) or not (text.lstrip("+-").isdigit() or (isinstance(value, float) and value.is_integer())):
+                raise ConfigError(f"select(): `{key}` holds integers; {value!r} is not one (values: {_listed(column.unique().to_list())})")
+            converted.append(int(float(text)) if isinstance(value, float) else int(text))
+        elif column.dtype.is_float():
+            try:
+                converted.append(float(value))
+            except (TypeError, ValueError):
+                raise ConfigError(f"select(): `{key}` holds numbers; {value!r} is not one") from None
+        else:
+            converted.append(str(value))
+    have = set(column.drop_nulls().unique().to_list())
+    missing = [value for value in converted if value not in have]
+    if missing:
+        raise ConfigError(f"select(): no {key} {', '.join(map(repr, missing))} in the summary "
+                          f"({key} values: {_listed(list(have))})")
+    return converted

@@ -85,10 +85,13 @@ def parse_list_columns(
     for name in (name for name in columns if not plain[name]):
         text = texts[name]
         bad = frame.select((text.str.starts_with("[") & ~text.str.contains(_JSON_ARRAY)).fill_null(False)).to_series()
+        bad_rows = bad.arg_true()
         problems += [
             Problem(locate(index), labels.get(name, name), frame.get_column(name)[index], _NOT_A_LIST)
-            for index in bad.arg_true().head(50).to_list()
+            for index in bad_rows.head(50).to_list()
         ]
+        if bad_rows.len() > 50:
+            problems.append(Problem.unlisted(labels.get(name, name), _NOT_A_LIST, bad_rows.len() - 50))
     if problems:
         return {}, problems
     parsed = frame.select(
@@ -98,23 +101,30 @@ def parse_list_columns(
 
 
 def read_per_query(
-    source: str | Path | pl.DataFrame, *, columns: Mapping[str, str] | None = None
+    source: str | Path | pl.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    separator: str | None = None,
+    decimal_comma: bool = False,
 ) -> Tables:
     """Read and check a per_query file (CSV or Parquet) and split it into long tables.
 
     ``columns`` maps contract names to the file's names, e.g. ``{"p_has_evidence": "prob"}``.
+    ``separator`` declares a CSV file's field separator (``";"`` for an Excel export in many
+    locales) and ``decimal_comma=True`` reads ``0,85`` as 0.85 in the number columns.
     """
     if isinstance(source, pl.DataFrame):
         name, frame, locate = "per_query table", source, (lambda index: f"row {index + 1}")
     else:
         name = str(source)
-        frame, locate = read_frame(source)
+        frame, locate = read_frame(source, separator=separator)
     frame, labels = apply_mapping(frame, columns, source=name)
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     parsed, problems = parse_list_columns(frame, to_parse, locate=locate, labels=labels)
     if problems:
         raise InputError(name, problems)
-    frame = conform(frame.with_columns(**parsed), load_contract("per_query"), source=name, locate=locate, column_labels=labels)
+    frame = conform(frame.with_columns(**parsed), load_contract("per_query"), source=name, locate=locate,
+                    column_labels=labels, decimal_comma=decimal_comma)
     _check_no_repeated_ids(frame, name, locate, labels)
     _check_gold_agrees_across_configs(frame, name, locate)
     return split_per_query(frame)
@@ -127,12 +137,16 @@ def _check_no_repeated_ids(
     """An id may appear once per list: a ranking cannot hold an item twice (also used by
     :mod:`evalframe.io.retrieval_results` for its id lists)."""
     repeated = frame.select((pl.col(c).list.n_unique() < pl.col(c).list.len()).alias(c) for c in columns)
-    problems = [
-        Problem(locate(index), labels.get(column, column), frame.get_column(column)[index].to_list(),
-                f"lists the same {what} more than once")
-        for column in columns
-        for index in repeated.get_column(column).arg_true().head(20).to_list()
-    ]
+    repeated_id = f"lists the same {what} more than once"
+    problems = []
+    for column in columns:
+        rows = repeated.get_column(column).arg_true()
+        problems += [
+            Problem(locate(index), labels.get(column, column), frame.get_column(column)[index].to_list(), repeated_id)
+            for index in rows.head(20).to_list()
+        ]
+        if rows.len() > 20:
+            problems.append(Problem.unlisted(labels.get(column, column), repeated_id, rows.len() - 20))
     if problems:
         raise InputError(source, problems)
 

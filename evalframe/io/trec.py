@@ -52,20 +52,35 @@ def _read_fields(path: Path, fields: tuple[str, ...], kind: str) -> tuple[pl.Dat
     # trec_eval reads the first fields and ignores what follows ("reserved for future expansion").
     wrong = split.filter(pl.col("parts").list.len() < len(fields))
     if wrong.height:
-        problems = [
-            Problem(
-                f"line {line}",
-                None,
-                text,
-                f"expected {len(fields)} fields ({' '.join(fields)}), found {len(parts)}",
-            )
-            for line, text, parts in wrong.head(50).iter_rows()
-        ]
-        raise InputError(str(path), problems)
+        def message(found: int) -> str:
+            return f"expected {len(fields)} fields ({' '.join(fields)}), found {found}"
+
+        listed = wrong.head(50)
+        problems = [Problem(f"line {line}", None, text, message(len(parts))) for line, text, parts in listed.iter_rows()]
+        # Lines past the first 50 are counted by their number of fields (one kind of problem each).
+        totals = wrong.group_by(found=pl.col("parts").list.len()).agg(pl.len(), first=pl.col("line").min()).sort("found")
+        shown = dict(listed.group_by(found=pl.col("parts").list.len()).len().iter_rows())
+        for found, total, first in totals.iter_rows():
+            if total > shown.get(found, 0):
+                problems.append(Problem.unlisted(None, message(found), total - shown.get(found, 0), first=f"line {first}"))
+        raise InputError(str(path), problems, hint=_delimited_hint(split.get_column("text").item(0), len(fields)))
     table = split.select(
         *(pl.col("parts").list.get(position).alias(name) for position, name in enumerate(fields))
     )
     return table, split.get_column("line")
+
+
+def _delimited_hint(first_line: str, n_fields: int) -> str | None:
+    """A hint when the first line holds enough fields separated by commas or semicolons: a
+    table (CSV) rather than a TREC file."""
+    for separator, name in ((",", "comma"), (";", "semicolon")):
+        if len(first_line.split(separator)) >= n_fields:
+            return (
+                f"the file looks {name}-separated; a TREC file separates its fields by spaces or tabs. "
+                "A table with named columns is read as CSV when its name ends in .csv, or with `format=\"csv\"`"
+                + (" and `separator=\";\"`" if separator == ";" else "")
+            )
+    return None
 
 
 def read_trec_run(path: str | Path) -> pl.DataFrame:

@@ -33,7 +33,7 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> Tables:
         return read_retrieval_results(source, columns=spec.columns)
     from evalframe.io.per_query import read_per_query
 
-    return read_per_query(source, columns=spec.columns)
+    return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma)
 
 
 class Pipeline(PipelineSpec):

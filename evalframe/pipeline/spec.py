@@ -50,6 +50,10 @@ class InputSpec:
     path: str | None = None
     format: str = "per_query"
     columns: Mapping[str, str] = field(default_factory=dict)
+    #: A CSV input's field separator (default: `,` for .csv, tab for .tsv).
+    separator: str | None = None
+    #: Whether a CSV input's numbers have a decimal comma (`0,85`).
+    decimal_comma: bool = False
 
 
 @dataclass(frozen=True)

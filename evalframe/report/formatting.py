@@ -1,19 +1,43 @@
-"""Number formatting shared by the terminal and Markdown renderers."""
+"""Number formatting shared by every renderer (terminal, Markdown; later HTML and LaTeX).
+
+:func:`format_value` is the one formatter: renderers pass a number and what it is, never a
+format string of their own, so a count prints the same way everywhere.
+"""
 
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
+import math
+from typing import Literal
 
 import polars as pl
 
 from evalframe.metrics.base import Metric
 
+#: What a number is: a metric's ``value`` (or a statistic of its values: std, quantiles, fold
+#: mean), or a ``count`` of units (``n``, ``n_skipped``, ``n_outside_subset``, queries).
+Kind = Literal["value", "count"]
+#: Shown for a missing value (null or NaN).
+MISSING = "–"
 
-def number(value: float | None, *, count: bool = False) -> str:
-    """4 decimals, integers for counts, an en dash for a missing value."""
-    if value is None:
-        return "–"
-    return f"{value:,.0f}" if count else f"{value:.4f}"
+
+def format_value(value: float | int | None, *, metric: Metric | None = None, kind: Kind = "value") -> str:
+    """The text of one number in a rendered table.
+
+    - missing (``None``, NaN): an en dash;
+    - ``kind="count"``, or the value of a count metric (``metric.summary == "sum"``: ``tp``,
+      ``fn``, ``num_ret``, …): an integer with thousands separators (``13,072``); a count that
+      is not whole (weighted counts, a mean of fold counts) keeps two decimals (``141.60``);
+    - anything else: 4 decimals (``0.9145``).
+
+    >>> format_value(13072.0, kind="count"), format_value(0.91448), format_value(None)
+    ('13,072', '0.9145', '–')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if kind == "count" or (metric is not None and metric.summary == "sum"):
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    return f"{value:.4f}"
 
 
 def meaning(metric: Metric) -> str:
@@ -41,10 +65,21 @@ def repeated_metrics(summary: pl.DataFrame) -> set[str]:
     return set(counts.filter(pl.col("_n") > 1).get_column("metric").to_list())
 
 
-def fold_cell(row: dict) -> str:
+def fold_cell(row: dict, metric: Metric | None = None) -> str:
+    """``mean ± std`` of the per-fold values (``–`` without folds)."""
     if row.get("fold_mean") is None:
-        return "–"
-    return f"{row['fold_mean']:.4f} ± {number(row['fold_std'])}"
+        return MISSING
+    return f"{format_value(row['fold_mean'], metric=metric)} ± {format_value(row['fold_std'], metric=metric)}"
+
+
+def outside_cell(row: dict) -> str:
+    """Units of the slice outside the metric's subset (not failures: the subset leaves them out)."""
+    return format_value(row.get("n_outside_subset") or 0, kind="count")
+
+
+def undefined_cell(row: dict) -> str:
+    """Units inside the subset whose value is undefined (e.g. a zero denominator)."""
+    return format_value(row["n_skipped"] - (row.get("n_outside_subset") or 0), kind="count")
 
 
 def parameters_line(plan) -> str:

@@ -7,12 +7,14 @@ import polars as pl
 
 from evalframe.report.formatting import (
     fold_cell,
+    format_value,
     meaning,
     metric_label,
-    number,
+    outside_cell,
     overall_rows,
     parameters_line,
     repeated_metrics,
+    undefined_cell,
 )
 
 
@@ -27,7 +29,6 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def render_markdown(evaluation) -> str:
     plan, info, summary = evaluation.plan, evaluation.info, evaluation.summary
     metrics = {m.name: m for m in plan.metrics}
-    summed = {name for name, m in metrics.items() if m.summary == "sum"}
     repeated = repeated_metrics(summary)
     about = plan.about
     lines = [f"# {about.get('name', 'evaluation')}", ""]
@@ -41,31 +42,36 @@ def render_markdown(evaluation) -> str:
         "Values are means over the queries of the subset (counts: sums); set-level metrics "
         "(AUROC, ECE, …) are computed on the whole slice and have no std or quantiles. "
         "std is the sample standard deviation (ddof = 1); quantiles interpolate linearly. "
-        "`across folds` is the mean ± std of the per-fold values. `n` counts units: queries, or "
-        "posts for the per-post metrics.",
+        "`across folds` is the mean ± std of the per-fold values. `n` counts units with a value: "
+        "queries, or posts for the per-post metrics; `outside subset` counts the units the metric's "
+        "subset leaves out (by design, not failures), `undefined` those inside it without a value "
+        "(e.g. a zero denominator).",
         "",
     ]
     overall = next(iter(plan.slices))
     for system in info["tables"]["systems"]:
         name = system["system"]
-        lines += [f"## Overall — system `{name}` ({system['queries']:,} queries)", ""]
+        lines += [f"## Overall — system `{name}` ({format_value(system['queries'], kind='count')} queries)", ""]
         rows = []
         for row in overall_rows(summary, name, overall):
-            count = row["metric"] in summed
+            metric = metrics.get(row["metric"])
             rows.append([
-                f"`{metric_label(row, repeated)}`", row["subset"] or "", f"{row['n']:,}", f"{row['n_skipped']:,}",
-                number(row["value"], count=count), number(row["std"]), number(row["median"]),
-                f"[{number(row['p25'])}, {number(row['p75'])}]", fold_cell(row),
-                (row["note"] if row["value"] is None and row["note"] else meaning(metrics[row["metric"]])),
+                f"`{metric_label(row, repeated)}`", row["subset"] or "", format_value(row["n"], kind="count"),
+                outside_cell(row), undefined_cell(row),
+                format_value(row["value"], metric=metric), format_value(row["std"], metric=metric),
+                format_value(row["median"], metric=metric),
+                f"[{format_value(row['p25'], metric=metric)}, {format_value(row['p75'], metric=metric)}]", fold_cell(row, metric),
+                (row["note"] if row["value"] is None and row["note"] else meaning(metric)),
             ])
         lines += _table(
-            ["metric", "subset", "n", "skipped", "value", "std", "median", "[p25, p75]", "across folds", "meaning"], rows
+            ["metric", "subset", "n", "outside subset", "undefined", "value", "std", "median", "[p25, p75]",
+             "across folds", "meaning"], rows
         )
         lines.append("")
         for grouping, keys in plan.slices.items():
             if not keys:
                 continue
-            lines += _slice_table(summary, grouping, list(keys), name, summed, repeated)
+            lines += _slice_table(summary, grouping, list(keys), name, metrics, repeated)
     for title, table in evaluation.tables.items():
         lines += _result_table(title, table)
     return "\n".join(lines).rstrip() + "\n"
@@ -74,14 +80,18 @@ def render_markdown(evaluation) -> str:
 def _result_table(title: str, table: pl.DataFrame) -> list[str]:
     """A further result table (:attr:`Evaluation.tables`) as a section: one Markdown row per row."""
     def cell(value) -> str:
-        return number(value) if value is None or isinstance(value, float) else str(value)
+        if value is None or isinstance(value, float):
+            return format_value(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return format_value(value, kind="count")
+        return str(value)
 
     body = [[cell(value) for value in row] for row in table.iter_rows()]
     return [f"## {title.replace('_', ' ').capitalize()}", "", *_table(table.columns, body), ""]
 
 
 def _slice_table(
-    summary: pl.DataFrame, grouping: str, keys: list[str], system: str, summed: set[str], repeated: set[str]
+    summary: pl.DataFrame, grouping: str, keys: list[str], system: str, metrics: dict, repeated: set[str]
 ) -> list[str]:
     """Metric rows × slice columns of values (n in the header's second line is per metric, so omitted)."""
     rows = summary.filter((pl.col("grouping") == grouping) & (pl.col("system") == system))
@@ -93,7 +103,7 @@ def _slice_table(
     cells = {(metric_label(r, repeated), r["slice"]): r["value"] for r in rows.select("metric", "subset", "slice", "value").to_dicts()}
     labelled = rows.select("metric", "subset").unique(maintain_order=True).to_dicts()
     body = [
-        [f"`{metric_label(r, repeated)}`", *(number(cells.get((metric_label(r, repeated), s)), count=r["metric"] in summed) for s in slices)]
+        [f"`{metric_label(r, repeated)}`", *(format_value(cells.get((metric_label(r, repeated), s)), metric=metrics.get(r["metric"])) for s in slices)]
         for r in labelled
     ]
     title = " × ".join(keys)

@@ -14,6 +14,8 @@ from typing import Any
 
 import polars as pl
 
+from evalframe._sorting import sort_naturally
+
 
 VERSIONED_PACKAGES = ("evalframe", "polars", "pandera", "pyarrow", "pyyaml")
 
@@ -40,7 +42,8 @@ def systems_overview(evaluation) -> list[dict[str, Any]]:
     """Per system: its queries and, where labels exist, how many have evidence (label = 1)."""
     queries = evaluation.queries
     with_evidence = (pl.col("label") == 1).sum() if "label" in queries.columns else pl.lit(None)
-    return queries.group_by("system").agg(queries=pl.len(), with_evidence=with_evidence).sort("system").to_dicts()
+    counts = queries.group_by("system").agg(queries=pl.len(), with_evidence=with_evidence)
+    return sort_naturally(counts, ["system"]).to_dicts()
 
 
 def describe_run(evaluation) -> dict[str, Any]:

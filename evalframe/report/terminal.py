@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from evalframe.report.formatting import (
     fold_cell,
+    format_value,
     metric_label,
-    number,
+    outside_cell,
     overall_rows,
     parameters_line,
     repeated_metrics,
@@ -14,21 +15,24 @@ from evalframe.report.formatting import (
 
 
 def render_overview(evaluation) -> str:
-    """One block per system: metric, n, value, std and the across-fold mean ± std."""
-    summed = {m.name for m in evaluation.metrics if m.summary == "sum"}
+    """One block per system: metric, n, the units outside the metric's subset, value, std and
+    the across-fold mean ± std."""
+    metrics = {m.name: m for m in evaluation.metrics}
     name = evaluation.plan.about.get("name", "evaluation")
     overall = next(iter(evaluation.plan.slices))
     repeated = repeated_metrics(evaluation.summary)
     lines = [parameters_line(evaluation.plan), ""]
     for system in evaluation.info["tables"]["systems"]:
-        header = f"{name} · system {system['system']}: {system['queries']:,} queries"
+        header = f"{name} · system {system['system']}: {format_value(system['queries'], kind='count')} queries"
         if system.get("with_evidence") is not None:
-            header += f", {system['with_evidence']:,} with evidence"
-        lines += [header, f"{'metric':<20} {'n':>7} {'value':>10} {'std':>8}  {'across folds':>17}"]
+            header += f", {format_value(system['with_evidence'], kind='count')} with evidence"
+        lines += [header, f"{'metric':<20} {'n':>7} {'outside subset':>14} {'value':>10} {'std':>8}  {'across folds':>17}"]
         for row in overall_rows(evaluation.summary, system["system"], overall):
-            value = number(row["value"], count=row["metric"] in summed)
+            metric = metrics.get(row["metric"])
             lines.append(
-                f"{metric_label(row, repeated):<20} {row['n']:>7,} {value:>10} {number(row['std']):>8}  {fold_cell(row):>17}"
+                f"{metric_label(row, repeated):<20} {format_value(row['n'], kind='count'):>7} {outside_cell(row):>14} "
+                f"{format_value(row['value'], metric=metric):>10} {format_value(row['std'], metric=metric):>8}  "
+                f"{fold_cell(row, metric):>17}"
                 + (f"  ({row['note']})" if row["note"] and row["value"] is None else "")
             )
         lines.append("")

@@ -28,8 +28,8 @@ PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
 OUTPUT_FILES = ["per_query.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
-SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped", "value",
-                   "std", "median", "p25", "p75", "note"]
+SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped",
+                   "n_outside_subset", "value", "std", "median", "p25", "p75", "note"]
 SYSTEMS = ["full_pipeline", "retriever_only"]
 OUTSIDE = "outside subset: queries with has_evidence_gold = 1"
 
@@ -110,6 +110,10 @@ def test_summary_table_shape(sample_runs):
     assert dict(totals.iter_rows()) == {"query": [14770], "post": [1477]}
     folds = summary.filter(pl.col("grouping") == "fold", pl.col("metric") == "mrr")
     assert folds.select(pl.col("n") + pl.col("n_skipped")).to_series().sum() == 2 * 14770
+    # Every skipped query of a ranking metric on has_evidence is outside the subset, not undefined.
+    mrr = overall.filter(pl.col("metric") == "mrr")
+    assert mrr.select((pl.col("n_outside_subset") == pl.col("n_skipped")).all()).item()
+    assert mrr.get_column("n_outside_subset").to_list() == [13391, 13391]
     assert summary.filter(pl.col("grouping") == "fold").get_column("fold").null_count() == 0
     assert summary.filter(pl.col("grouping") == "criterion").get_column("criterion_id").null_count() == 0
 

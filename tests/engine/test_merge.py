@@ -20,7 +20,7 @@ METRICS = {
                     "exact_match", "hamming_loss", "macro_f1", "micro_f1", "weighted_f1", "label_macro_f1"],
     "has_evidence": ["recall@3", "ndcg@5", "mrr", "num_ret"],
 }
-COUNTS = {"n", "n_skipped"}
+COUNTS = {"n", "n_skipped", "n_outside_subset"}
 
 
 def _plan(weighted: bool) -> Plan:
@@ -53,7 +53,7 @@ def test_parts_merge_into_the_whole(tables, weighted, data):
     assert ours.keys() == theirs.keys()
     for key, row in ours.items():
         other = theirs[key]
-        for stat in ("n", "n_skipped", "value", "std", "median", "p25", "p75", "note"):
+        for stat in ("n", "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "note"):
             a, b = row[stat], other[stat]
             if stat in COUNTS or isinstance(a, str) or a is None or b is None:
                 assert a == b, (key, stat, a, b)

@@ -206,15 +206,16 @@ def test_summary_columns_and_statistics(mrr_case):
     result = ef.evaluate(*mrr_case, metrics=["mrr", "num_ret"])
     summary = result.summary
     assert summary.columns == [
-        "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "value", "std", "median", "p25", "p75",
-        "note",
+        "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "n_outside_subset", "value", "std",
+        "median", "p25", "p75", "note",
     ]
     assert summary.schema["n"] == pl.Int64 and summary.schema["n_skipped"] == pl.Int64
+    assert summary.schema["n_outside_subset"] == pl.Int64
     assert summary.get_column("metric").to_list() == ["mrr", "num_ret"]
     row = summary.row(0, named=True)
     assert (row["grouping"], row["system"], row["metric"]) == ("overall", "default", "mrr")
     # values 1, 1/2, 1/4, 0; query e skipped
-    assert (row["n"], row["n_skipped"]) == (4, 1)
+    assert (row["n"], row["n_skipped"], row["n_outside_subset"]) == (4, 1, 1)  # e has no relevant item
     assert row["value"] == pytest.approx((1 + 0.5 + 0.25 + 0) / 4)  # 0.4375
     # sample std: squared deviations from 0.4375 sum to 0.546875, / (n - 1) = 3
     squared = (1 - 0.4375) ** 2 + (0.5 - 0.4375) ** 2 + (0.25 - 0.4375) ** 2 + (0 - 0.4375) ** 2
@@ -355,7 +356,7 @@ def test_judged_query_missing_from_run_is_an_error_naming_it(make_run, make_qrel
         ef.evaluate(run, qrels, metrics=["mrr"])
     assert "'q2'" in str(error.value)
     assert "'q1'" not in str(error.value)
-    assert "missing='zero'" in str(error.value)
+    assert 'missing="zero"' in str(error.value) and '`-c`' in str(error.value)
 
 
 def test_judged_query_missing_from_run_scores_zero_on_request(make_run, make_qrels, metric_values):
@@ -473,8 +474,8 @@ def test_missing_query_error_names_the_system(make_qrels):
     with pytest.raises(ef.InputError) as error:
         ef.evaluate(run, make_qrels({"q1": {"a": 1}, "q2": {"a": 1}}), metrics=["mrr"])
     message = str(error.value)
-    assert "query 'q2'" in message and "system 'A'" in message
-    assert "query 'q1'" in message and "system 'B'" in message
+    assert "1 of 2 judged queries have no ranking from system 'A': 'q2'" in message
+    assert "1 of 2 judged queries have no ranking from system 'B': 'q1'" in message
 
 
 # --- configuration errors ---------------------------------------------------------------------
