@@ -84,6 +84,9 @@ QUERY_CONTEXT = ("n_relevant", "n_retrieved")
 #: The column of every row handed to a metric that holds its unit's weight (Float64, >= 0).
 WEIGHT = "_weight"
 
+#: The skip reason of a ranking ratio whose denominator is 0.
+UNDEFINED_RATIO = "undefined (zero denominator)"
+
 #: The unit every metric has unless it says otherwise.
 QUERY_UNIT = "query"
 
@@ -117,6 +120,16 @@ class Metric(ABC):
     def __str__(self) -> str:
         return self.name
 
+    def note(self) -> tuple[pl.Expr, str] | None:
+        """A per-unit flag worth counting in the summary's ``note``, and its text.
+
+        ``(flag, template)``: ``flag`` has the shape of the metric's per-unit value (true for a
+        unit to count), ``template`` contains ``{count}``, e.g. ``"{count} posts with no true and
+        no predicted positive scored 0.0"``. None (the default) when there is nothing to say.
+        Set metrics have no per-unit value and no such note.
+        """
+        return None
+
 
 class ItemMetric(Metric):
     """A metric computed from each query's ranked items (DESIGN §3, item level).
@@ -142,6 +155,11 @@ class ItemMetric(Metric):
     #: unjudged rows were left out (say, one counting items above the first relevant one) must
     #: say True; so must a subclass whose partials read more than its parent's.
     reads_unjudged_items: ClassVar[bool] = True
+    #: Columns of the judged item rows, beyond those above, that the partials read; the
+    #: judging stages add them (:mod:`evalframe.engine.matching`): ``first_matches`` (relevant
+    #: judgments this item is the first to match), ``new_span_chars``, ``new_gold_chars`` and
+    #: ``has_span`` (character spans). A metric that lists any is computed on every ranked row.
+    item_columns: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def partials(self) -> dict[str, pl.Expr]:
@@ -159,6 +177,10 @@ class ItemMetric(Metric):
     @abstractmethod
     def value(self) -> pl.Expr:
         """Per-query value from partials and context; null where undefined."""
+
+    def skip_reason(self) -> pl.Expr:
+        """Why :meth:`value` is null where it is, inside the metric's subset (same shape)."""
+        return pl.lit(UNDEFINED_RATIO)
 
 
 class QueryMetric(Metric):
@@ -178,15 +200,6 @@ class QueryMetric(Metric):
     def skip_reason(self) -> pl.Expr:
         """Why the value is null where it is (same shape as :meth:`expr`); override for a more precise reason."""
         return pl.lit("undefined")
-
-    def note(self) -> tuple[pl.Expr, str] | None:
-        """A per-unit flag worth counting in the summary's ``note``, and its text.
-
-        ``(flag, template)``: ``flag`` has the shape of :meth:`expr` (true for a unit to count),
-        ``template`` contains ``{count}``, e.g. ``"{count} posts with no true and no predicted
-        positive scored 0.0"``. None (the default) when there is nothing to say.
-        """
-        return None
 
 
 class SetMetric(Metric):
