@@ -35,6 +35,9 @@ import polars as pl
 
 from evalframe.data.text import normalised
 from evalframe.data.units import QUERY_KEYS
+from evalframe.metrics.base import SPANS_GIVEN
+
+__all__ = ["SPANS_GIVEN", "gold_span_chars", "has_spans", "judge_by_text", "span_coverage"]
 
 #: Columns of a span, in the ranking and judgments tables.
 SPAN_COLUMNS = ("file_path", "span_start", "span_end")

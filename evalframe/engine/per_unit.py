@@ -29,7 +29,7 @@ import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
-from evalframe.engine.matching import gold_span_chars, judge_by_text, span_coverage
+from evalframe.engine.matching import SPANS_GIVEN, gold_span_chars, has_spans, judge_by_text, span_coverage
 from evalframe.engine.plan import EmptyPolicy, ScorePrecision
 from evalframe.engine.ranking import (
     JudgedRanking,
@@ -103,6 +103,8 @@ def item_partials(
 
     context = query_context(judgments, ideal_partials, relevance_threshold=relevance_threshold)
     table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
+    if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
+        table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
     return table.with_columns(
         pl.col(name).fill_null(pl.lit([], dtype=dtype) if isinstance(dtype, pl.List) else 0)
         for name, dtype in table.schema.items()

@@ -80,6 +80,9 @@ Summary = Literal["mean", "sum"]
 
 #: Per-query context columns an item metric's ``value()`` may use besides its partials.
 QUERY_CONTEXT = ("n_relevant", "n_retrieved")
+#: Context column present when a metric reads character spans: whether the ranking gives spans
+#: at all (False for string-only predictions), :mod:`evalframe.engine.matching`.
+SPANS_GIVEN = "ranking_has_spans"
 
 #: The column of every row handed to a metric that holds its unit's weight (Float64, >= 0).
 WEIGHT = "_weight"

@@ -48,7 +48,7 @@ import polars as pl
 
 from evalframe.data.text import normalise_series, tokenise_series
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import ItemMetric, QueryMetric, TargetCategory, safe_divide
+from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, QueryMetric, TargetCategory, safe_divide
 from evalframe.metrics.retrieval_basic import check_cutoff
 
 #: The queries-table columns of the legal reader that the query-level metrics read.
@@ -215,7 +215,8 @@ class _SpanMetric(ItemMetric):
         return {"gold_chars": pl.when(pl.col("is_relevant")).then(pl.col("gold_new_chars")).sum()}
 
     def _spanless(self) -> pl.Expr:
-        return (pl.col("n_retrieved") > 0) & (pl.col(self._names()[2]) == 0)
+        """The ranking gives no spans, or this query's retrieved items carry none."""
+        return ~pl.col(SPANS_GIVEN) | ((pl.col("n_retrieved") > 0) & (pl.col(self._names()[2]) == 0))
 
     def skip_reason(self) -> pl.Expr:
         return pl.when(self._spanless()).then(pl.lit("retrieved items carry no span")).otherwise(
