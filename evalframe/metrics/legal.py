@@ -132,8 +132,16 @@ def _within(k: int) -> pl.Expr:
     return pl.col("rank") <= k
 
 
+class _GoldTestMetric(ItemMetric):
+    """Defined on every gold test (the reader requires at least one gold answer per test); a query
+    without judgments would give a null value with the reason ``undefined (zero denominator)``."""
+
+    subset: ClassVar[str] = "all queries"
+    subset_where: ClassVar[str | None] = None
+
+
 @dataclass(frozen=True)
-class LegalRecallAtK(ItemMetric):
+class LegalRecallAtK(_GoldTestMetric):
     """Fraction of the gold answers matched by a passage in the top k (score.py recall@k)."""
 
     k: int
@@ -155,7 +163,7 @@ class LegalRecallAtK(ItemMetric):
 
 
 @dataclass(frozen=True)
-class LegalNDCGAtK(ItemMetric):
+class LegalNDCGAtK(_GoldTestMetric):
     """score.py's nDCG@k: IDCG over min(#gold answers, k); not clipped (dedupe=true: each answer credited once)."""
 
     k: int
@@ -195,7 +203,7 @@ class LegalNDCGAtK(ItemMetric):
                                    "counts them; `dedupe=true` credits each answer once)")
 
 
-class _SpanMetric(ItemMetric):
+class _SpanMetric(_GoldTestMetric):
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     item_columns: ClassVar[tuple[str, ...]] = ("new_span_chars", "new_gold_chars", "has_span")
     k: int
