@@ -16,17 +16,18 @@ judgments found there (the legal recall@k's numerator); an item with ``first_mat
 credits at least one judgment that no item above it credited (the legal nDCG's ``dedupe``).
 Under the id rule an item matches only its own judgment, so ``first_matches = is_relevant``.
 
-**Character spans** (:func:`span_coverage`, when a metric reads ``new_span_chars``). Ranked
-items and judgments may carry ``file_path``, ``span_start`` and ``span_end`` (characters
-``[start, end)`` of a file). For each ranked item, ``new_span_chars`` counts the characters of
-its span that no item ranked above it covers, and ``new_gold_chars`` those of them that a
-relevant judgment's span (same file) covers: summed over the top k they are the size of the
-union of the top-k spans and of its intersection with the union of the gold spans, so no
-character counts twice. They are computed once for every k on elementary segments: the
-boundaries of every span of a (system, query, file) cut the line into segments, each segment is
-covered first by the best-ranked span containing it, and gold-covered or not. The gold side
-alone, :func:`gold_span_chars`, is a sort and a running maximum: a judgment's ``gold_new_chars``
-is what its span adds to the spans sorted before it.
+**Character spans** (:func:`span_coverage`, when a metric reads ``has_span`` and
+:func:`~evalframe.metrics.base.span_columns`). Ranked items and judgments may carry
+``file_path``, ``span_start`` and ``span_end`` (characters ``[start, end)`` of a file). For a
+cutoff k, ``new_span_chars@k`` of each of the top-k items counts the characters its span adds
+to the union of the top-k spans (sorted by start within each system, query and file, an item
+adds ``[max(start, reach), end)``, ``reach`` being the running maximum of the ends before it),
+and ``new_gold_chars@k`` those of them inside the union of the relevant gold spans of the same
+file (read off the merged gold blocks by an as-of join). Summed over the query they are the
+size of the union of the top-k spans and of its intersection with the gold union: overlaps
+are merged, no character counts twice. The gold side alone, :func:`gold_span_chars`, is the
+same sort and running maximum: a judgment's ``gold_new_chars`` is what its span adds to the
+spans sorted before it.
 """
 
 from __future__ import annotations
@@ -35,14 +36,12 @@ import polars as pl
 
 from evalframe.data.text import normalised
 from evalframe.data.units import QUERY_KEYS
-from evalframe.metrics.base import SPANS_GIVEN
+from evalframe.metrics.base import SPANS_GIVEN, span_columns, span_cutoffs
 
-__all__ = ["SPANS_GIVEN", "gold_span_chars", "has_spans", "judge_by_text", "span_coverage"]
+__all__ = ["SPANS_GIVEN", "gold_span_chars", "has_spans", "judge_by_text", "span_columns", "span_coverage", "span_cutoffs"]
 
 #: Columns of a span, in the ranking and judgments tables.
 SPAN_COLUMNS = ("file_path", "span_start", "span_end")
-#: Columns the stages add to judged item rows.
-ITEM_COLUMNS = ("first_matches", "new_span_chars", "new_gold_chars", "has_span")
 
 
 def judge_by_text(ranked: pl.DataFrame, judgments: pl.DataFrame, *, relevance_threshold: int = 1) -> pl.DataFrame:
@@ -58,6 +57,9 @@ def judge_by_text(ranked: pl.DataFrame, judgments: pl.DataFrame, *, relevance_th
     matches = (
         items.join(golds, on="query_id", how="inner")
         .filter((item.str.len_chars() > 0) & (item.str.contains(gold, literal=True) | gold.str.contains(item, literal=True)))
+        .drop("_item", "_gold_text")
+        .collect(engine="in-memory")  # once: the texts are normalised in Python
+        .lazy()
     )
     first = (
         matches.filter(pl.col("_grade") >= relevance_threshold)
@@ -113,52 +115,75 @@ def gold_span_chars(judgments: pl.DataFrame, *, relevance_threshold: int = 1) ->
     )
 
 
-def span_coverage(judged: pl.DataFrame, judgments: pl.DataFrame, *, relevance_threshold: int = 1) -> pl.DataFrame:
-    """``judged`` (ranked rows by system, query and rank) with ``has_span``, ``new_span_chars``
-    and ``new_gold_chars`` (module docstring). Items without a span add nothing."""
-    if not has_spans(judged):
-        return judged.with_columns(has_span=pl.lit(False), new_span_chars=pl.lit(0, dtype=pl.Int64),
-                                   new_gold_chars=pl.lit(0, dtype=pl.Int64))
-    group = [*QUERY_KEYS, "file_path"]
-    retrieved = _spans(judged).select(*group, "rank", "span_start", "span_end")
-    if has_spans(judgments):
-        gold = (
-            _spans(judgments).filter(pl.col("relevance") >= relevance_threshold)
-            .select("query_id", "file_path", "span_start", "span_end")
-            .join(retrieved.select(*group).unique(), on=["query_id", "file_path"], how="inner")
-        )
-    else:
-        gold = retrieved.select(*group, "span_start", "span_end").clear()
-    # Elementary segments: consecutive distinct boundaries of every span of the group.
-    boundaries = (
-        pl.concat([frame.select(*group, _at=pl.col(side)) for frame in (retrieved, gold) for side in ("span_start", "span_end")])
-        .unique()
-        .sort(*group, "_at")
-        .with_columns(_segment=pl.int_range(pl.len(), dtype=pl.Int64).over(group),
-                      _length=(pl.col("_at").shift(-1) - pl.col("_at")).over(group))
-    )
-
-    def segments_of(spans: pl.LazyFrame, keep: list[str]) -> pl.LazyFrame:
-        """One row per (span, elementary segment it covers)."""
-        index = boundaries.select(*group, "_at", "_segment")
-        located = (
-            spans.join(index.rename({"_at": "span_start", "_segment": "_first"}), on=[*group, "span_start"])
-            .join(index.rename({"_at": "span_end", "_segment": "_stop"}), on=[*group, "span_end"])
-        )
-        return located.select(*group, *keep, _segment=pl.int_ranges("_first", "_stop")).explode("_segment")
-
-    first_cover = segments_of(retrieved, ["rank"]).group_by(*group, "_segment").agg(pl.col("rank").min())
-    gold_covered = segments_of(gold, []).unique().with_columns(_gold=pl.lit(True))
-    per_rank = (
-        first_cover.join(boundaries.select(*group, "_segment", "_length"), on=[*group, "_segment"])
-        .join(gold_covered, on=[*group, "_segment"], how="left")
-        .group_by(*QUERY_KEYS, "rank")
-        .agg(new_span_chars=pl.col("_length").sum().cast(pl.Int64),
-             new_gold_chars=pl.col("_length").filter(pl.col("_gold").fill_null(False)).sum().cast(pl.Int64))
-        .collect(engine="in-memory")
-    )
-    spanned = pl.col("file_path").is_not_null() & pl.col("span_start").is_not_null() & pl.col("span_end").is_not_null()
+def _merged_gold(judgments: pl.DataFrame, relevance_threshold: int) -> pl.LazyFrame:
+    """The union of each (query, file)'s relevant gold spans as disjoint blocks, with ``_before``:
+    the gold characters of the blocks before each (sort, running maximum, running sum)."""
+    group = ["query_id", "file_path"]
     return (
-        judged.join(per_rank, on=[*QUERY_KEYS, "rank"], how="left", maintain_order="left")
-        .with_columns(pl.col("new_span_chars", "new_gold_chars").fill_null(0), has_span=spanned)
+        _spans(judgments).filter(pl.col("relevance") >= relevance_threshold)
+        .select(*group, "span_start", "span_end")
+        .sort(*group, "span_start", "span_end")
+        .with_columns(_block=(pl.col("span_start") > pl.col("span_end").cum_max().shift(1)).fill_null(True).cum_sum().over(group))
+        .group_by(*group, "_block").agg(_start=pl.col("span_start").min(), _end=pl.col("span_end").max())
+        .sort(*group, "_start")
+        .with_columns(_before=(pl.col("_end") - pl.col("_start")).cum_sum().shift(1, fill_value=0).over(group))
+        .drop("_block")
     )
+
+
+def span_coverage(
+    judged: pl.DataFrame, judgments: pl.DataFrame, cutoffs: list[int], *, relevance_threshold: int = 1
+) -> pl.DataFrame:
+    """``judged`` (ranked rows) with ``has_span`` and, for each cutoff k, the two
+    :func:`span_columns` (0 for items below k or without a span).
+
+    Within each (system, query, file) the top-k spans are sorted by start; an item adds the
+    characters of ``[max(start, reach), end)``, ``reach`` being the running maximum of the ends
+    before it, so the additions sum to the size of the union. The gold characters of that piece
+    are ``F(end) - F(piece start)``, ``F(x)`` the gold characters before position x, read off the
+    merged gold blocks by an as-of join.
+    """
+    spanned = pl.col("file_path").is_not_null() & pl.col("span_start").is_not_null() & pl.col("span_end").is_not_null()
+    if not has_spans(judged):
+        zeros = [pl.lit(0, dtype=pl.Int64).alias(name) for k in cutoffs for name in span_columns(k)]
+        return judged.with_columns(pl.lit(False).alias("has_span"), *zeros)
+    group = [*QUERY_KEYS, "file_path"]
+    gold = _merged_gold(judgments, relevance_threshold) if has_spans(judgments) else None
+    rows = _spans(judged.with_row_index("_row")).select("_row", *group, "rank", "span_start", "span_end")
+    found = []
+    for k in cutoffs:
+        added, inside = span_columns(k)
+        pieces = (
+            rows.filter(pl.col("rank") <= k)
+            .sort(*group, "span_start", "span_end")
+            .with_columns(_reach=pl.col("span_end").cum_max().shift(1).over(group))
+            .with_columns(_from=pl.max_horizontal("span_start", pl.col("_reach").fill_null(pl.col("span_start")))
+                          .clip(upper_bound=pl.col("span_end")))
+            .with_columns((pl.col("span_end") - pl.col("_from")).alias(added))
+        )
+        if gold is None:
+            pieces = pieces.with_columns(pl.lit(0, dtype=pl.Int64).alias(inside))
+        else:
+            pieces = _with_gold_before(_with_gold_before(pieces, "span_end", gold, "_upto_end"), "_from", gold, "_upto_from")
+            pieces = pieces.with_columns((pl.col("_upto_end") - pl.col("_upto_from")).alias(inside))
+        found.append(pieces.select("_row", pl.col(added).cast(pl.Int64), pl.col(inside).cast(pl.Int64)))
+    collected = pl.collect_all(found, engine="in-memory")
+    result = judged.with_row_index("_row")
+    for frame in collected:
+        result = result.join(frame, on="_row", how="left", maintain_order="left")
+    return result.drop("_row").with_columns(
+        pl.col([name for k in cutoffs for name in span_columns(k)]).fill_null(0), has_span=spanned)
+
+
+def _with_gold_before(pieces: pl.LazyFrame, at: str, gold: pl.LazyFrame, name: str) -> pl.LazyFrame:
+    """``pieces`` with ``name`` = F(``at``): the gold characters of the row's query and file before
+    that position (the last merged block starting at or before it, by an as-of join)."""
+    keys = ["query_id", "file_path"]
+    blocks = gold.with_columns(_at=pl.col("_start")).sort("_at")
+    inside_block = (pl.col(at) - pl.col("_start")).clip(lower_bound=0).clip(upper_bound=pl.col("_end") - pl.col("_start"))
+    found = (
+        pieces.with_columns(_at=pl.col(at)).sort("_at")
+        .join_asof(blocks, on="_at", by=keys, strategy="backward", check_sortedness=False)
+        .with_columns((pl.col("_before") + inside_block).fill_null(0).alias(name))
+    )
+    return found.drop("_at", "_start", "_end", "_before")

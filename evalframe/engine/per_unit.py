@@ -29,7 +29,7 @@ import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
-from evalframe.engine.matching import SPANS_GIVEN, gold_span_chars, has_spans, judge_by_text, span_coverage
+from evalframe.engine.matching import SPANS_GIVEN, gold_span_chars, has_spans, judge_by_text, span_coverage, span_cutoffs
 from evalframe.engine.plan import EmptyPolicy, ScorePrecision
 from evalframe.engine.ranking import (
     JudgedRanking,
@@ -44,8 +44,8 @@ from evalframe.engine.ranking import (
 from evalframe.metrics.base import UNDEFINED_RATIO, WEIGHT, ItemMetric, Metric, QueryMetric
 
 SKIP = "__skip"
-#: Item columns that need the character-span stage.
-SPAN_ITEM_COLUMNS = {"new_span_chars", "new_gold_chars", "has_span"}
+#: The item column that asks for the character-span stage (with the cutoffs' span columns).
+SPAN_ITEM_COLUMNS = {"has_span"}
 FLAG = "__flag"
 
 
@@ -97,7 +97,7 @@ def item_partials(
             if "first_matches" in item_columns:  # an item matches only its own judgment
                 judged = judged.with_columns(first_matches=pl.col("is_relevant").cast(pl.Int64))
         if item_columns & SPAN_ITEM_COLUMNS:
-            judged = span_coverage(judged, judgments, relevance_threshold=relevance_threshold)
+            judged = span_coverage(judged, judgments, span_cutoffs(item_columns), relevance_threshold=relevance_threshold)
         judged = judged.with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over(QUERY_KEYS))
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 

@@ -84,6 +84,17 @@ QUERY_CONTEXT = ("n_relevant", "n_retrieved")
 #: at all (False for string-only predictions), :mod:`evalframe.engine.matching`.
 SPANS_GIVEN = "ranking_has_spans"
 
+
+def span_columns(k: int) -> tuple[str, str]:
+    """Item columns of the character-span stage at cutoff ``k``: the characters each of the top-k
+    items adds to the union of the top-k spans, and those of them inside the gold spans."""
+    return f"new_span_chars@{k}", f"new_gold_chars@{k}"
+
+
+def span_cutoffs(columns: set[str] | frozenset[str]) -> list[int]:
+    """The cutoffs of the :func:`span_columns` names among ``columns``."""
+    return sorted({int(c.rpartition("@")[2]) for c in columns if c.startswith(("new_span_chars@", "new_gold_chars@"))})
+
 #: The column of every row handed to a metric that holds its unit's weight (Float64, >= 0).
 WEIGHT = "_weight"
 
@@ -160,8 +171,8 @@ class ItemMetric(Metric):
     reads_unjudged_items: ClassVar[bool] = True
     #: Columns of the judged item rows, beyond those above, that the partials read; the
     #: judging stages add them (:mod:`evalframe.engine.matching`): ``first_matches`` (relevant
-    #: judgments this item is the first to match), ``new_span_chars``, ``new_gold_chars`` and
-    #: ``has_span`` (character spans). A metric that lists any is computed on every ranked row.
+    #: judgments this item is the first to match), ``has_span`` and the :func:`span_columns` of a
+    #: cutoff (character spans). A metric that lists any is computed on every ranked row.
     item_columns: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod

@@ -48,7 +48,7 @@ import polars as pl
 
 from evalframe.data.text import normalise_series, tokenise_series
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, QueryMetric, TargetCategory, safe_divide
+from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, QueryMetric, TargetCategory, safe_divide, span_columns
 from evalframe.metrics.retrieval_basic import check_cutoff
 
 #: The queries-table columns of the legal reader that the query-level metrics read.
@@ -205,19 +205,19 @@ class LegalNDCGAtK(_GoldTestMetric):
 
 class _SpanMetric(_GoldTestMetric):
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
-    item_columns: ClassVar[tuple[str, ...]] = ("new_span_chars", "new_gold_chars", "has_span")
     k: int
+
+    @property
+    def item_columns(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (*span_columns(self.k), "has_span")
 
     def _names(self) -> tuple[str, str, str]:
         return f"span_chars@{self.k}", f"gold_span_chars@{self.k}", "spanned_items"
 
     def partials(self) -> dict[str, pl.Expr]:
         chars, gold, spanned = self._names()
-        return {
-            chars: pl.when(_within(self.k)).then(pl.col("new_span_chars")).sum(),
-            gold: pl.when(_within(self.k)).then(pl.col("new_gold_chars")).sum(),
-            spanned: pl.col("has_span").sum(),
-        }
+        added, inside = span_columns(self.k)
+        return {chars: pl.col(added).sum(), gold: pl.col(inside).sum(), spanned: pl.col("has_span").sum()}
 
     def ideal_partials(self) -> dict[str, pl.Expr]:
         return {"gold_chars": pl.when(pl.col("is_relevant")).then(pl.col("gold_new_chars")).sum()}

@@ -108,3 +108,15 @@ def test_random_spans_agree_with_character_sets(tmp_path_factory, cases, k):
             assert recall is None
         else:
             assert recall == pytest.approx(want_recall, abs=1e-12)
+
+
+def test_several_cutoffs_in_one_evaluation(tmp_path):
+    gold = [("cuad/a.txt", 0, 10), ("cuad/a.txt", 5, 15), ("cuad/b.txt", 0, 5)]
+    retrieved = [("cuad/a.txt", 0, 4), ("cuad/b.txt", 0, 10), ("cuad/a.txt", 0, 15)]
+    spans_of(tmp_path, [(retrieved, gold)], 1)  # writes the files
+    ev = ef.evaluate(read_legal(tmp_path / "p.json", tmp_path / "g.json"),
+                     metrics=[f"span_{kind}@{k}" for k in (1, 2, 3) for kind in ("precision", "recall")])
+    values = dict(ev.per_query.select("metric", "value").iter_rows())
+    assert values == {"span_precision@1": 1.0, "span_recall@1": pytest.approx(4 / 20),
+                      "span_precision@2": pytest.approx(9 / 14), "span_recall@2": pytest.approx(9 / 20),
+                      "span_precision@3": pytest.approx(20 / 25), "span_recall@3": 1.0}
