@@ -23,6 +23,7 @@ from typing import Literal
 import polars as pl
 
 from evalframe.data.units import QUERY_KEYS, SYSTEM
+from evalframe.errors import ConfigError
 
 
 RelevanceRule = Literal["doc_id", "text"]
@@ -48,7 +49,7 @@ class Tables:
     def __post_init__(self) -> None:
         if self.relevance_rule not in ("doc_id", "text"):
             msg = f"relevance_rule must be 'doc_id' or 'text', got {self.relevance_rule!r}"
-            raise ValueError(msg)
+            raise ConfigError(msg)
 
     @classmethod
     def from_run(cls, run: pl.DataFrame, judgments: pl.DataFrame, queries: pl.DataFrame | None = None) -> Tables:
