@@ -38,6 +38,7 @@ from evalframe.metrics import (
 )
 
 if TYPE_CHECKING:
+    from evalframe.io.legal import read_legal
     from evalframe.io.per_query import read_per_query
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
 
@@ -47,6 +48,7 @@ _LAZY = {
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
+    "read_legal": "evalframe.io.legal",
 }
 
 
@@ -89,6 +91,7 @@ __all__ = [
     "TargetCategory",
     "evaluate",
     "load_pipeline",
+    "read_legal",
     "read_per_query",
     "read_qrels",
     "read_run",
