@@ -27,7 +27,7 @@ def add_parser(commands) -> None:
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.engine.derive import prepare
     from evalframe.pipeline import load_pipeline
-    from evalframe.pipeline.run import gold_file, default_input, read_input
+    from evalframe.pipeline.run import default_input, gold_file, read_input
 
     pipeline = load_pipeline(args.spec)
     plan = pipeline.plan

@@ -25,7 +25,6 @@ import polars as pl
 from evalframe.data.units import QUERY_KEYS, SYSTEM
 from evalframe.errors import ConfigError
 
-
 RelevanceRule = Literal["doc_id", "text"]
 
 

@@ -41,7 +41,7 @@ from evalframe.engine.ranking import (
     running_sum_in_run,
     single_precision_scores,
 )
-from evalframe.metrics.base import UNDEFINED_RATIO, WEIGHT, ItemMetric, Metric, QueryMetric
+from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
 
 SKIP = "__skip"
 #: The item column that asks for the character-span stage (with the cutoffs' span columns).
