@@ -163,6 +163,8 @@ def read_gold(path: str | Path) -> list[tuple[str, list]]:
         found = _kind(data) if not isinstance(data, dict) else ("no `tests` key" if "tests" not in data else f"`tests` is {_kind(data['tests'])}")
         raise InputError(str(path), Problem("tests" if isinstance(data, dict) else None, None, NO_VALUE,
                                             f'expected an object {{"tests": [...]}}, found {found}'))
+    if not data["tests"]:
+        raise InputError(str(path), Problem("tests", None, NO_VALUE, "no gold test: `tests` is an empty list"))
     tests = []
     for i, test in enumerate(data["tests"]):
         if len(problems) >= MAX_PROBLEMS:

@@ -163,6 +163,7 @@ BAD = {
     "gold not JSON": (GOOD_PREDS, None, None, "{'tests': []}", ["gold.json", "not valid JSON"]),
     "predictions not a list": ({"query": "a"}, GOOD_GOLD, None, None, ["preds.json", "expected a JSON list"]),
     "gold without tests": (GOOD_PREDS, {"test": []}, None, None, ["gold.json", "tests", "no `tests` key"]),
+    "gold with no test": (GOOD_PREDS, {"tests": []}, None, None, ["gold.json", "tests: no gold test"]),
     "passage not a string": ([{"query": "a", "retrieved_passages": ["x", 7]}], GOOD_GOLD, None, None,
                              ["preds.json", "[0].retrieved_passages[1]", "found a number"]),
     "passages not a list": ([{"query": "a", "retrieved_passages": "abc"}], GOOD_GOLD, None, None,
