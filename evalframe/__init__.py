@@ -38,6 +38,7 @@ from evalframe.metrics import (
 )
 
 if TYPE_CHECKING:
+    from evalframe.io.legal import read_legal
     from evalframe.io.per_query import read_per_query
     from evalframe.io.retrieval_results import read_retrieval_results
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
@@ -49,6 +50,7 @@ _LAZY = {
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
     "read_retrieval_results": "evalframe.io.retrieval_results",
+    "read_legal": "evalframe.io.legal",
 }
 
 
@@ -91,6 +93,7 @@ __all__ = [
     "TargetCategory",
     "evaluate",
     "load_pipeline",
+    "read_legal",
     "read_per_query",
     "read_qrels",
     "read_retrieval_results",

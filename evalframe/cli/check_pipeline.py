@@ -21,12 +21,13 @@ def add_parser(commands) -> None:
     )
     check.add_argument("spec", help="pipeline YAML file, or the name of a bundled pipeline")
     check.add_argument("--input", help="also check the columns the spec names against this input file")
+    check.add_argument("--gold", help="gold file of input formats that read one (legal)")
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.engine.derive import prepare
     from evalframe.pipeline import load_pipeline
-    from evalframe.pipeline.run import default_input, read_input
+    from evalframe.pipeline.run import default_input, gold_file, read_input
 
     pipeline = load_pipeline(args.spec)
     plan = pipeline.plan
@@ -36,7 +37,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     ]
     source = args.input or default_input(pipeline)
     if source is not None and Path(source).is_file():
-        prepare(read_input(pipeline.input, source), plan)
+        prepare(read_input(pipeline.input, source, gold_file(pipeline, args.gold)), plan)
         lines.append(f"{source}: ok: has every column the pipeline names")
     elif args.input is None:
         lines.append("columns not checked: no input (pass --input FILE)")

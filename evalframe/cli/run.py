@@ -1,4 +1,4 @@
-"""``evalframe run PIPELINE [--input F] [--out D]``: run a pipeline and write its outputs."""
+"""``evalframe run PIPELINE [--input F] [--gold G] [--out D]``: run a pipeline and write its outputs."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def add_parser(commands) -> None:
     )
     run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
+    run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
     run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
 
 
@@ -24,7 +25,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.pipeline import load_pipeline
 
     pipeline = load_pipeline(args.pipeline)
-    evaluation = pipeline.run(args.input)
+    evaluation = pipeline.run(args.input, gold=args.gold)
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     evaluation.write(out, pipeline.outputs)
     for note in evaluation.notes:

@@ -1,1 +1,1 @@
-"""Compatibility with the tools users come from: trec_eval's measures and output (later: the legal score.py)."""
+"""Compatibility with the tools users come from: trec_eval's measures and output, the legal score.py."""

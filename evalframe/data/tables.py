@@ -6,6 +6,10 @@
   best first), whose long rows are built only for the queries a metric needs;
 - ``judgments``: one row per judged item (``query_id, doc_id, relevance``).
 
+``relevance_rule`` says how a ranked item meets its judgments: ``doc_id`` (the same id, the
+default) or ``text`` (their texts match, :mod:`evalframe.engine.matching`; the legal files,
+whose gold answers have no ids).
+
 When ``queries`` is not given (a TREC run and its qrels), the evaluated queries are every
 system of the ranking × every judged query, which the engine builds from the ranking's index.
 """
@@ -14,10 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal
 
 import polars as pl
 
 from evalframe.data.units import QUERY_KEYS, SYSTEM
+from evalframe.errors import ConfigError
+
+RelevanceRule = Literal["doc_id", "text"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +45,12 @@ class Tables:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: How messages name the ranking's origin (the run file's path when known).
     ranking_source: str = "run"
+    relevance_rule: RelevanceRule = "doc_id"
+
+    def __post_init__(self) -> None:
+        if self.relevance_rule not in ("doc_id", "text"):
+            msg = f"relevance_rule must be 'doc_id' or 'text', got {self.relevance_rule!r}"
+            raise ConfigError(msg)
 
     @classmethod
     def from_run(

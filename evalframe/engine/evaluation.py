@@ -40,7 +40,7 @@ from evalframe.engine.plan import (
 from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import Metric, QueryMetric, SetMetric
+from evalframe.metrics.base import Metric, SetMetric
 
 
 def _subset_text(group: MetricGroup, metric: Metric) -> str:
@@ -76,7 +76,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
             metrics = [m for m in group.metrics if m.unit == unit]
             per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
             set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
-            notes = {m.name: note[1] for m in per_unit if isinstance(m, QueryMetric) and (note := m.note()) is not None}
+            notes = {m.name: note[1] for m in per_unit if (note := m.note()) is not None}
             for grouping in plan.slices:
                 if not partials.applies[(unit, grouping)]:
                     continue

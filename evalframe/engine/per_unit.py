@@ -29,6 +29,7 @@ import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
+from evalframe.engine.matching import SPANS_GIVEN, gold_span_chars, has_spans, judge_by_text, span_coverage, span_cutoffs
 from evalframe.engine.plan import EmptyPolicy, ScorePrecision
 from evalframe.engine.ranking import (
     JudgedRanking,
@@ -42,8 +43,9 @@ from evalframe.engine.ranking import (
 )
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
 
-UNDEFINED_RATIO = "undefined (zero denominator)"
 SKIP = "__skip"
+#: The item column that asks for the character-span stage (with the cutoffs' span columns).
+SPAN_ITEM_COLUMNS = {"has_span"}
 FLAG = "__flag"
 
 
@@ -76,20 +78,33 @@ def item_partials(
     if score_precision == "float32" and "score" in run.columns:
         run = single_precision_scores(run)
     judgments = tables.judgments
+    item_columns = {column for metric in metrics for column in metric.item_columns}
+    if item_columns & SPAN_ITEM_COLUMNS:
+        judgments = gold_span_chars(judgments, relevance_threshold=relevance_threshold)
     per_query = None
-    if not any(metric.reads_unjudged_items for metric in metrics):
+    every_row = item_columns or tables.relevance_rule == "text" or any(metric.reads_unjudged_items for metric in metrics)
+    if not every_row:
         # ``index`` numbers the rows of a long ranking; exploded ranked lists get their own.
         found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None)
         if found is not None:
             per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
     if per_query is None:
         ranked = rank_items(run.join(pairs, on=QUERY_KEYS, how="semi"), max_depth=max_depth)
-        judged = judge_items(ranked, judgments, relevance_threshold=relevance_threshold)
+        if tables.relevance_rule == "text":
+            judged = judge_by_text(ranked, judgments, relevance_threshold=relevance_threshold)
+        else:
+            judged = judge_items(ranked, judgments, relevance_threshold=relevance_threshold)
+            if "first_matches" in item_columns:  # an item matches only its own judgment
+                judged = judged.with_columns(first_matches=pl.col("is_relevant").cast(pl.Int64))
+        if item_columns & SPAN_ITEM_COLUMNS:
+            judged = span_coverage(judged, judgments, span_cutoffs(item_columns), relevance_threshold=relevance_threshold)
         judged = judged.with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over(QUERY_KEYS))
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
     context = query_context(judgments, ideal_partials, relevance_threshold=relevance_threshold)
     table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
+    if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
+        table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
     return table.with_columns(
         pl.col(name).fill_null(pl.lit([], dtype=dtype) if isinstance(dtype, pl.List) else 0)
         for name, dtype in table.schema.items()
@@ -143,7 +158,7 @@ def _with_policies(metric: Metric, value: pl.Expr, undefined: pl.Expr, empty: Em
 
 
 def _flag(metric: Metric) -> list[pl.Expr]:
-    note = metric.note() if isinstance(metric, QueryMetric) else None
+    note = metric.note()
     return [] if note is None else [note[0].fill_null(False).alias(metric.name + FLAG)]
 
 
@@ -166,7 +181,7 @@ def query_unit_values(
     columns: list[pl.Expr] = []
     for metric in metrics:
         if isinstance(metric, ItemMetric):
-            columns += _with_policies(metric, metric.value(), pl.lit(UNDEFINED_RATIO), empty)
+            columns += _with_policies(metric, metric.value(), metric.skip_reason(), empty)
         else:
             columns += _with_policies(metric, metric.expr(), metric.skip_reason(), empty)
         columns += _flag(metric)

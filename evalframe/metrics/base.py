@@ -80,9 +80,26 @@ Summary = Literal["mean", "sum"]
 
 #: Per-query context columns an item metric's ``value()`` may use besides its partials.
 QUERY_CONTEXT = ("n_relevant", "n_retrieved")
+#: Context column present when a metric reads character spans: whether the ranking gives spans
+#: at all (False for string-only predictions), :mod:`evalframe.engine.matching`.
+SPANS_GIVEN = "ranking_has_spans"
+
+
+def span_columns(k: int) -> tuple[str, str]:
+    """Item columns of the character-span stage at cutoff ``k``: the characters each of the top-k
+    items adds to the union of the top-k spans, and those of them inside the gold spans."""
+    return f"new_span_chars@{k}", f"new_gold_chars@{k}"
+
+
+def span_cutoffs(columns: set[str] | frozenset[str]) -> list[int]:
+    """The cutoffs of the :func:`span_columns` names among ``columns``."""
+    return sorted({int(c.rpartition("@")[2]) for c in columns if c.startswith(("new_span_chars@", "new_gold_chars@"))})
 
 #: The column of every row handed to a metric that holds its unit's weight (Float64, >= 0).
 WEIGHT = "_weight"
+
+#: The skip reason of a ranking ratio whose denominator is 0.
+UNDEFINED_RATIO = "undefined (zero denominator)"
 
 #: The unit every metric has unless it says otherwise.
 QUERY_UNIT = "query"
@@ -120,6 +137,16 @@ class Metric(ABC):
     def __str__(self) -> str:
         return self.name
 
+    def note(self) -> tuple[pl.Expr, str] | None:
+        """A per-unit flag worth counting in the summary's ``note``, and its text.
+
+        ``(flag, template)``: ``flag`` has the shape of the metric's per-unit value (true for a
+        unit to count), ``template`` contains ``{count}``, e.g. ``"{count} posts with no true and
+        no predicted positive scored 0.0"``. None (the default) when there is nothing to say.
+        Set metrics have no per-unit value and no such note.
+        """
+        return None
+
 
 class ItemMetric(Metric):
     """A metric computed from each query's ranked items (DESIGN §3, item level).
@@ -145,6 +172,11 @@ class ItemMetric(Metric):
     #: unjudged rows were left out (say, one counting items above the first relevant one) must
     #: say True; so must a subclass whose partials read more than its parent's.
     reads_unjudged_items: ClassVar[bool] = True
+    #: Columns of the judged item rows, beyond those above, that the partials read; the
+    #: judging stages add them (:mod:`evalframe.engine.matching`): ``first_matches`` (relevant
+    #: judgments this item is the first to match), ``has_span`` and the :func:`span_columns` of a
+    #: cutoff (character spans). A metric that lists any is computed on every ranked row.
+    item_columns: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def partials(self) -> dict[str, pl.Expr]:
@@ -162,6 +194,10 @@ class ItemMetric(Metric):
     @abstractmethod
     def value(self) -> pl.Expr:
         """Per-query value from partials and context; null where undefined."""
+
+    def skip_reason(self) -> pl.Expr:
+        """Why :meth:`value` is null where it is, inside the metric's subset (same shape)."""
+        return pl.lit(UNDEFINED_RATIO)
 
 
 class QueryMetric(Metric):
@@ -181,15 +217,6 @@ class QueryMetric(Metric):
     def skip_reason(self) -> pl.Expr:
         """Why the value is null where it is (same shape as :meth:`expr`); override for a more precise reason."""
         return pl.lit("undefined")
-
-    def note(self) -> tuple[pl.Expr, str] | None:
-        """A per-unit flag worth counting in the summary's ``note``, and its text.
-
-        ``(flag, template)``: ``flag`` has the shape of :meth:`expr` (true for a unit to count),
-        ``template`` contains ``{count}``, e.g. ``"{count} posts with no true and no predicted
-        positive scored 0.0"``. None (the default) when there is nothing to say.
-        """
-        return None
 
 
 class SetMetric(Metric):

@@ -25,12 +25,22 @@ if TYPE_CHECKING:
     from evalframe.engine.result import Evaluation
 
 
-def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> Tables:
-    """Read the pipeline input into the long tables, with the reader its ``format`` names."""
+def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | Path | None = None) -> Tables:
+    """Read the pipeline input into the long tables with the reader its ``format`` names (and,
+    for the ``legal`` format, its ``gold`` file)."""
     if spec.format == "retrieval_results":
         from evalframe.io.retrieval_results import read_retrieval_results
 
         return read_retrieval_results(source, columns=spec.columns)
+    if spec.format == "legal":
+        from evalframe.io.legal import read_legal
+
+        if isinstance(source, pl.DataFrame):
+            raise ConfigError("the `legal` format reads a predictions JSON file, not a table")
+        if gold is None:
+            raise ConfigError("the `legal` format needs the gold file: pass `--gold FILE` (or `gold=` in Python, "
+                              "or `input.gold` in the pipeline)")
+        return read_legal(source, gold)
     from evalframe.io.per_query import read_per_query
 
     return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma)
@@ -39,18 +49,28 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> Tables:
 class Pipeline(PipelineSpec):
     """A validated pipeline (:class:`~evalframe.pipeline.spec.PipelineSpec`) that runs."""
 
-    def run(self, input: str | Path | pl.DataFrame | None = None) -> Evaluation:
-        """Run the pipeline on ``input`` (default: the pipeline's own input path)."""
-        return run_loaded(self, input)
+    def run(self, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None) -> Evaluation:
+        """Run the pipeline on ``input`` (default: the pipeline's own input path) and, for formats
+        that need one, ``gold`` (default: the pipeline's ``input.gold``)."""
+        return run_loaded(self, input, gold=gold)
 
 
 def default_input(pipeline: PipelineSpec) -> Path | None:
     """The pipeline's own input path: relative to the current folder, or, for a bundled pipeline
     whose input is not found there, to the bundle (so `evalframe run evidence_contract` finds its
     sample from any folder)."""
-    if pipeline.input.path is None:
+    return _bundled_or_relative(pipeline, pipeline.input.path)
+
+
+def default_gold(pipeline: PipelineSpec) -> Path | None:
+    """The pipeline's own gold path (``input.gold``), found as :func:`default_input` finds the input."""
+    return _bundled_or_relative(pipeline, pipeline.input.gold)
+
+
+def _bundled_or_relative(pipeline: PipelineSpec, given: str | None) -> Path | None:
+    if given is None:
         return None
-    path = Path(pipeline.input.path)
+    path = Path(given)
     if path.is_absolute() or path.exists() or pipeline.source is None:
         return path
     bundle = bundled_dir("pipelines")
@@ -61,27 +81,52 @@ def default_input(pipeline: PipelineSpec) -> Path | None:
     return path
 
 
-def run_loaded(pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None) -> Evaluation:
-    """Run ``pipeline`` on ``input`` (default: the pipeline's own input path, :func:`default_input`)."""
+def run_loaded(
+    pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None
+) -> Evaluation:
+    """Run ``pipeline`` on ``input`` (default: the pipeline's own input path, :func:`default_input`)
+    and ``gold`` (formats with a gold file; default :func:`default_gold`)."""
     source = input if input is not None else default_input(pipeline)
     if source is None:
         raise ConfigError(f"pipeline `{pipeline.name}` names no input; pass one (`--input FILE`, or `input=` in Python)")
     if isinstance(source, (str, Path)) and not Path(source).exists():
         hint = "" if input is not None else " (the pipeline's `input.path`; pass another with `--input FILE`, or `input=` in Python)"
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
+    gold_source = gold_file(pipeline, gold)
     preload()  # modules the metric stage imports on first use, while the input is read
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
-        tables = read_input(pipeline.input, source)
+        tables = read_input(pipeline.input, source, gold_source)
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
         sha256 = digest.result() if digest is not None else None
     if isinstance(source, (str, Path)):
         described = {"path": str(source), "sha256": sha256, "format": pipeline.input.format}
     else:
         described = {"path": None, "sha256": None, "format": "in-memory table"}
+    if gold_source is not None:
+        described |= {"gold": {"path": str(gold_source), "sha256": sha256_of(Path(gold_source))}}
     described |= {"rows": tables.n_rows, "columns": dict(pipeline.input.columns)}
     return replace(evaluation, source=described)
+
+
+def gold_file(pipeline: PipelineSpec, gold: str | Path | None) -> Path | None:
+    """The gold file of the run: ``gold``, else the pipeline's own; an error when the format
+    reads none or the file is missing."""
+    from evalframe.pipeline.spec import GOLD_FORMATS
+
+    if gold is not None and pipeline.input.format not in GOLD_FORMATS:
+        raise ConfigError(f"pipeline `{pipeline.name}` reads format `{pipeline.input.format}`, which has no gold file "
+                          f"(`--gold` goes with {', '.join(f'`{f}`' for f in GOLD_FORMATS)})")
+    if pipeline.input.format not in GOLD_FORMATS:
+        return None
+    found = Path(gold) if gold is not None else default_gold(pipeline)
+    if found is None:
+        raise ConfigError(f"pipeline `{pipeline.name}` needs a gold file: pass `--gold FILE` (or `gold=` in Python)")
+    if not found.exists():
+        hint = "" if gold is not None else " (the pipeline's `input.gold`; pass another with `--gold FILE`, or `gold=` in Python)"
+        raise InputError(str(found), Problem(None, None, NO_VALUE, f"file not found{hint}"))
+    return found
 
 
 def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:
@@ -102,10 +147,12 @@ def run_pipeline(
     pipeline: str | Path | Pipeline,
     *,
     input: str | Path | pl.DataFrame | None = None,
+    gold: str | Path | None = None,
     out: str | Path | None = None,
 ) -> Evaluation:
-    """Load and run a pipeline; write its outputs when ``out`` is given."""
-    evaluation = load_pipeline(pipeline).run(input)
+    """Load and run a pipeline (``gold``: the gold file of formats that read one); write its
+    outputs when ``out`` is given."""
+    evaluation = load_pipeline(pipeline).run(input, gold=gold)
     if out is not None:
         evaluation.write(out)
     return evaluation

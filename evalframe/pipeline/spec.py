@@ -35,8 +35,11 @@ from evalframe.metrics.registry import resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
 
-#: Input formats a pipeline reads.
-INPUT_FORMATS = ("per_query", "retrieval_results")
+#: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
+#: predictions JSON with its gold file (``input.gold``, ``--gold``).
+INPUT_FORMATS = ("per_query", "retrieval_results", "legal")
+#: Input formats that read a second file, the gold standard (``input.gold``).
+GOLD_FORMATS = ("legal",)
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
 DEFAULT_OUTPUTS = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Parameters of the engine itself (not of a metric) that ``parameters:`` may set.
@@ -45,7 +48,11 @@ ENGINE_PARAMETERS = {"relevance_threshold": "items with relevance >= this grade 
 
 @dataclass(frozen=True)
 class InputSpec:
-    """Where the per-query data comes from and how its columns are named."""
+    """Where the per-query data comes from and how its columns are named.
+
+    ``gold`` is the second file of formats that score predictions against a gold standard
+    (``legal``); ``--gold`` on the command line overrides it.
+    """
 
     path: str | None = None
     format: str = "per_query"
@@ -54,6 +61,7 @@ class InputSpec:
     separator: str | None = None
     #: Whether a CSV input's numbers have a decimal comma (`0,85`).
     decimal_comma: bool = False
+    gold: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,13 @@ def check_spec(spec: Any) -> list[Problem]:
     problems = check_format(spec, load_format("pipeline"))
     if not isinstance(spec, Mapping) or any(p.location == "version" or p.location is None for p in problems):
         return problems  # not a pipeline of this version: its meaning cannot be read
+    source = _mapping(spec.get("input"))
+    if "gold" in source and source.get("format", "per_query") not in GOLD_FORMATS:
+        problems.append(Problem("input.gold", None, NO_VALUE,
+                                f"format `{source.get('format', 'per_query')}` reads one file; a gold file goes with "
+                                f"{', '.join(f'`{f}`' for f in GOLD_FORMATS)}"))
+    if source.get("format") == "legal" and source.get("columns"):
+        problems.append(Problem("input.columns", None, NO_VALUE, "the `legal` format has no columns to map"))
     parameters = _mapping(spec.get("parameters"))
     readers = shared_parameters()
     known_parameters = sorted({*readers, *ENGINE_PARAMETERS})
