@@ -31,6 +31,7 @@ FAMILY_MODULES = (
     "evalframe.metrics.classification",
     "evalframe.metrics.calibration",
     "evalframe.metrics.multilabel",
+    "evalframe.metrics.gate",
 )
 
 

@@ -140,6 +140,7 @@ def check_spec(spec: Any) -> list[Problem]:
             except ConfigError as error:
                 problems.append(Problem(f"subsets.{name}.where", None, where, str(error)))
     subset_names = sorted({ALL_QUERIES, *subsets})
+    reported: set[str] = set()
     for position, group in enumerate(_list(spec.get("metrics"))):
         group = _mapping(group)
         subset_name = group.get("subset", ALL_QUERIES)
@@ -152,6 +153,9 @@ def check_spec(spec: Any) -> list[Problem]:
             try:
                 resolve(name, defaults=metric_parameters)
             except ConfigError as error:
+                if str(error) in reported:
+                    continue  # one bad shared parameter (tau_neg > tau_pos) is reported once
+                reported.add(str(error))
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
