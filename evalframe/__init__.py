@@ -39,6 +39,8 @@ from evalframe.metrics import (
 
 if TYPE_CHECKING:
     from evalframe.io.per_query import read_per_query
+    from evalframe.analyses import ablation, tune_thresholds
+    from evalframe.checks import check
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
@@ -47,6 +49,9 @@ _LAZY = {
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
+    "ablation": "evalframe.analyses",
+    "tune_thresholds": "evalframe.analyses",
+    "check": "evalframe.checks",
 }
 
 
@@ -87,6 +92,8 @@ __all__ = [
     "Subset",
     "Tables",
     "TargetCategory",
+    "ablation",
+    "check",
     "evaluate",
     "load_pipeline",
     "read_per_query",
@@ -95,4 +102,5 @@ __all__ = [
     "read_table",
     "resolve_metric",
     "run_pipeline",
+    "tune_thresholds",
 ]

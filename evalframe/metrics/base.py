@@ -108,6 +108,10 @@ class Metric(ABC):
     #: How a slice summarises per-unit values: their (weighted) mean, or their sum for counts.
     summary: ClassVar[Summary] = "mean"
     higher_is_better: ClassVar[bool] = True
+    #: The closed interval every value lies in (``(0.0, 1.0)`` for a probability or rate,
+    #: ``(-1.0, 1.0)`` for MCC, ``(0.0, inf)`` for a count); the checks stage verifies it
+    #: (contract §9.1). None: no declared range, not checked.
+    value_range: ClassVar[tuple[float, float] | None] = None
 
     @property
     @abstractmethod
@@ -135,6 +139,7 @@ class ItemMetric(Metric):
     subset = "queries with at least one relevant item"
     subset_where = "n_relevant > 0"
     outside_reason = "no relevant item"
+    value_range = (0.0, 1.0)
 
     #: Whether the partials read unjudged items (rows whose ``relevance`` is null). When no
     #: metric of an evaluation does, the evaluator feeds them the judged items only, which on a

@@ -150,6 +150,7 @@ class GateMetric(SetMetric):
     tau_pos: float | None = None
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     subset: ClassVar[str] = "all queries"
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     key: ClassVar[str]
 
     def __post_init__(self) -> None:
@@ -222,6 +223,7 @@ class AlertRatePer1000(GateMetric):
 
     key = "alert_rate_per_1000"
     higher_is_better = False
+    value_range = (0.0, 1000.0)
 
 
 class ScreeningSensitivity(GateMetric):
@@ -239,6 +241,7 @@ class ScreeningFNPer1000(GateMetric):
 
     key = "screening_fn_per_1000"
     higher_is_better = False
+    value_range = (0.0, 1000.0)
 
 
 class AlertPrecision(GateMetric):
