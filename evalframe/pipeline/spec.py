@@ -178,13 +178,13 @@ def _check_analyses(spec: Mapping[str, Any], metric_parameters: Mapping[str, Any
     if isinstance(spec.get("ablation"), Mapping):
         if not isinstance(spec.get("across_folds"), str):
             problems.append(Problem("ablation", None, NO_VALUE, "needs `across_folds` (its cells are mean ± std across folds)"))
-        listed = set()
+        listed, unresolved = set(), False
         for group in _list(spec.get("metrics")):
             for name in _list(_mapping(group).get("names")):
                 try:
                     listed.add(resolve(name, defaults=metric_parameters).name)
                 except (ConfigError, TypeError):
-                    pass
+                    unresolved = True  # reported under `metrics`; what is listed is then unknown
         for index, name in enumerate(_list(spec["ablation"].get("metrics"))):
             if not isinstance(name, str):
                 continue
@@ -193,7 +193,7 @@ def _check_analyses(spec: Mapping[str, Any], metric_parameters: Mapping[str, Any
             except ConfigError as error:
                 problems.append(Problem(f"ablation.metrics[{index}]", None, NO_VALUE, str(error)))
                 continue
-            if canonical not in listed:
+            if canonical not in listed and not unresolved:
                 problems.append(Problem(f"ablation.metrics[{index}]", None, name, "is not listed under `metrics`"))
     tuning = spec.get("tuning")
     if isinstance(tuning, Mapping):

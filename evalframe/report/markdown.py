@@ -67,7 +67,8 @@ def render_markdown(evaluation) -> str:
                 continue
             lines += _slice_table(summary, grouping, list(keys), name, summed, repeated)
     for title, table in evaluation.tables.items():
-        lines += _checks_section(table) if title == "checks" else _result_table(title, table)
+        is_checks = title == "checks" and {"check", "severity", "status"} <= set(table.columns)
+        lines += _checks_section(table) if is_checks else _result_table(title, table)
     return "\n".join(lines).rstrip() + "\n"
 
 
