@@ -303,7 +303,7 @@ def tune_gate(queries: pl.DataFrame, *, grid: float | str = 0.01, rule: GateRule
         found = _folds(rows, fold, split, unit, thresholds)
         tuned = metric_columns(gate_counts_table(found.tune, i, j), gate)
         choice = choose_gate(tuned, (tau_neg, tau_pos), rule, len(found.folds))
-        points = np.array([c if c is not None else 0 for c in choice])
+        points = np.array([c if c is not None else 0 for c in choice], dtype=np.int64)
         test_counts = gate_counts_table(found.test, i[points], j[points]).filter(pl.col("_group") == pl.col("_point"))
         tested = metric_columns(test_counts, gate).sort("_group")
         tuned_at = at_points(tuned, points)
