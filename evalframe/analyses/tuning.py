@@ -251,8 +251,8 @@ def _folds(rows: pl.DataFrame, fold: str, split: str | None, unit: str, threshol
     if split:
         tune_rows = rows.filter(pl.Series(in_tune_split)).filter(scored)
         one = counts_below(*arrays(tune_rows), np.zeros(tune_rows.height, dtype=np.int64), 1, thresholds)
-        tune = Below(*(np.repeat(a[None, ...] if a.ndim == 1 else a, len(test_folds), axis=0).reshape(
-            (len(test_folds), *a.shape[1:])) for a in one.astuple()))
+        # The same tuning data for every test fold: the one group repeated (leading axis = groups).
+        tune = Below(*(np.repeat(a, len(test_folds), axis=0) for a in one.astuple()))
         tune_units = set(tune_rows.get_column(unit).to_list())
         tuned_on = [f"{split} = {TUNE}"] * len(test_folds)
         n_tune = [tune_rows.height] * len(test_folds)
@@ -283,6 +283,8 @@ def _check_columns(queries: pl.DataFrame, fold: str) -> None:
     missing = [c for c in ("label", "prob", fold) if c not in queries.columns]
     if missing:
         raise ConfigError(f"tuning needs the columns {missing} in the queries table (it has {queries.columns})")
+    if queries.height == 0:
+        raise ConfigError("tuning: the queries table is empty")
 
 
 def tune_gate(queries: pl.DataFrame, *, grid: float | str = 0.01, rule: GateRule = GateRule(), fold: str = "fold",

@@ -45,7 +45,7 @@ def confusion_checks(evaluation) -> list[dict]:
             here = summary.filter((pl.col("grouping") == grouping) & pl.col("metric").is_in(list(names.values())))
             if here.height == 0:
                 continue
-            wide = here.pivot(on="metric", index=keys, values="value").join(counted, on=keys, how="left", nulls_equal=True)
+            wide = here.pivot(on="metric", index=keys, values="value").join(counted, on=keys, how="left", nulls_equal=True, maintain_order="left").sort(keys, nulls_last=True)
             for values in wide.iter_rows(named=True):
                 scope = {"grouping": grouping, **{k: values[k] for k in keys}}
                 rows += _invariants(values, names, threshold, scope)

@@ -35,7 +35,7 @@ def _across_folds(evaluation) -> list[dict]:
         return [row(name, severity=MUST, status=NOT_APPLICABLE, message="no across_folds rows")]
     folds = summary.filter(pl.col("grouping") == plan.fold_grouping).group_by(KEY, maintain_order=True).agg(
         pl.col("value").mean().alias("_mean"), pl.col("value").std(ddof=1).alias("_std"))
-    across = summary.filter(pl.col("grouping") == ACROSS_FOLDS).join(folds, on=KEY, how="left", nulls_equal=True)
+    across = summary.filter(pl.col("grouping") == ACROSS_FOLDS).join(folds, on=KEY, how="left", nulls_equal=True, maintain_order="left")
     rows = []
     for system in across.get_column("system").unique(maintain_order=True).to_list():
         mine = across.filter(pl.col("system") == system)
@@ -64,7 +64,7 @@ def _overall(evaluation) -> list[dict]:
         pl.col("value").sum().alias("_sum"),
         pl.col("value").is_null().all().alias("_all_null"),
     )
-    top = summary.filter(pl.col("grouping") == overall).join(combined, on=KEY, how="inner", nulls_equal=True)
+    top = summary.filter(pl.col("grouping") == overall).join(combined, on=KEY, how="inner", nulls_equal=True, maintain_order="left")
     rows = []
     for system in top.get_column("system").unique(maintain_order=True).to_list():
         bad = []
@@ -105,8 +105,8 @@ def _ablation(evaluation) -> list[dict]:
 def _duplicates(evaluation) -> list[dict]:
     name = "duplicate_rows_agree"
     summary = evaluation.summary
-    keys = [c for c in summary.columns if c not in ("n", "n_skipped", "value", "std", "median", "p25", "p75", "note")]
-    groups = summary.group_by(keys).agg(pl.len().alias("_rows"), pl.col("value").min().alias("_low"),
+    keys = ["grouping", "system", *evaluation.plan.slice_keys, "metric", "unit", "subset"]
+    groups = summary.group_by(keys, maintain_order=True).agg(pl.len().alias("_rows"), pl.col("value").min().alias("_low"),
                                         pl.col("value").max().alias("_high")).filter(pl.col("_rows") > 1)
     if groups.height == 0:
         return [row(name, severity=MUST, status=PASS, observed="no metric reported twice on one subset",

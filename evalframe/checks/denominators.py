@@ -27,7 +27,7 @@ def denominator_checks(evaluation) -> list[dict]:
         with_evidence = queries.group_by(keys).agg((pl.col("label") == 1).sum().cast(pl.Int64).alias("_expected"))
         here = (
             evaluation.summary.filter((pl.col("grouping") == grouping) & pl.col("metric").is_in(ranking))
-            .join(with_evidence, on=keys, how="left", nulls_equal=True)
+            .join(with_evidence, on=keys, how="left", nulls_equal=True, maintain_order="left")
             .with_columns(pl.col("_expected").fill_null(0))
         )
         for scope in here.select(keys).unique(maintain_order=True).iter_rows(named=True):

@@ -23,7 +23,7 @@ def range_checks(evaluation) -> list[dict]:
     low = pl.col("metric").replace_strict({k: v[0] for k, v in ranges.items()}, return_dtype=pl.Float64)
     high = pl.col("metric").replace_strict({k: v[1] for k, v in ranges.items()}, return_dtype=pl.Float64)
     outside = pl.any_horizontal([(pl.col(s) < low) | (pl.col(s) > high) for s in STATS]).fill_null(False)
-    scope_keys = [c for c in summary.columns if c not in ("metric", "unit", "subset", "n", "n_skipped", *STATS, "std", "note")]
+    scope_keys = ["grouping", "system", *evaluation.plan.slice_keys]
     flagged = summary.with_columns(outside.alias("_outside"), low.alias("_low"), high.alias("_high"))
     rows = []
     for scope in flagged.select(scope_keys).unique(maintain_order=True).iter_rows(named=True):

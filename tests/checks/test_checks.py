@@ -186,3 +186,29 @@ def test_failed_selects_must_failures(sample):
     ev = ef.check(edited(sample, "auroc", "overall", 1.5))
     assert failed(ev)["check"].to_list() == ["value_in_range"]
     assert ev.checks.filter(pl.col("status") == "fail").height == 1
+
+
+@dataclass(frozen=True)
+class NamedDynamicReadsNone(QueryMetric):
+    """Named for a dynamic K but declaring no dynamic-K column: a `should` failure."""
+
+    target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
+    required_columns: ClassVar = {"queries": ("label",)}
+
+    @property
+    def name(self) -> str:
+        return "hits@selected_k"
+
+    def expr(self) -> pl.Expr:
+        return pl.col("label").cast(pl.Float64)
+
+
+def test_a_should_check_only_warns(capsys):
+    from evalframe.cli.run import _checks_outcome
+    from evalframe.errors import ExitCode
+
+    ev = ef.check(ef.evaluate(ef.read_per_query(SAMPLE), metrics=[NamedDynamicReadsNone()]))
+    should = failed(ev, "should")
+    assert should["check"].to_list() == ["fixed_and_dynamic_k_apart"] and failed(ev).height == 0
+    assert _checks_outcome(ev) == ExitCode.OK
+    assert "warning: fixed_and_dynamic_k_apart" in capsys.readouterr().err
