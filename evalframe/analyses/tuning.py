@@ -389,6 +389,9 @@ def tune_thresholds(evaluation, *, grid: float | str = 0.01, min_screening_sensi
     tables = {"tuning": tune_gate(queries, grid=grid, rule=GateRule(min_screening_sensitivity, min_alert_precision),
                                   fold=fold, split=split)}
     if threshold is not None:
+        unknown = sorted(set(threshold) - {"objective", "target_sensitivity"})
+        if unknown:
+            raise ConfigError(f"tuning.threshold: unknown keys {unknown} (known: objective, target_sensitivity)")
         rule = ThresholdRule(**threshold)
         tables["threshold_tuning"] = tune_threshold(queries, grid=grid, rule=rule, fold=fold, split=split)
     return evaluation.with_tables(**tables)

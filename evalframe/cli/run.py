@@ -31,6 +31,10 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         print(f"evalframe: note: {note}", file=sys.stderr)
     written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]
     report = f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(written)})"
+    if evaluation.checks is not None:
+        statuses = evaluation.checks.get_column("status")
+        report += (f"\nchecks: {(statuses == 'pass').sum()} passed, {(statuses == 'fail').sum()} failed, "
+                   f"{(statuses == 'not_applicable').sum()} not applicable (checks.csv)")
     return report, _checks_outcome(evaluation)
 
 

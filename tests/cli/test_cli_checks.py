@@ -73,3 +73,9 @@ def test_an_ablation_order_naming_an_unknown_config_exits_2(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     assert "no_such_config" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_terminal_counts_the_checks(tmp_path, capsys):
+    assert main(["run", str(write_spec(tmp_path)), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "checks: " in out and " passed, 0 failed, " in out
