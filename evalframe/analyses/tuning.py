@@ -269,6 +269,17 @@ def _folds(rows: pl.DataFrame, fold: str, split: str | None, unit: str, threshol
     return Folds(test_folds, tune, test, tuned_on, n_tune, [int(x) for x in test.rows_total], shared)
 
 
+def where_chosen(values, chosen: Sequence[bool]) -> list[float | None]:
+    """``values`` (array or Series, null where undefined) as floats where a point was chosen, else null."""
+    return [None if value is None or not keep else float(value) for value, keep in zip(list(values), chosen, strict=True)]
+
+
+#: Value columns of the tuning tables (Float64 even when every value is null).
+FLOAT_COLUMNS = {name: pl.Float64 for name in (
+    "tau_neg", "tau_pos", "threshold", "tune_screening_sensitivity", "tune_alert_precision", "tune_workload",
+    *GATE_NAMES, "workload", *(metric.name for metric in THRESHOLD_METRICS))}
+
+
 def _summary_rows(table: pl.DataFrame, numeric: Sequence[str]) -> pl.DataFrame:
     """Per system, ``mean`` and ``std`` rows over the folds with a chosen point."""
     chosen = table.filter(pl.col("status") == CHOSEN)
@@ -310,24 +321,23 @@ def tune_gate(queries: pl.DataFrame, *, grid: float | str = 0.01, rule: GateRule
         tested = metric_columns(test_counts, gate).sort("_group")
         tuned_at = at_points(tuned, points)
         ok = [c is not None for c in choice]
-        chosen_value = lambda values: [float(v) if keep else None for v, keep in zip(values, ok, strict=True)]  # noqa: E731
         parts.append(pl.DataFrame({
             SYSTEM: [system] * len(found.folds),
             "row": ["fold"] * len(found.folds),
             fold: found.folds,
             "status": [CHOSEN if keep else NONE_QUALIFIES for keep in ok],
-            "tau_neg": chosen_value(tau_neg[points]),
-            "tau_pos": chosen_value(tau_pos[points]),
+            "tau_neg": where_chosen(tau_neg[points], ok),
+            "tau_pos": where_chosen(tau_pos[points], ok),
             "tuned_on": found.tuned_on,
             "n_tune": found.n_tune,
             "n_test": found.n_test,
             "shared_posts": found.shared_posts,
-            "tune_screening_sensitivity": chosen_value(tuned_at.get_column("screening_sensitivity").fill_null(float("nan"))),
-            "tune_alert_precision": chosen_value(tuned_at.get_column("alert_precision").fill_null(float("nan"))),
-            "tune_workload": chosen_value(1.0 - tuned_at.get_column("neg_rate").fill_null(float("nan"))),
-            **{name: chosen_value(tested.get_column(name).fill_null(float("nan"))) for name in GATE_NAMES},
-            "workload": chosen_value(1.0 - tested.get_column("neg_rate").fill_null(float("nan"))),
-        }, strict=False).with_columns(pl.selectors.float().fill_nan(None)))
+            "tune_screening_sensitivity": where_chosen(tuned_at.get_column("screening_sensitivity"), ok),
+            "tune_alert_precision": where_chosen(tuned_at.get_column("alert_precision"), ok),
+            "tune_workload": where_chosen(1.0 - tuned_at.get_column("neg_rate"), ok),
+            **{name: where_chosen(tested.get_column(name), ok) for name in GATE_NAMES},
+            "workload": where_chosen(1.0 - tested.get_column("neg_rate"), ok),
+        }, schema_overrides=FLOAT_COLUMNS))
     table = pl.concat(parts, how="vertical_relaxed")
     numeric = ["tau_neg", "tau_pos", *GATE_NAMES, "workload"]
     return pl.concat([table.with_columns(pl.lit(None, pl.Int64).alias("n_folds")), _summary_rows(table, numeric)],
@@ -354,20 +364,19 @@ def tune_threshold(queries: pl.DataFrame, *, grid: float | str = 0.01, rule: Thr
         points = [c if c is not None else 0 for c in choice]
         tested = at_points(metric_columns(confusion_counts_table(found.test), metrics), points)
         ok = [c is not None for c in choice]
-        chosen_value = lambda values: [float(v) if keep and v is not None else None for v, keep in zip(values, ok, strict=True)]  # noqa: E731
         parts.append(pl.DataFrame({
             SYSTEM: [system] * len(found.folds),
             "row": ["fold"] * len(found.folds),
             fold: found.folds,
             "status": [CHOSEN if keep else NONE_QUALIFIES for keep in ok],
             "objective": [rule.objective] * len(found.folds),
-            "threshold": chosen_value(thresholds[points]),
+            "threshold": where_chosen(thresholds[points], ok),
             "tuned_on": found.tuned_on,
             "n_tune": found.n_tune,
             "n_test": found.n_test,
             "shared_posts": found.shared_posts,
-            **{name: chosen_value(tested.get_column(name).to_list()) for name in names},
-        }, strict=False))
+            **{name: where_chosen(tested.get_column(name), ok) for name in names},
+        }, schema_overrides=FLOAT_COLUMNS))
     table = pl.concat(parts, how="vertical_relaxed")
     return pl.concat([table.with_columns(pl.lit(None, pl.Int64).alias("n_folds")), _summary_rows(table, ["threshold", *names])],
                      how="diagonal_relaxed")
