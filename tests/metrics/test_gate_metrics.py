@@ -181,3 +181,22 @@ def test_a_missing_state_column_is_a_config_error_naming_it():
     tables = ef.read_per_query(per_query_frame([("a", "p1", 1, 1, 0.5, "POS", 1)]).drop("state"))
     with pytest.raises(ConfigError, match="state"):
         ef.evaluate(tables, metrics=["neg_rate"])
+
+
+def test_the_sample_per_system_fold_and_criterion_matches_the_reference():
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parents[2] / "data_samples" / "per_query.csv"
+    raw = pl.read_csv(sample, columns=["config", "fold", "criterion_id", "has_evidence_gold", "state"])
+    ev = ef.evaluate(ef.read_per_query(sample), metrics=NAMES,
+                     slices={"overall": [], "fold": ["fold"], "criterion": ["criterion_id"]})
+    groups = {}
+    for config, fold, criterion, label, state in raw.iter_rows():
+        for key in ((config, None, None), (config, fold, None), (config, None, criterion)):
+            groups.setdefault(key, ([], []))
+            groups[key][0].append(label)
+            groups[key][1].append(state)
+    assert ev.summary.height == len(groups) * len(NAMES)
+    for row in ev.summary.iter_rows(named=True):
+        labels, states = groups[(row["system"], row["fold"], row["criterion_id"])]
+        assert close(row["value"], reference_gate(labels, states)[row["metric"]]), row
