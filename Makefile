@@ -31,6 +31,7 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_ranking.py
 	$(BIN)/python benchmarks/bench_pipeline.py
+	$(BIN)/python benchmarks/bench_contract.py
 
 clean:
 	rm -rf $(VENV) reports .pytest_cache

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from evalframe.io.legal import read_legal
     from evalframe.io.per_query import read_per_query
     from evalframe.io.retrieval_results import read_retrieval_results
+    from evalframe.analyses import ablation, tune_thresholds
+    from evalframe.checks import check
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
@@ -51,6 +53,9 @@ _LAZY = {
     "read_per_query": "evalframe.io.per_query",
     "read_retrieval_results": "evalframe.io.retrieval_results",
     "read_legal": "evalframe.io.legal",
+    "ablation": "evalframe.analyses",
+    "tune_thresholds": "evalframe.analyses",
+    "check": "evalframe.checks",
 }
 
 
@@ -91,6 +96,8 @@ __all__ = [
     "Subset",
     "Tables",
     "TargetCategory",
+    "ablation",
+    "check",
     "evaluate",
     "load_pipeline",
     "read_legal",
@@ -101,4 +108,5 @@ __all__ = [
     "read_table",
     "resolve_metric",
     "run_pipeline",
+    "tune_thresholds",
 ]

@@ -30,4 +30,23 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     evaluation.write(out, pipeline.outputs)
     for note in evaluation.notes:
         print(f"evalframe: note: {note}", file=sys.stderr)
-    return f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(pipeline.outputs)})", ExitCode.OK
+    written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]
+    report = f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(written)})"
+    if evaluation.checks is not None:
+        statuses = evaluation.checks.get_column("status")
+        report += (f"\nchecks: {(statuses == 'pass').sum()} passed, {(statuses == 'fail').sum()} failed, "
+                   f"{(statuses == 'not_applicable').sum()} not applicable (checks.csv)")
+    return report, _checks_outcome(evaluation)
+
+
+def _checks_outcome(evaluation) -> ExitCode:
+    """Warn about failed `should` checks; exit 1 (outputs already written) when a `must` check failed."""
+    from evalframe.checks import MUST, SHOULD, failed
+
+    for severity in (SHOULD, MUST):
+        for check in failed(evaluation, severity).iter_rows(named=True):
+            scope = ", ".join(f"{key} {check[key]}" for key in ("grouping", "system", "fold", "criterion_id") if check[key])
+            kind = "warning" if severity == SHOULD else "check failed"
+            detail = f": {check['observed']} (expected {check['expected']})" if check["observed"] else ""
+            print(f"evalframe: {kind}: {check['check']} [{scope}] {check['message']}{detail}", file=sys.stderr)
+    return ExitCode.CHECK_FAILED if failed(evaluation, MUST).height else ExitCode.OK

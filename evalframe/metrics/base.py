@@ -128,6 +128,10 @@ class Metric(ABC):
     #: Whether the value is a rate (a proportion of items or queries) that plain-language text,
     #: such as the PR comment of ``evalframe gate``, prints as a percentage ("recall@5 is 87%").
     is_rate: ClassVar[bool] = False
+    #: The closed interval every value lies in (``(0.0, 1.0)`` for a probability or rate,
+    #: ``(-1.0, 1.0)`` for MCC, ``(0.0, inf)`` for a count); the checks stage verifies it
+    #: (contract §9.1). None: no declared range, not checked.
+    value_range: ClassVar[tuple[float, float] | None] = None
 
     @property
     @abstractmethod
@@ -165,6 +169,7 @@ class ItemMetric(Metric):
     subset = "queries with at least one relevant item"
     subset_where = "n_relevant > 0"
     outside_reason = "no relevant item"
+    value_range = (0.0, 1.0)
 
     #: Whether the partials read unjudged items (rows whose ``relevance`` is null). When no
     #: metric of an evaluation does, the evaluator feeds them the judged items only, which on a

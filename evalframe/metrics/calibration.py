@@ -50,6 +50,7 @@ class Brier(QueryMetric):
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all queries"
     higher_is_better: ClassVar[bool] = False
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     @property
     def name(self) -> str:
@@ -90,6 +91,7 @@ class ExpectedCalibrationError(SetMetric):
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all queries"
     higher_is_better: ClassVar[bool] = False
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     state_keys: ClassVar[tuple[str, ...]] = (BIN,)
 
     def __post_init__(self) -> None:

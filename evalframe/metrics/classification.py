@@ -140,6 +140,7 @@ class RocMetric(SetMetric):
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all queries"
     state_keys: ClassVar[tuple[str, ...]] = (PROB,)
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     @property
     def state_id(self) -> object:
@@ -322,6 +323,7 @@ class ConfusionMetric(SetMetric):
     subset: ClassVar[str] = "all queries"
     #: Whether a slice without a used row has a value (the counts: 0).
     defined_when_empty: ClassVar[bool] = False
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     #: Name in the registry, and the name printed (they differ only for ``ppv``/``precision``).
     key: ClassVar[str]
     printed: ClassVar[str]
@@ -370,6 +372,7 @@ class _ConfusionCount(ConfusionMetric):
 
     summary = "sum"
     defined_when_empty = True
+    value_range = (0.0, math.inf)
 
     def value(self) -> pl.Expr:
         return pl.col(self.key)
@@ -523,6 +526,7 @@ class MatthewsCorrelation(ConfusionMetric):
     """
 
     key = printed = "mcc"
+    value_range = (-1.0, 1.0)
 
     def value(self) -> pl.Expr:
         denominator = ((TP + FP) * (TP + FN)).sqrt() * ((TN + FP) * (TN + FN)).sqrt()

@@ -87,12 +87,14 @@ def weight_units() -> pl.Expr:
     return pl.when(largest > 0).then(pl.lit(2.0).pow(WEIGHT_UNIT_BITS - largest.log(2).floor())).otherwise(1.0)
 
 
-def weighted_counts(rows: pl.LazyFrame, keys: Sequence[str], conditions: Mapping[str, pl.Expr]) -> pl.LazyFrame:
+def weighted_counts(
+    rows: pl.LazyFrame, keys: Sequence[str], conditions: Mapping[str, pl.Expr], *, used: pl.Expr | None = None
+) -> pl.LazyFrame:
     """One group-by: per value of ``keys`` (one row when there are none) the rows used and weighted counts.
 
-    Columns ``*keys``, ``n`` (Int64: rows used, :func:`is_scored`) and, for each named
-    condition, the weight of the rows where it holds (Float64; a condition should imply
-    :func:`is_scored`), i.e. scikit-learn's weighted count with ``sample_weight``.
+    Columns ``*keys``, ``n`` (Int64: rows used, ``used``, by default :func:`is_scored`) and, for
+    each named condition, the weight of the rows where it holds (Float64; a condition should
+    imply ``used``), i.e. scikit-learn's weighted count with ``sample_weight``.
 
     The weights are added exactly, so a count has the same bits whatever the order of the rows:
     each weight becomes a whole number of fixed-point units (:func:`weight_units`; exact for
@@ -102,12 +104,13 @@ def weighted_counts(rows: pl.LazyFrame, keys: Sequence[str], conditions: Mapping
     takes seconds for the ROC points of 300k distinct probabilities. With integer weights every
     count is the exact integer.
     """
+    used_rows = is_scored() if used is None else used
     units, used = "__weight_units", "__used"
     in_units = {
         f"__{name}": (pl.when(condition).then(weight()).otherwise(0.0) * pl.col(units)).cast(pl.Int128)
         for name, condition in conditions.items()
     }
-    prepared = rows.with_columns(weight_units().alias(units)).with_columns(is_scored().alias(used), **in_units)
+    prepared = rows.with_columns(weight_units().alias(units)).with_columns(used_rows.alias(used), **in_units)
     sums = [
         pl.col(used).sum().cast(pl.Int64).alias("n"),
         *(pl.col(column).sum() for column in in_units),

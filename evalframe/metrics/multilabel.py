@@ -182,6 +182,7 @@ class PostMetric(QueryMetric):
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all posts"
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     #: Name in the registry.
     key: ClassVar[str]
 
@@ -337,6 +338,7 @@ class CriterionF1Metric(SetMetric):
     zero_division: float | None = 0.0
     unit_keys: tuple[str, ...] = field(default=("post_id",), compare=False, repr=False)
     unit: ClassVar[str] = POST_UNIT
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     subset: ClassVar[str] = "all posts"
     state_keys: ClassVar[tuple[str, ...]] = (CRITERION_KEY,)

@@ -32,6 +32,7 @@ FAMILY_MODULES = (
     "evalframe.metrics.calibration",
     "evalframe.metrics.multilabel",
     "evalframe.metrics.legal",
+    "evalframe.metrics.gate",
 )
 
 

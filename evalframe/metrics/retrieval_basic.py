@@ -134,6 +134,7 @@ class _Count(ItemMetric):
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     subset = "all queries"
     summary = "sum"
+    value_range = (0.0, float("inf"))
     subset_where = None
     reads_unjudged_items: ClassVar[bool] = False  # n_retrieved is counted by the evaluator
 

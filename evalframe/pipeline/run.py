@@ -99,6 +99,7 @@ def run_loaded(
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
         tables = read_input(pipeline.input, source, gold_source)
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
+        evaluation = after_engine(evaluation, pipeline)
         sha256 = digest.result() if digest is not None else None
     if isinstance(source, (str, Path)):
         described = {"path": str(source), "sha256": sha256, "format": pipeline.input.format}
@@ -127,6 +128,22 @@ def gold_file(pipeline: PipelineSpec, gold: str | Path | None) -> Path | None:
         hint = "" if gold is not None else " (the pipeline's `input.gold`; pass another with `--gold FILE`, or `gold=` in Python)"
         raise InputError(str(found), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     return found
+def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
+    """The stages after the engine, in order: the analyses (ablation, tuning), then the checks.
+
+    Each is the function Python calls (``ef.ablation``, ``ef.tune_thresholds``, ``ef.check``),
+    given the keyword arguments of the pipeline's block; a block that is absent is not run.
+    """
+    from evalframe.analyses import ablation, tune_thresholds
+    from evalframe.checks import check
+
+    if pipeline.ablation is not None:
+        evaluation = ablation(evaluation, **pipeline.ablation)
+    if pipeline.tuning is not None:
+        evaluation = tune_thresholds(evaluation, **pipeline.tuning)
+    if pipeline.checks is not None:
+        evaluation = check(evaluation, **pipeline.checks)
+    return evaluation
 
 
 def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:

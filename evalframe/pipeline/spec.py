@@ -77,6 +77,11 @@ class PipelineSpec:
     outputs: tuple[str, ...] = DEFAULT_OUTPUTS
     description: str = ""
     source: str | None = None
+    #: The stages after the engine (keyword arguments of :func:`evalframe.analyses.ablation`,
+    #: :func:`evalframe.analyses.tune_thresholds` and :func:`evalframe.checks.check`); None: not run.
+    ablation: Mapping[str, Any] | None = None
+    tuning: Mapping[str, Any] | None = None
+    checks: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -159,6 +164,7 @@ def check_spec(spec: Any) -> list[Problem]:
             except ConfigError as error:
                 problems.append(Problem(f"subsets.{name}.where", None, where, str(error)))
     subset_names = sorted({ALL_QUERIES, *subsets})
+    reported: set[str] = set()
     for position, group in enumerate(_list(spec.get("metrics"))):
         group = _mapping(group)
         subset_name = group.get("subset", ALL_QUERIES)
@@ -171,6 +177,9 @@ def check_spec(spec: Any) -> list[Problem]:
             try:
                 resolve(name, defaults=metric_parameters)
             except ConfigError as error:
+                if str(error) in reported:
+                    continue  # one bad shared parameter (tau_neg > tau_pos) is reported once
+                reported.add(str(error))
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
@@ -178,6 +187,46 @@ def check_spec(spec: Any) -> list[Problem]:
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
         problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
+    problems += _check_analyses(spec, metric_parameters)
+    return problems
+
+
+def _check_analyses(spec: Mapping[str, Any], metric_parameters: Mapping[str, Any]) -> list[Problem]:
+    """The meaning of the ``ablation:`` and ``tuning:`` blocks (their structure is the format's)."""
+    problems = []
+    if isinstance(spec.get("ablation"), Mapping):
+        if not isinstance(spec.get("across_folds"), str):
+            problems.append(Problem("ablation", None, NO_VALUE, "needs `across_folds` (its cells are mean ± std across folds)"))
+        listed, unresolved = set(), False
+        for group in _list(spec.get("metrics")):
+            for name in _list(_mapping(group).get("names")):
+                try:
+                    listed.add(resolve(name, defaults=metric_parameters).name)
+                except (ConfigError, TypeError):
+                    unresolved = True  # reported under `metrics`; what is listed is then unknown
+        for index, name in enumerate(_list(spec["ablation"].get("metrics"))):
+            if not isinstance(name, str):
+                continue
+            try:
+                canonical = resolve(name, defaults=metric_parameters).name
+            except ConfigError as error:
+                problems.append(Problem(f"ablation.metrics[{index}]", None, NO_VALUE, str(error)))
+                continue
+            if canonical not in listed and not unresolved:
+                problems.append(Problem(f"ablation.metrics[{index}]", None, name, "is not listed under `metrics`"))
+    tuning = spec.get("tuning")
+    if isinstance(tuning, Mapping):
+        grid = tuning.get("grid", 0.01)
+        step_ok = isinstance(grid, int | float) and not isinstance(grid, bool) and 0 < grid <= 1
+        if grid != "distinct" and not (step_ok and abs(round(1 / grid) * grid - 1) < 1e-9):
+            problems.append(Problem("tuning.grid", None, grid, "must be a step in (0, 1] that divides 1 (e.g. 0.01), or `distinct`"))
+        for key in ("min_screening_sensitivity", "min_alert_precision"):
+            value = tuning.get(key, 0.5)
+            if isinstance(value, int | float) and not isinstance(value, bool) and not 0 <= value <= 1:
+                problems.append(Problem(f"tuning.{key}", None, value, "must be in [0, 1]"))
+        target = _mapping(tuning.get("threshold")).get("target_sensitivity", 0.5)
+        if isinstance(target, int | float) and not isinstance(target, bool) and not 0 <= target <= 1:
+            problems.append(Problem("tuning.threshold.target_sensitivity", None, target, "must be in [0, 1]"))
     return problems
 
 
@@ -221,4 +270,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "outputs": tuple(spec.get("outputs") or DEFAULT_OUTPUTS),
         "description": description,
         "source": origin,
+        "ablation": dict(spec["ablation"]) if spec.get("ablation") is not None else None,
+        "tuning": dict(spec["tuning"]) if spec.get("tuning") is not None else None,
+        "checks": dict(spec["checks"]) if spec.get("checks") is not None else None,
     }

@@ -73,7 +73,8 @@ def render_markdown(evaluation) -> str:
                 continue
             lines += _slice_table(summary, grouping, list(keys), name, metrics, repeated)
     for title, table in evaluation.tables.items():
-        lines += _result_table(title, table)
+        is_checks = title == "checks" and {"check", "severity", "status"} <= set(table.columns)
+        lines += _checks_section(table) if is_checks else _result_table(title, table)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -88,6 +89,21 @@ def _result_table(title: str, table: pl.DataFrame) -> list[str]:
 
     body = [[cell(value) for value in row] for row in table.iter_rows()]
     return [f"## {title.replace('_', ' ').capitalize()}", "", *_table(table.columns, body), ""]
+
+
+def _checks_section(checks: pl.DataFrame) -> list[str]:
+    """The checks (contract §9): per check, how many scopes passed, failed or did not apply;
+    then every failed row (checks.csv has them all)."""
+    counts = checks.group_by("check", "severity", maintain_order=True).agg(
+        *((pl.col("status") == status).sum().alias(status) for status in ("pass", "fail", "not_applicable")))
+    body = [[f"`{r['check']}`", r["severity"], str(r["pass"]), str(r["fail"]), str(r["not_applicable"])]
+            for r in counts.iter_rows(named=True)]
+    lines = ["## Checks", "", *_table(["check", "severity", "pass", "fail", "not applicable"], body), ""]
+    failures = checks.filter(pl.col("status") == "fail")
+    if failures.height:
+        lines += [f"{failures.height} failed:", ""]
+        lines += _result_table("failed checks", failures)[2:]
+    return lines
 
 
 def _slice_table(

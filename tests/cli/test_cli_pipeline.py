@@ -27,7 +27,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
-OUTPUT_FILES = ["per_query.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
+#: The five declared outputs and the result tables of the stages after the engine (issue 10).
+OUTPUT_FILES = ["ablation.csv", "checks.csv", "per_query.parquet", "run.json", "summary.csv", "summary.md",
+                "summary.parquet", "threshold_tuning.csv", "tuning.csv"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped",
                    "n_outside_subset", "value", "std", "median", "p25", "p75", "note"]
 SYSTEMS = ["full_pipeline", "retriever_only"]
@@ -72,7 +74,7 @@ def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
     assert "system full_pipeline" in stdout and "system retriever_only" in stdout
 
 
-def test_writes_exactly_the_five_outputs_and_nothing_beside_them(sample_runs):
+def test_writes_exactly_the_declared_outputs_and_nothing_beside_them(sample_runs):
     for out in (sample_runs["cli"], sample_runs["python"]):
         assert sorted(p.name for p in out.iterdir()) == OUTPUT_FILES
         assert [p.name for p in out.parent.iterdir()] == ["out"]  # no staging folder left behind
@@ -98,7 +100,7 @@ def test_summary_table_shape(sample_runs):
     assert summary.get_column("system").null_count() == 0
     assert sorted(summary.get_column("system").unique()) == SYSTEMS
     counts = summary.group_by("grouping").len()
-    n_query_metrics, n_post_metrics = 46, 7  # criterion does not slice posts: no post rows there
+    n_query_metrics, n_post_metrics = 46 + 7, 7  # (+ 7 gate metrics) criterion does not slice posts: no post rows there
     n_metrics = n_query_metrics + n_post_metrics
     assert dict(counts.iter_rows()) == {
         "overall": 2 * n_metrics, "fold": 2 * 5 * n_metrics, "criterion": 2 * 10 * n_query_metrics,
@@ -279,7 +281,7 @@ def test_bundled_pipeline_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the name works from any folder
     pipeline = ef.load_pipeline("evidence_contract")
     assert pipeline.name == "evidence_contract"
-    assert len(pipeline.metrics) == 46 + 7
+    assert len(pipeline.metrics) == 46 + 7 + 7
 
 
 def test_the_bundled_pipeline_finds_its_sample_from_any_folder(tmp_path, monkeypatch, capsys):

@@ -67,7 +67,21 @@ def _instances(spec: MetricSpec) -> list[ef.Metric]:
     for param in spec.params:
         for value in param.choices or SAMPLES[param.kind]:
             variants.append({**base, param.name: value})
-    return list(dict.fromkeys(spec.build(**options) for options in variants))
+    # Parameters that only come together (the gate's tau_neg and tau_pos): all of them at once.
+    free = [param for param in spec.params if param.choices is None and SAMPLES[param.kind]]
+    together = [{**base, **{param.name: SAMPLES[param.kind][i] for param in free}} for i in (0, 1)] if len(free) > 1 else []
+    built = []
+    for options in variants:
+        try:
+            built.append(spec.build(**options))
+        except ef.ConfigError:
+            assert together, f"`{spec.name}` rejects {options}"
+    for options in together:
+        try:
+            built.append(spec.build(**options))
+        except ef.ConfigError:
+            pass
+    return list(dict.fromkeys(built))
 
 
 def _upper_name(text: str) -> str:

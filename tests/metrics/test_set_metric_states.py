@@ -30,6 +30,7 @@ from evalframe.metrics.classification import (
     ROC_POINTS_STATE,
     TPRAtFPR,
 )
+from evalframe.metrics.gate import GATE_METRICS
 from evalframe.metrics.registry import available
 
 TOLERANCE = 1e-12
@@ -43,6 +44,8 @@ SET_METRICS: list[SetMetric] = [
     *(metric_type(threshold=0.3) for metric_type in CONFUSION_METRICS),
     ExpectedCalibrationError(),
     ExpectedCalibrationError(bins=3),
+    # The gate's states from prob (the `state` column variant reads no prob: pinned in test_gate_metrics.py).
+    *(metric_type(tau_neg=0.3, tau_pos=0.6) for metric_type in GATE_METRICS),
 ]
 
 
@@ -283,7 +286,7 @@ def test_confusion_metrics_share_the_counts_of_their_threshold():
 def test_state_id_groups_are_disjoint_kinds():
     ids = {metric.state_id for metric in SET_METRICS}
     assert ids == {ROC_POINTS_STATE, ("confusion", 0.5), ("confusion", 0.3), ("calibration_bins", 10),
-                   ("calibration_bins", 3)}
+                   ("calibration_bins", 3), ("gate", 0.3, 0.6)}
 
 
 @pytest.mark.parametrize("metric", SET_METRICS, ids=str)
