@@ -29,7 +29,7 @@ SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
 OUTPUT_FILES = ["per_query.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped", "value",
-                   "std", "median", "p25", "p75", "note"]
+                   "std", "median", "p25", "p75", "p90", "min", "max", "note"]
 SYSTEMS = ["full_pipeline", "retriever_only"]
 OUTSIDE = "outside subset: queries with has_evidence_gold = 1"
 
