@@ -31,6 +31,8 @@ FAMILY_MODULES = (
     "evalframe.metrics.classification",
     "evalframe.metrics.calibration",
     "evalframe.metrics.multilabel",
+    "evalframe.metrics.dynamic_k",
+    "evalframe.metrics.query_counts",
 )
 
 
