@@ -38,6 +38,7 @@ from evalframe.metrics import (
 )
 
 if TYPE_CHECKING:
+    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
     from evalframe.io.per_query import read_per_query
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
 
@@ -47,6 +48,7 @@ _LAZY = {
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
+    "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
 }
 
 
@@ -87,6 +89,7 @@ __all__ = [
     "Subset",
     "Tables",
     "TargetCategory",
+    "dynamic_k_sweep",
     "evaluate",
     "load_pipeline",
     "read_per_query",
