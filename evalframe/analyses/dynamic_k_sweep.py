@@ -73,6 +73,19 @@ def check_sweep_parameters(gammas: Sequence[float], k_min: int, k_max: int, norm
     return problems
 
 
+def sweep_arguments(block: Mapping[str, object]) -> dict[str, object]:
+    """The keyword arguments of :func:`dynamic_k_sweep` from a pipeline's ``dynamic_k_sweep:``
+    block (its defaults filled in; ``slices`` stays a list of slice names)."""
+    normalize = block.get("normalize", "none")
+    return {
+        "gammas": list(block.get("gammas", DEFAULT_GAMMAS)),
+        "k_min": block.get("k_min", 1),
+        "k_max": block.get("k_max", 20),
+        "normalize": None if normalize == "none" else normalize,
+        "slices": block.get("slices"),
+    }
+
+
 def mass_policy_k(
     ranking: pl.DataFrame,
     gammas: Sequence[float],
@@ -181,7 +194,7 @@ def _sweep_rows(summary: pl.DataFrame, gamma: float, slice_keys: Sequence[str]) 
         return summary.filter(pl.col("metric") == metric).select(*keys, pl.col(column).alias(alias))
 
     parts = [
-        stat("n_queries", "value", "n_queries").with_columns(pl.col("n_queries").cast(pl.Float64)),
+        stat("n_queries", "value", "n_queries"),
         stat("selected_k", "value", "mean_k"),
         stat("selected_k", "median", "median_k"),
         stat("selected_k", "p90", "p90_k"),
@@ -194,6 +207,11 @@ def _sweep_rows(summary: pl.DataFrame, gamma: float, slice_keys: Sequence[str]) 
     for part in parts[1:]:
         table = table.join(part, on=keys, how="left", nulls_equal=True, maintain_order="left")
     per_1000 = pl.when(pl.col("n_queries") > 0).then(pl.col("sentences_extracted") / pl.col("n_queries") * 1000)
-    return table.with_columns(sentences_per_1000_queries=per_1000).select(
+    # Counts are whole numbers unless the units are weighted.
+    counts = [
+        pl.col(name).cast(pl.Int64) for name in ("n_queries", "sentences_extracted")
+        if table.select((pl.col(name) == pl.col(name).round(0)).all()).item()
+    ]
+    return table.with_columns(sentences_per_1000_queries=per_1000).with_columns(counts).select(
         pl.lit(gamma).alias("gamma"), *keys, *SWEEP_COLUMNS
     )

@@ -29,7 +29,7 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame) -> Tables:
     """Read the pipeline input into the long tables."""
     from evalframe.io.per_query import read_per_query
 
-    return read_per_query(source, columns=spec.columns)
+    return read_per_query(source, columns=spec.columns, extracted_outside_candidates=spec.extracted_outside_candidates)
 
 
 class Pipeline(PipelineSpec):
@@ -71,6 +71,7 @@ def run_loaded(pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None =
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
         tables = read_input(pipeline.input, source)
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
+        evaluation = _with_analyses(pipeline, evaluation)
         sha256 = digest.result() if digest is not None else None
     if isinstance(source, (str, Path)):
         described = {"path": str(source), "sha256": sha256, "format": pipeline.input.format}
@@ -78,6 +79,18 @@ def run_loaded(pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None =
         described = {"path": None, "sha256": None, "format": "in-memory table"}
     described |= {"rows": tables.n_rows, "columns": dict(pipeline.input.columns)}
     return replace(evaluation, source=described)
+
+
+def _with_analyses(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
+    """The evaluation with the tables of the analyses the pipeline asks for."""
+    if pipeline.dynamic_k_sweep is not None:
+        from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep, sweep_arguments
+
+        arguments = sweep_arguments(pipeline.dynamic_k_sweep)
+        names = arguments.pop("slices")
+        slices = None if names is None else {name: pipeline.plan.slices[name] for name in names}
+        evaluation = evaluation.with_tables(dynamic_k_sweep=dynamic_k_sweep(evaluation, slices=slices, **arguments))
+    return evaluation
 
 
 def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:

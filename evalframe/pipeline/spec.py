@@ -50,6 +50,7 @@ class InputSpec:
     path: str | None = None
     format: str = "per_query"
     columns: Mapping[str, str] = field(default_factory=dict)
+    extracted_outside_candidates: str = "error"
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,8 @@ class PipelineSpec:
     outputs: tuple[str, ...] = DEFAULT_OUTPUTS
     description: str = ""
     source: str | None = None
+    #: Parameters of the dynamic-K γ sweep (``dynamic_k_sweep:`` block), None when not asked for.
+    dynamic_k_sweep: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -156,9 +159,29 @@ def check_spec(spec: Any) -> list[Problem]:
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
     slices = _mapping(spec.get("slices")) or {"overall": []}
+    problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
         problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
+    return problems
+
+
+def _check_sweep(block: Any, slices: Mapping[str, Any]) -> list[Problem]:
+    """Meaning of the ``dynamic_k_sweep`` block: γ in (0, 1], k_min <= k_max, known slices."""
+    if not isinstance(block, Mapping):
+        return []
+    from evalframe.analyses.dynamic_k_sweep import check_sweep_parameters, sweep_arguments
+
+    arguments = sweep_arguments(block)
+    problems = []
+    typed = all(isinstance(arguments[key], int) for key in ("k_min", "k_max")) and all(
+        isinstance(gamma, (int, float)) for gamma in _list(arguments["gammas"]))
+    if typed and arguments["normalize"] in (None, "softmax"):  # else the format check said so
+        problems += check_sweep_parameters(arguments["gammas"], arguments["k_min"], arguments["k_max"], arguments["normalize"])
+    for index, name in enumerate(_list(block.get("slices"))):
+        if isinstance(name, str) and name not in slices:
+            problems.append(Problem(f"dynamic_k_sweep.slices[{index}]", None, name,
+                                    f"names an unknown slice{_near(name, sorted(slices))}"))
     return problems
 
 
@@ -202,4 +225,5 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "outputs": tuple(spec.get("outputs") or DEFAULT_OUTPUTS),
         "description": description,
         "source": origin,
+        "dynamic_k_sweep": dict(spec["dynamic_k_sweep"]) if spec.get("dynamic_k_sweep") is not None else None,
     }

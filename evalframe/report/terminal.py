@@ -24,11 +24,13 @@ def render_overview(evaluation) -> str:
         header = f"{name} · system {system['system']}: {system['queries']:,} queries"
         if system.get("with_evidence") is not None:
             header += f", {system['with_evidence']:,} with evidence"
-        lines += [header, f"{'metric':<20} {'n':>7} {'value':>10} {'std':>8}  {'across folds':>17}"]
-        for row in overall_rows(evaluation.summary, system["system"], overall):
+        rows = overall_rows(evaluation.summary, system["system"], overall)
+        width = max([20, *(len(metric_label(row, repeated)) for row in rows)])
+        lines += [header, f"{'metric':<{width}} {'n':>7} {'value':>10} {'std':>8}  {'across folds':>17}"]
+        for row in rows:
             value = number(row["value"], count=row["metric"] in summed)
             lines.append(
-                f"{metric_label(row, repeated):<20} {row['n']:>7,} {value:>10} {number(row['std']):>8}  {fold_cell(row):>17}"
+                f"{metric_label(row, repeated):<{width}} {row['n']:>7,} {value:>10} {number(row['std']):>8}  {fold_cell(row):>17}"
                 + (f"  ({row['note']})" if row["note"] and row["value"] is None else "")
             )
         lines.append("")
