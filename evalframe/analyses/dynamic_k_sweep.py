@@ -8,7 +8,9 @@ share γ of the total::
     K_γ = min { k : Σ_{i≤k} s_i ≥ γ · Σ_{i≤n} s_i },   then clipped to [k_min, k_max]
 
 Scores must be non-negative (a mass); with ``normalize="softmax"`` they are first turned into
-``exp(s_i − max s) / Σ_j exp(s_j − max s)`` (any real scores). A query without ranked items has
+``exp(s_i − max s) / Σ_j exp(s_j − max s)`` (any real scores). Sums run in rank order, the
+total being the last running sum, so a prefix that reaches γ·total exactly (decimal scores) is
+found as in plain sequential arithmetic. A query without ranked items has
 ``K = k_min`` and extracts nothing. K can exceed the ranking's length after clipping; the query
 then extracts its whole ranking.
 
@@ -115,10 +117,13 @@ def mass_policy_k(
             raise ConfigError(msg)
         mass = pl.col("score")
     else:
-        shifted = (pl.col("score") - pl.col("score").max().over(QUERY_KEYS)).exp()
-        mass = shifted / shifted.sum().over(QUERY_KEYS)
+        # exp(s − max s); dividing by the sum (softmax) scales both sides of the rule alike.
+        mass = (pl.col("score") - pl.col("score").max().over(QUERY_KEYS)).exp()
     rows = ranking.lazy().select(*QUERY_KEYS, "rank", _mass=mass).sort(*QUERY_KEYS, "rank")
-    cumulative, total = pl.col("_mass").cum_sum(), pl.col("_mass").sum()
+    # The total is the last running sum, added in the same order: a prefix that equals γ·total
+    # in exact arithmetic compares the same way whatever the summation kernel.
+    cumulative = pl.col("_mass").cum_sum()
+    total = cumulative.last()
     # Smallest k with cumulative ≥ γ·total = 1 + the number of prefixes still below it (the
     # prefixes grow), at most the ranking's length (rounding can leave the last one below).
     per_query = rows.group_by(QUERY_KEYS).agg(
