@@ -20,12 +20,14 @@ then extracts its whole ranking.
 an empty extraction has precision 0.0), and the workload over all queries:
 ``sentences_extracted`` (``Σ min(K, n_ranked)``) and ``sentences_per_1000_queries``.
 
-**One implementation.** For each γ the sweep writes the policy's K into the queries table as
-``selected_k`` and evaluates the registered metrics ``selected_k``, ``n_extracted``,
+**One implementation.** The sweep counts each γ's top K with the engine's extraction stage
+(:func:`~evalframe.engine.extraction.top_k_counts`, all γ in one pass), writes the K and the
+counts into the queries table as ``selected_k``, ``n_extracted`` and ``n_extracted_relevant``,
+and evaluates the registered metrics ``selected_k``, ``n_extracted``,
 ``evidence_recall@selected_k`` and ``evidence_precision@selected_k`` with the engine: the very
-code that scores a system's own dynamic K (:mod:`evalframe.engine.extraction`). The K of every
-query and every γ comes from one group-by over the ranking rows (cumulative sums), never a Python
-loop over queries; the loop runs over the few γ values only.
+code that scores a system's own dynamic K. The K of every query and every γ comes from one
+group-by over the ranking rows (cumulative sums), never a Python loop over queries; the loop
+runs over the few γ values only.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from evalframe.data.units import QUERY_KEYS, SYSTEM
+from evalframe.engine.extraction import EXTRACTION_COLUMNS, top_k_counts
 from evalframe.engine.ranking import rank_items
 from evalframe.errors import NO_VALUE, ConfigError, Problem
 
@@ -95,12 +98,14 @@ def mass_policy_k(
     k_min: int,
     k_max: int,
     normalize: Normalize = None,
+    in_rank_order: bool = False,
 ) -> pl.DataFrame:
     """``system, query_id`` and one column ``k_<i>`` per γ (``gammas[i]``): the mass policy's K
     (module docstring) for every query the ranking lists.
 
     ``ranking`` holds ``system, query_id, score`` and ``rank`` (or only scores, ranked by
-    :func:`~evalframe.engine.ranking.rank_items`). Negative scores without
+    :func:`~evalframe.engine.ranking.rank_items`); ``in_rank_order`` says that each query's
+    rows already come by rank (exploded ranked lists), which saves a sort. Negative scores without
     ``normalize="softmax"`` are a :class:`~evalframe.errors.ConfigError` naming a query.
     """
     if "score" not in ranking.columns:
@@ -119,15 +124,18 @@ def mass_policy_k(
     else:
         # exp(s − max s); dividing by the sum (softmax) scales both sides of the rule alike.
         mass = (pl.col("score") - pl.col("score").max().over(QUERY_KEYS)).exp()
-    rows = ranking.lazy().select(*QUERY_KEYS, "rank", _mass=mass).sort(*QUERY_KEYS, "rank")
+    rows = ranking.lazy().select(*QUERY_KEYS, "rank", _mass=mass)
+    if not in_rank_order:
+        rows = rows.sort(*QUERY_KEYS, "rank")
     # The total is the last running sum, added in the same order: a prefix that equals γ·total
     # in exact arithmetic compares the same way whatever the summation kernel.
-    cumulative = pl.col("_mass").cum_sum()
-    total = cumulative.last()
+    rows = rows.with_columns(_cumulative=pl.col("_mass").cum_sum().over(QUERY_KEYS)).with_columns(
+        _total=pl.col("_cumulative").last().over(QUERY_KEYS)
+    )
     # Smallest k with cumulative ≥ γ·total = 1 + the number of prefixes still below it (the
     # prefixes grow), at most the ranking's length (rounding can leave the last one below).
     per_query = rows.group_by(QUERY_KEYS).agg(
-        pl.min_horizontal((cumulative < gamma * total).sum() + 1, pl.len()).alias(f"k_{i}")
+        pl.min_horizontal((pl.col("_cumulative") < gamma * pl.col("_total")).sum() + 1, pl.len()).alias(f"k_{i}")
         for i, gamma in enumerate(gammas)
     )
     return per_query.with_columns(
@@ -174,17 +182,22 @@ def dynamic_k_sweep(
 
     ranking = tables.ranking
     gammas = [float(gamma) for gamma in gammas]
-    policy = mass_policy_k(ranking, gammas, k_min=k_min, k_max=k_max, normalize=normalize)
-    base = tables.queries.drop("selected_k", "n_extracted", "n_extracted_relevant", strict=False)
+    k_columns = [f"k_{i}" for i in range(len(gammas))]
+    policy = mass_policy_k(ranking, gammas, k_min=k_min, k_max=k_max, normalize=normalize,
+                           in_rank_order=tables.ranking_rows is None)
+    base = tables.queries.drop("selected_k", *EXTRACTION_COLUMNS, strict=False)
     base = base.join(policy, on=QUERY_KEYS, how="left", maintain_order="left").with_columns(
-        pl.col(f"k_{i}").fill_null(k_min) for i in range(len(gammas))
+        pl.col(k_columns).fill_null(k_min)
     )
-    # The policy's top K, not the system's own extracted flags.
-    runs = tables if tables.ranking_rows is None else replace(tables, ranking_rows=tables.ranking_rows.drop("extracted", strict=False))
+    # The policy's top K of every γ in one pass over the ranking (the engine's own counting).
+    counts = top_k_counts(ranking, tables.judgments, base, k_columns, relevance_threshold=threshold)
+    base = base.join(counts, on=QUERY_KEYS, how="left", maintain_order="left")
     rows = []
     for i, gamma in enumerate(gammas):
-        queries = base.drop(f"k_{j}" for j in range(len(gammas)) if j != i).rename({f"k_{i}": "selected_k"})
-        evaluation = evaluate(replace(runs, queries=queries), metrics=list(SWEEP_METRICS), slices=slices,
+        chosen = {f"k_{i}": "selected_k", **{f"{name}__k_{i}": name for name in EXTRACTION_COLUMNS}}
+        queries = base.select(*(c for c in base.columns if not c.startswith("k_") and "__k_" not in c),
+                              *(pl.col(old).alias(new) for old, new in chosen.items()))
+        evaluation = evaluate(replace(tables, queries=queries), metrics=list(SWEEP_METRICS), slices=slices,
                               weight=weight, relevance_threshold=threshold)
         rows.append(_sweep_rows(evaluation.summary, gamma, [k for keys in slices.values() for k in keys]))
     return pl.concat(rows, how="vertical_relaxed")

@@ -23,6 +23,8 @@ evaluates: one implementation of "the extracted set and its counts".
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from evalframe.data.tables import Tables
@@ -36,49 +38,90 @@ EXTRACTION_COLUMNS = ("n_extracted", "n_extracted_relevant")
 EXTRACTION_SOURCES = ("selected_k", "extracted_sent_uids")
 
 
-def counts_from_ranking(
-    tables: Tables, queries: pl.DataFrame, *, relevance_threshold: int = 1
+def top_k_counts(
+    run: pl.DataFrame,
+    judgments: pl.DataFrame,
+    queries: pl.DataFrame,
+    k_columns: Sequence[str] = ("selected_k",),
+    *,
+    relevance_threshold: int = 1,
 ) -> pl.DataFrame:
-    """``system, query_id, n_extracted, n_extracted_relevant`` of every query of ``queries``
-    from the ranking: its ``extracted`` rows when the ranking has that column, else the rows
-    ranked at or above the query's ``selected_k``. Null counts where neither says anything
-    (no ``extracted`` column and a null ``selected_k``); 0 for a query without ranked rows.
+    """``system, query_id`` and, for each K column ``c`` of ``queries``, ``n_extracted__c`` and
+    ``n_extracted_relevant__c``: the ranked rows at or above the query's K, and the relevant
+    ones among them (``min(K, n_ranked)`` and the relevant items of the top K). One pass over
+    the ranking for every K column (the γ sweep counts all its γ at once). Null counts where
+    the K is null; 0 for a query without ranked rows.
     """
-    pairs = queries.select(QUERY_KEYS)
-    run = tables.ranking_of(pairs)
-    flagged = "extracted" in run.columns
-    if not flagged and "selected_k" not in queries.columns:
-        msg = "the extracted set needs a `selected_k` column, an `extracted_sent_uids` column or a ranking with `extracted`"
-        raise ConfigError(msg)
-    if not flagged and "rank" not in run.columns:
+    keys = queries.lazy().select(*QUERY_KEYS, *k_columns)
+    if "rank" not in run.columns:
         run = rank_items(run)
-    rows = run.lazy().join(pairs.lazy(), on=QUERY_KEYS, how="semi")
-    if flagged:
-        extracted = pl.col("extracted").fill_null(False)
-    else:
-        rows = rows.join(queries.lazy().select(*QUERY_KEYS, "selected_k"), on=QUERY_KEYS, how="left")
-        extracted = pl.col("rank") <= pl.col("selected_k")
-    relevant = (
-        tables.judgments.lazy()
+    rows = run.lazy().select(*QUERY_KEYS, "doc_id", "rank").join(keys, on=QUERY_KEYS, how="inner")
+    relevant = pl.col("_relevant").fill_null(False)
+    counted = (
+        rows.join(_relevant_items(judgments, relevance_threshold), on=["query_id", "doc_id"], how="left")
+        .group_by(QUERY_KEYS)
+        .agg(
+            expression
+            for column in k_columns
+            for expression in (
+                (pl.col("rank") <= pl.col(column)).fill_null(False).sum().cast(pl.Int64).alias(f"n_extracted__{column}"),
+                ((pl.col("rank") <= pl.col(column)).fill_null(False) & relevant).sum().cast(pl.Int64)
+                .alias(f"n_extracted_relevant__{column}"),
+            )
+        )
+    )
+    counts = [f"{name}__{column}" for column in k_columns for name in EXTRACTION_COLUMNS]
+    return (
+        keys.join(counted, on=QUERY_KEYS, how="left")
+        .select(
+            *QUERY_KEYS,
+            *(pl.when(pl.col(column).is_not_null()).then(pl.col(f"{name}__{column}").fill_null(0)).alias(f"{name}__{column}")
+              for column in k_columns for name in EXTRACTION_COLUMNS),
+        )
+        .select(*QUERY_KEYS, *counts)
+        .collect(engine="in-memory")
+    )
+
+
+def _relevant_items(judgments: pl.DataFrame, relevance_threshold: int) -> pl.LazyFrame:
+    return (
+        judgments.lazy()
         .filter(pl.col("relevance") >= relevance_threshold)
         .select("query_id", "doc_id", _relevant=pl.lit(True))
         .unique(["query_id", "doc_id"])
     )
+
+
+def counts_from_ranking(
+    tables: Tables, queries: pl.DataFrame, *, relevance_threshold: int = 1
+) -> pl.DataFrame:
+    """``system, query_id, n_extracted, n_extracted_relevant`` of every query of ``queries``
+    from the ranking: its ``extracted`` rows when the ranking has that column, else the top
+    ``selected_k`` (:func:`top_k_counts`).
+    """
+    pairs = queries.select(QUERY_KEYS)
+    run = tables.ranking_of(pairs)
+    if "extracted" not in run.columns:
+        if "selected_k" not in queries.columns:
+            msg = "the extracted set needs a `selected_k` column, an `extracted_sent_uids` column or a ranking with `extracted`"
+            raise ConfigError(msg)
+        counted = top_k_counts(run, tables.judgments, queries, relevance_threshold=relevance_threshold)
+        return counted.rename({f"{name}__selected_k": name for name in EXTRACTION_COLUMNS})
+    extracted = pl.col("extracted").fill_null(False)
     counted = (
-        rows.join(relevant, on=["query_id", "doc_id"], how="left")
+        run.lazy().join(pairs.lazy(), on=QUERY_KEYS, how="semi")
+        .join(_relevant_items(tables.judgments, relevance_threshold), on=["query_id", "doc_id"], how="left")
         .group_by(QUERY_KEYS)
         .agg(
-            n_extracted=extracted.fill_null(False).sum().cast(pl.Int64),
-            n_extracted_relevant=(extracted & pl.col("_relevant").fill_null(False)).fill_null(False).sum().cast(pl.Int64),
+            n_extracted=extracted.sum().cast(pl.Int64),
+            n_extracted_relevant=(extracted & pl.col("_relevant").fill_null(False)).sum().cast(pl.Int64),
         )
     )
-    table = pairs.lazy().join(counted, on=QUERY_KEYS, how="left").with_columns(pl.col(EXTRACTION_COLUMNS).fill_null(0))
-    if not flagged:
-        known = queries.lazy().select(*QUERY_KEYS, _known=pl.col("selected_k").is_not_null())
-        table = table.join(known, on=QUERY_KEYS, how="left").with_columns(
-            pl.when("_known").then(pl.col(name)).alias(name) for name in EXTRACTION_COLUMNS
-        ).drop("_known")
-    return table.collect(engine="in-memory")
+    return (
+        pairs.lazy().join(counted, on=QUERY_KEYS, how="left")
+        .with_columns(pl.col(EXTRACTION_COLUMNS).fill_null(0))
+        .collect(engine="in-memory")
+    )
 
 
 def with_extraction(tables: Tables, queries: pl.DataFrame, *, relevance_threshold: int = 1) -> pl.DataFrame:
