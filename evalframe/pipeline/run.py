@@ -89,7 +89,13 @@ def _with_analyses(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation
         arguments = sweep_arguments(pipeline.dynamic_k_sweep)
         names = arguments.pop("slices")
         slices = None if names is None else {name: pipeline.plan.slices[name] for name in names}
-        evaluation = evaluation.with_tables(dynamic_k_sweep=dynamic_k_sweep(evaluation, slices=slices, **arguments))
+        table = dynamic_k_sweep(evaluation, slices=slices, **arguments)
+        evaluation = evaluation.with_tables(dynamic_k_sweep=table)
+        # run.json records the analysis' parameters (the table shows γ, not k_min or k_max).
+        groupings = table.get_column("grouping").unique(maintain_order=True).to_list()
+        analyses = {**evaluation.plan.about.get("analyses", {}),
+                    "dynamic_k_sweep": {**arguments, "normalize": arguments["normalize"] or "none", "slices": groupings}}
+        evaluation = replace(evaluation, plan=replace(evaluation.plan, about={**evaluation.plan.about, "analyses": analyses}))
     return evaluation
 
 

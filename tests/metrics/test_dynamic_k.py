@@ -205,8 +205,13 @@ def test_sample_matches_the_reference(sample_rows):
     assert not problems, "\n".join(problems[:20])
 
 
-def test_bundled_pipeline_has_the_breakdowns_and_the_sweep():
-    ev = ef.run_pipeline(PIPELINE)
+@pytest.fixture(scope="module")
+def bundled() -> ef.Evaluation:
+    return ef.run_pipeline(PIPELINE)
+
+
+def test_bundled_pipeline_has_the_breakdowns_and_the_sweep(bundled):
+    ev = bundled
     summary = ev.summary
     for grouping in ("state", "has_evidence"):
         assert summary.filter(grouping=grouping, metric="selected_k").height > 0
@@ -383,3 +388,8 @@ def test_good_file_runs_and_allow_accepts_outside_candidates(tmp_path, capsys):
     allowing.write_text(PIPELINE.read_text().replace("extracted_outside_candidates: error",
                                                      "extracted_outside_candidates: allow"))
     assert main(["run", str(allowing), "--input", str(path), "--out", str(tmp_path / "allowed")]) == 0
+
+
+def test_run_json_records_the_sweep_parameters(bundled):
+    assert bundled.info["analyses"] == {"dynamic_k_sweep": {
+        "gammas": [0.7, 0.8, 0.9, 0.95], "k_min": 1, "k_max": 20, "normalize": "none", "slices": ["overall", "fold"]}}
