@@ -393,3 +393,18 @@ def test_good_file_runs_and_allow_accepts_outside_candidates(tmp_path, capsys):
 def test_run_json_records_the_sweep_parameters(bundled):
     assert bundled.info["analyses"] == {"dynamic_k_sweep": {
         "gammas": [0.7, 0.8, 0.9, 0.95], "k_min": 1, "k_max": 20, "normalize": "none", "slices": ["overall", "fold"]}}
+
+
+def test_ranked_scores_spellings_and_list_columns_read_alike(tmp_path):
+    rows = handmade_rows()
+    as_text = ef.read_per_query(frame(rows))
+    semicolons = [{**row, "ranked_scores": ";".join(str(x) for x in json.loads(row["ranked_scores"]))} for row in rows]
+    assert ef.read_per_query(frame(semicolons)).ranking.equals(as_text.ranking)
+    lists = frame(rows).with_columns(pl.col("ranked_scores").str.json_decode(pl.List(pl.Float64)))
+    path = tmp_path / "per_query.parquet"
+    lists.write_parquet(path)
+    from_parquet = ef.read_per_query(path)
+    assert from_parquet.ranking.equals(as_text.ranking)
+    assert as_text.ranking.columns == ["system", "query_id", "doc_id", "score", "rank"]
+    first = as_text.ranking.filter(pl.col("query_id") == "p1|C1", pl.col("system") == "a")
+    assert first.select("doc_id", "score", "rank").rows() == [("s2", 0.9, 1), ("s1", 0.5, 2), ("s4", 0.4, 3), ("s3", 0.1, 4)]
