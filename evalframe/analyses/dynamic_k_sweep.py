@@ -182,9 +182,10 @@ def dynamic_k_sweep(
 
     ranking = tables.ranking
     gammas = [float(gamma) for gamma in gammas]
-    k_columns = [f"k_{i}" for i in range(len(gammas))]
+    k_columns = [f"_sweep_k{i}" for i in range(len(gammas))]
     policy = mass_policy_k(ranking, gammas, k_min=k_min, k_max=k_max, normalize=normalize,
-                           in_rank_order=tables.ranking_rows is None)
+                           in_rank_order=tables.ranking_rows is None).rename(dict(zip(
+                               [f"k_{i}" for i in range(len(gammas))], k_columns, strict=True)))
     base = tables.queries.drop("selected_k", *EXTRACTION_COLUMNS, strict=False)
     base = base.join(policy, on=QUERY_KEYS, how="left", maintain_order="left").with_columns(
         pl.col(k_columns).fill_null(k_min)
@@ -192,10 +193,12 @@ def dynamic_k_sweep(
     # The policy's top K of every γ in one pass over the ranking (the engine's own counting).
     counts = top_k_counts(ranking, tables.judgments, base, k_columns, relevance_threshold=threshold)
     base = base.join(counts, on=QUERY_KEYS, how="left", maintain_order="left")
+    generated = set(counts.columns) - set(QUERY_KEYS) | set(k_columns)
     rows = []
     for i, gamma in enumerate(gammas):
-        chosen = {f"k_{i}": "selected_k", **{f"{name}__k_{i}": name for name in EXTRACTION_COLUMNS}}
-        queries = base.select(*(c for c in base.columns if not c.startswith("k_") and "__k_" not in c),
+        column = k_columns[i]
+        chosen = {column: "selected_k", **{f"{name}__{column}": name for name in EXTRACTION_COLUMNS}}
+        queries = base.select(*(c for c in base.columns if c not in generated),
                               *(pl.col(old).alias(new) for old, new in chosen.items()))
         evaluation = evaluate(replace(tables, queries=queries), metrics=list(SWEEP_METRICS), slices=slices,
                               weight=weight, relevance_threshold=threshold)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from dynamic_k_reference import METRICS, mass_policy_k, reference_rows, sweep_rows
+from dynamic_k_reference import mass_policy_k, reference_rows, sweep_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
