@@ -3,8 +3,9 @@
 Run ``python data_samples/make_samples.py`` (from anywhere); it rewrites
 
 - ``per_query.csv``: the per-query output of an evidence-retrieval pipeline, shaped like the
-  metrics contract §1 (1,477 posts × 10 criteria = 14,770 queries, 1,379 positives, 5
-  post-disjoint folds), for two configs (``full_pipeline`` and the weaker ``retriever_only``);
+  metrics contract §1 at a third of its size (500 posts × 10 criteria = 5,000 queries, 466
+  positives, 5 post-disjoint folds of 100 posts), for the six ablation configs of contract §8.1,
+  from ``retriever_only`` to ``full_pipeline`` (:data:`CONFIGS`);
 - ``trec/qrels.txt``, ``trec/run_bm25.txt``, ``trec/run_dense.txt``: 50 topics with graded
   judgments and two 100-document runs,
 
@@ -23,14 +24,20 @@ How the per-query data are drawn
 - A positive query has 1-4 gold sentences drawn from its post.
 - The gate's probability is the Bayes posterior of a binormal score (``score = d · y + noise``,
   the prior being the criterion's positive rate), mildly distorted on the logit scale; the
-  separation ``d`` sets the AUROC (d ≈ 1.8 gives ≈ 0.9). ``retriever_only`` has a smaller
-  ``d`` and a stronger distortion (overconfident, worse calibrated).
+  separation ``d`` sets the AUROC (d ≈ 1.8 gives ≈ 0.9). The early configs gate on the
+  retrieval scores (smaller ``d``, overconfident); the P4 NE gate is well separated and nearly
+  calibrated (:data:`GATES`).
 - A sentence's ranking score is a post-level salience shared by all criteria, plus noise, plus
   a boost when it is gold (larger when the gate's own noise was favourable, so confident
-  queries also rank better). The ranked list is the whole post, best first.
-- ``selected_k`` grows with the probability (1-10, at most the post's sentence count);
-  ``extracted_sent_uids`` is the first ``selected_k`` of the ranking; ``state`` applies
-  tau_neg = 0.1 and tau_pos = 0.6 to the probability as written (6 decimals).
+  queries also rank better); each reranker raises the boost (:data:`RANKERS`). The ranked list
+  is the whole post, best first; ``ranked_scores`` are ``sigmoid(3 · (score − 1.5))`` rounded
+  to 3 decimals (non-negative and non-increasing, as the mass policy of §8.2 needs).
+- Extraction: before P2 the top ``FIXED_K`` = 5; with P2 dynamic K, ``selected_k`` grows with
+  the probability (1-10, at most the post's sentence count); the full pipeline skips NEG queries
+  (``selected_k`` = 0, an empty extraction). ``extracted_sent_uids`` is the first ``selected_k``
+  of the ranking.
+- ``state``: before the three-state gate a binary one (``NEG`` if p < 0.5 else ``POS``); the full
+  pipeline applies tau_neg = 0.1 and tau_pos = 0.6 to the probability as written (6 decimals).
 """
 
 from __future__ import annotations
@@ -48,41 +55,90 @@ import polars as pl
 SEED = 20260118
 OUT_DIR = Path(__file__).resolve().parent
 
-N_POSTS = 1477
+N_POSTS = 500
 N_CRITERIA = 10
 CRITERIA = tuple(f"A.{number}" for number in range(1, N_CRITERIA + 1))
-#: Positives per criterion (sum 1,379, contract §1.1): common criteria first, A.10 rare.
-POSITIVES_PER_CRITERION = (260, 215, 180, 160, 140, 125, 110, 95, 70, 24)
-#: Posts per fold (contract §1.2).
-FOLD_SIZES = (295, 295, 295, 295, 297)
+#: Positives per criterion (sum 466, the contract's 1,379 scaled to 500 posts, §1.1): common
+#: criteria first, A.10 rare.
+POSITIVES_PER_CRITERION = (88, 73, 61, 54, 47, 42, 37, 32, 24, 8)
+#: Posts per fold (contract §1.2 has 295 × 4 + 297; a third of it here).
+FOLD_SIZES = (100, 100, 100, 100, 100)
 #: The fold in which the rare criterion A.10 has no positive.
 EMPTY_FOLD_FOR_RARE_CRITERION = 2
 MIN_SENTENCES, MAX_SENTENCES = 8, 35
 #: Probabilities of 1, 2, 3, 4 gold sentences for a positive query.
 GOLD_COUNT_PROBABILITIES = (0.45, 0.30, 0.15, 0.10)
 TAU_NEG, TAU_POS = 0.1, 0.6
+#: The binary gate of the configs before the three-state gate: NEG below, POS at or above.
+BINARY_THRESHOLD = 0.5
 MAX_SELECTED_K = 10
+#: Sentences extracted per query by the configs without dynamic K.
+FIXED_K = 5
 PROBABILITY_DECIMALS = 6
+SCORE_DECIMALS_PER_QUERY = 3
+#: The state of the random stream after the first version of this script (1,477 posts, two
+#: configs) drew its per_query data: the TREC sample continues from it, so its files stay
+#: byte-identical whatever the per_query part draws.
+TREC_STREAM_STATE = {
+    "bit_generator": "PCG64",
+    "state": {"state": 182344149695082433337386505832201488241, "inc": 123284873247379285796297707654709313797},
+    "has_uint32": 0,
+    "uinteger": 4028777442,
+}
 
 
 @dataclass(frozen=True)
-class SystemProfile:
-    """How good one config is: gate separation and calibration, ranking boost of gold sentences."""
+class GateProfile:
+    """How good a has-evidence gate is: separation and calibration."""
 
-    name: str
     separation: float  # mean shift of the gate score between positives and negatives
     separation_spread: float  # per-criterion spread of the separation (some criteria are harder)
     logit_slope: float  # > 1 overconfident, < 1 underconfident
     logit_shift: float  # > 0 over-predicts evidence
+    gate_noise_share: float  # how much of the gate's noise is shared with the P4 gate
+
+
+@dataclass(frozen=True)
+class RankerProfile:
+    """How well a ranking stage puts gold sentences first."""
+
     gold_boost: float  # ranking-score boost of a gold sentence
     gold_boost_noise: float  # per-query spread of that boost
-    gate_noise_share: float  # how much of the gate's noise is shared with full_pipeline
 
 
+@dataclass(frozen=True)
+class SystemProfile:
+    """One ablation config (contract §8.1): which gate and ranker, and how it extracts and gates."""
+
+    name: str
+    gate: str  # key of GATES
+    ranker: str  # key of RANKERS
+    dynamic_k: bool  # P2: K grows with the probability (else FIXED_K)
+    three_state: bool  # the clinical gate: NEG / UNCERTAIN / POS and NEG queries skipped
+
+
+#: Gates: the early configs gate on retrieval scores (better with each reranker); P4 is a GNN.
+GATES = {
+    "retrieval": GateProfile(1.20, 0.20, 2.00, 1.50, 0.6),
+    "reranker": GateProfile(1.35, 0.20, 1.70, 1.10, 0.7),
+    "graph": GateProfile(1.45, 0.20, 1.50, 0.90, 0.75),
+    "p4_gnn": GateProfile(1.85, 0.25, 0.85, 0.25, 1.0),
+}
+RANKERS = {
+    "nv_embed_top24": RankerProfile(0.55, 0.45),
+    "jina": RankerProfile(0.85, 0.45),
+    "p3_graph": RankerProfile(1.00, 0.45),
+}
+#: The six configs of contract §8.1, in the ablation's order.
 SYSTEMS = (
-    SystemProfile("full_pipeline", 1.85, 0.25, 0.85, 0.25, 1.00, 0.45, 1.0),
-    SystemProfile("retriever_only", 1.20, 0.20, 2.00, 1.50, 0.65, 0.45, 0.6),
+    SystemProfile("retriever_only", "retrieval", "nv_embed_top24", dynamic_k=False, three_state=False),
+    SystemProfile("plus_jina_reranker", "reranker", "jina", dynamic_k=False, three_state=False),
+    SystemProfile("plus_p3_graph_reranker", "graph", "p3_graph", dynamic_k=False, three_state=False),
+    SystemProfile("plus_p2_dynamic_k", "graph", "p3_graph", dynamic_k=True, three_state=False),
+    SystemProfile("plus_p4_ne_gate", "p4_gnn", "p3_graph", dynamic_k=True, three_state=False),
+    SystemProfile("full_pipeline", "p4_gnn", "p3_graph", dynamic_k=True, three_state=True),
 )
+CONFIGS = tuple(system.name for system in SYSTEMS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,7 +240,7 @@ def draw_candidates(rng: np.random.Generator, queries: pl.DataFrame) -> pl.DataF
 
 
 def gate_probabilities(
-    rng: np.random.Generator, queries: pl.DataFrame, system: SystemProfile, shared_noise: np.ndarray
+    rng: np.random.Generator, queries: pl.DataFrame, system: GateProfile, shared_noise: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return (probability rounded to 6 decimals, the gate's noise) for one system.
 
@@ -205,7 +261,7 @@ def gate_probabilities(
 
 
 def ranking_scores(
-    rng: np.random.Generator, candidates: pl.DataFrame, gate_noise: np.ndarray, system: SystemProfile
+    rng: np.random.Generator, candidates: pl.DataFrame, gate_noise: np.ndarray, system: RankerProfile
 ) -> np.ndarray:
     """Score of each candidate: 0.6 · salience + noise + boost if gold (better when gate noise helps)."""
     query_index = candidates["query_index"].to_numpy()
@@ -227,8 +283,18 @@ def json_list(column: str) -> pl.Expr:
     )
 
 
+def number_list(column: str, decimals: int) -> pl.Expr:
+    """A list[f64] column as a compact JSON array of numbers, each rounded to ``decimals``."""
+    items = pl.col(column).list.eval(pl.element().round(decimals).cast(pl.String))
+    return pl.concat_str(pl.lit("["), items.list.join(","), pl.lit("]")).alias(column)
+
+
 def build_per_query(rng: np.random.Generator) -> pl.DataFrame:
-    """The whole per_query table, both configs, in the contract's column order."""
+    """The whole per_query table, every config, in the contract's column order.
+
+    A gate or ranker shared by several configs is drawn once (the ablation changes one stage
+    at a time), in the order of :data:`SYSTEMS`.
+    """
     posts = draw_posts(rng)
     labels = draw_labels(rng, posts)
     queries = draw_queries(rng, posts, labels)
@@ -241,19 +307,40 @@ def build_per_query(rng: np.random.Generator) -> pl.DataFrame:
     shared_noise = rng.standard_normal(queries.height)
     criterion_names = pl.Series(CRITERIA)
 
+    gates: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    rankings: dict[str, pl.DataFrame] = {}
+    dynamic_k: np.ndarray | None = None
+    n_sentences = queries["n_sentences"].to_numpy()
     tables = []
     for system in SYSTEMS:
-        probability, gate_noise = gate_probabilities(rng, queries, system, shared_noise)
-        ranked = (
-            candidates.select("query_index", "sent_uid", "sentence_number")
-            .with_columns(score=ranking_scores(rng, candidates, gate_noise, system))
-            .sort(["query_index", "score", "sentence_number"], descending=[False, True, False])
-            .group_by("query_index", maintain_order=True)
-            .agg(ranked_sent_uids=pl.col("sent_uid"))
-        )
-        # Dynamic K grows with the probability: about 1 at p = 0 and 9-10 at p = 1.
-        raw_k = np.rint(1.0 + 8.5 * probability**0.8 + 0.9 * rng.standard_normal(queries.height))
-        selected_k = np.clip(raw_k, 1, np.minimum(MAX_SELECTED_K, queries["n_sentences"].to_numpy())).astype(np.int64)
+        if system.gate not in gates:
+            gates[system.gate] = gate_probabilities(rng, queries, GATES[system.gate], shared_noise)
+        probability, gate_noise = gates[system.gate]
+        if system.ranker not in rankings:
+            score = ranking_scores(rng, candidates, gate_noise, RANKERS[system.ranker])
+            rankings[system.ranker] = (
+                candidates.select("query_index", "sent_uid", "sentence_number")
+                .with_columns(score=score, ranked_score=1.0 / (1.0 + np.exp(-3.0 * (score - 1.5))))
+                .sort(["query_index", "score", "sentence_number"], descending=[False, True, False])
+                .group_by("query_index", maintain_order=True)
+                .agg(ranked_sent_uids=pl.col("sent_uid"), ranked_scores=pl.col("ranked_score"))
+            )
+        if system.dynamic_k:
+            # Dynamic K grows with the probability: about 1 at p = 0 and 9-10 at p = 1; the
+            # noise is drawn once, so the configs with P2 differ only by their probability.
+            if dynamic_k is None:
+                dynamic_k = 0.9 * rng.standard_normal(queries.height)
+            raw_k = np.rint(1.0 + 8.5 * probability**0.8 + dynamic_k)
+            selected_k = np.clip(raw_k, 1, np.minimum(MAX_SELECTED_K, n_sentences)).astype(np.int64)
+        else:
+            selected_k = np.minimum(FIXED_K, n_sentences).astype(np.int64)
+        p = pl.col("p_has_evidence")
+        if system.three_state:
+            state = pl.when(p < TAU_NEG).then(pl.lit("NEG")).when(p < TAU_POS).then(pl.lit("UNCERTAIN")).otherwise(pl.lit("POS"))
+            # The clinical gate skips NEG queries: nothing is extracted for them.
+            selected_k = np.where(probability < TAU_NEG, 0, selected_k)
+        else:
+            state = pl.when(p < BINARY_THRESHOLD).then(pl.lit("NEG")).otherwise(pl.lit("POS"))
         table = (
             queries.with_columns(
                 criterion_id=criterion_names.gather(queries["criterion_index"]),
@@ -262,15 +349,11 @@ def build_per_query(rng: np.random.Generator) -> pl.DataFrame:
                 config=pl.lit(system.name),
             )
             .join(gold, on="query_index", how="left")
-            .join(ranked, on="query_index", how="left")
+            .join(rankings[system.ranker], on="query_index", how="left")
             .with_columns(
                 gold_sent_uids=pl.col("gold_sent_uids").fill_null(pl.lit([], dtype=pl.List(pl.String))),
                 extracted_sent_uids=pl.col("ranked_sent_uids").list.head(pl.col("selected_k")),
-                state=pl.when(pl.col("p_has_evidence") < TAU_NEG)
-                .then(pl.lit("NEG"))
-                .when(pl.col("p_has_evidence") < TAU_POS)
-                .then(pl.lit("UNCERTAIN"))
-                .otherwise(pl.lit("POS")),
+                state=state,
             )
             .sort("query_index")
         )
@@ -284,6 +367,7 @@ def build_per_query(rng: np.random.Generator) -> pl.DataFrame:
         "p_has_evidence",
         json_list("gold_sent_uids"),
         json_list("ranked_sent_uids"),
+        number_list("ranked_scores", SCORE_DECIMALS_PER_QUERY),
         "selected_k",
         json_list("extracted_sent_uids"),
         "state",
@@ -427,11 +511,16 @@ def summarise(per_query_path: Path, trec_dir: Path) -> None:
         ndcg10 = [ndcg_at_k(gold, ranked, 10) for gold, ranked in gold_and_ranked]
         states = {state: sum(row["state"] == state for row in selected) for state in ("NEG", "UNCERTAIN", "POS")}
         mean_k = sum(int(row["selected_k"]) for row in selected) / len(selected)
+        extracted = [(set(json.loads(r["gold_sent_uids"])), set(json.loads(r["extracted_sent_uids"]))) for r in positive]
+        evidence_recall = [len(gold & chosen) / len(gold) for gold, chosen in extracted]
+        evidence_precision = [len(gold & chosen) / len(chosen) if chosen else 0.0 for gold, chosen in extracted]
         print(
             f"{config}: positives {len(positive)}, AUROC {roc_auc_score(labels, probabilities):.4f}, "
             f"ECE {expected_calibration_error(labels, probabilities):.4f}, "
             f"recall@5 {sum(recall5) / len(recall5):.4f}, nDCG@10 {sum(ndcg10) / len(ndcg10):.4f}, "
-            f"mean selected_k {mean_k:.2f}, states {states}"
+            f"mean selected_k {mean_k:.2f}, evidence recall / precision @selected_k "
+            f"{sum(evidence_recall) / len(positive):.4f} / {sum(evidence_precision) / len(positive):.4f}, "
+            f"states {states}"
         )
 
     qrels = [line.split() for line in (trec_dir / "qrels.txt").read_text(encoding="utf-8").splitlines()]
@@ -454,6 +543,7 @@ def main() -> None:
     per_query_path = OUT_DIR / "per_query.csv"
     trec_dir = OUT_DIR / "trec"
     write_per_query(build_per_query(rng), per_query_path)
+    rng.bit_generator.state = TREC_STREAM_STATE
     qrels_lines, run_lines = make_trec(rng)
     write_lines(qrels_lines, trec_dir / "qrels.txt")
     for tag, lines in run_lines.items():

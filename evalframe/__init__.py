@@ -39,6 +39,7 @@ from evalframe.metrics import (
 
 if TYPE_CHECKING:
     from evalframe.io.legal import read_legal
+    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
     from evalframe.io.per_query import read_per_query
     from evalframe.io.retrieval_results import read_retrieval_results
     from evalframe.analyses import ablation, tune_thresholds
@@ -56,6 +57,7 @@ _LAZY = {
     "ablation": "evalframe.analyses",
     "tune_thresholds": "evalframe.analyses",
     "check": "evalframe.checks",
+    "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
 }
 
 
@@ -98,6 +100,7 @@ __all__ = [
     "TargetCategory",
     "ablation",
     "check",
+    "dynamic_k_sweep",
     "evaluate",
     "load_pipeline",
     "read_legal",

@@ -16,12 +16,19 @@ def _shown(value: object) -> str:
     return "null" if value is None else str(value)
 
 
+def _example_cutoff(param) -> object:
+    """A valid ``@`` value of a metric, to build one and read its level and unit."""
+    if param.choices:
+        return param.choices[0]
+    return 10 if param.kind is int else 0.1
+
+
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.metrics.registry import available
 
     lines = []
     for spec in available():
-        example = {spec.at: 10 if spec.param(spec.at).kind is int else 0.1} if spec.at_required else {}
+        example = {spec.at: _example_cutoff(spec.param(spec.at))} if spec.at_required else {}
         metric = spec.build(**example)
         params = ", ".join(
             f"{p.name}={_shown(p.default)}" + (f" {{{'|'.join(map(_shown, p.choices))}}}" if p.choices else "")

@@ -20,14 +20,21 @@ Any problem raises one :class:`~evalframe.errors.InputError` listing them all.
 
 Checks vocabulary (``checks:`` mapping of a column): ``ge``, ``gt``, ``le``, ``lt`` (bounds),
 ``isin`` (allowed values), ``finite`` (no NaN or infinity).
+
+Rule kinds (``rules:``, each with a ``message``; a rule with a ``name`` can be switched off by
+the reader, e.g. on the user's request): ``determines`` (``key`` → ``column``),
+``non_empty_when`` (a list ``column`` is not empty where ``when`` holds), ``same_length`` (list
+``column`` has as many items as list ``as``), ``non_increasing`` (the numbers of list ``column``
+never go up) and ``items_within`` (every item of list ``column`` is an item of list ``within``
+on the same row). A null list passes the last three.
 """
 
 from __future__ import annotations
 
 import operator
-import weakref
 import re
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from functools import cache, reduce
 from typing import TYPE_CHECKING, Any
@@ -49,6 +56,7 @@ DTYPES: dict[str, pl.DataType] = {
     "float": pl.Float64(),
     "bool": pl.Boolean(),
     "list[string]": pl.List(pl.String()),
+    "list[float]": pl.List(pl.Float64()),
 }
 
 Locate = Callable[[int], str]
@@ -194,6 +202,7 @@ def conform(
     locate: Locate = locate_rows,
     column_labels: Mapping[str, str] | None = None,
     decimal_comma: bool = False,
+    disabled_rules: Collection[str] = (),
 ) -> pl.DataFrame:
     """Check ``frame`` against ``contract`` and return it with contract dtypes and defaults.
 
@@ -204,6 +213,7 @@ def conform(
     ``source`` names the file (or object) in error messages, ``locate`` turns a row index into
     "line 7" or "row 3", and ``column_labels`` maps contract column names back to the names in
     the user's file (after a column mapping) so that messages use the user's spelling.
+    ``disabled_rules`` names contract rules (their ``name``) not to apply.
 
     Columns the contract does not know are kept unchanged. Raises
     :class:`~evalframe.errors.InputError` listing every problem.
@@ -230,7 +240,7 @@ def conform(
     if problems:
         raise InputError(source, problems, hint=_decimal_comma_hint(problems, contract, label))
     problems = _validate_with_pandera(frame, contract, locate, label)
-    problems += _check_rules(frame, contract, locate, label)
+    problems += _check_rules(frame, contract, locate, label, disabled=disabled_rules)
     if problems:
         raise InputError(source, problems)
     return _remember(frame, contract)
@@ -515,15 +525,69 @@ def _rule_non_empty_when(frame: pl.DataFrame, rule: Mapping[str, Any], locate: L
     return problems
 
 
+def _rows_where(frame: pl.DataFrame, failed: pl.Expr, column: str, shown: pl.Expr, message: str,
+                locate: Locate, label) -> list[Problem]:
+    """A problem for each row (the first 50) where ``failed`` holds, showing ``shown``'s value."""
+    found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_shown")).with_row_index("_row")
+    found = found.filter("_failed")
+    problems = [
+        Problem(locate(index), label(column), value.to_list() if isinstance(value, pl.Series) else value, message)
+        for index, value in found.head(50).select("_row", "_shown").iter_rows()
+    ]
+    if found.height > 50:
+        problems.append(Problem(None, label(column), NO_VALUE, f"{found.height - 50} more rows: {message}"))
+    return problems
+
+
+def _rule_same_length(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """List ``column`` has as many items as list ``as`` on every row."""
+    column, other = rule["column"], rule["as"]
+    if column not in frame.columns or other not in frame.columns:
+        return []
+    lengths = pl.col(column).list.len(), pl.col(other).list.len()
+    message = f"{rule['message']} (has {{}} items, `{label(other)}` has {{}})"
+    failed = lengths[0] != lengths[1]
+    shown = pl.format(message, *lengths)
+    found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_message"), pl.col(column).alias("_value"))
+    found = found.with_row_index("_row").filter("_failed")
+    return [Problem(locate(index), label(column), value, text)
+            for index, text, value in found.head(50).select("_row", "_message", "_value").iter_rows()]
+
+
+def _rule_non_increasing(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """The numbers of list ``column`` never increase from one item to the next."""
+    column = rule["column"]
+    if column not in frame.columns:
+        return []
+    increases = pl.col(column).list.eval(pl.element().diff() > 0).list.any()
+    return _rows_where(frame, increases, column, pl.col(column), rule["message"], locate, label)
+
+
+def _rule_items_within(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """Every item of list ``column`` is an item of list ``within`` on the same row; the value
+    shown is the items that are not."""
+    column, within = rule["column"], rule["within"]
+    if column not in frame.columns or within not in frame.columns:
+        return []
+    outside = pl.col(column).list.set_difference(pl.col(within))
+    return _rows_where(frame, outside.list.len() > 0, column, outside, rule["message"], locate, label)
+
+
 #: Rule kinds a contract's ``rules:`` may use.
 RULE_KINDS: dict[str, Callable[..., list[Problem]]] = {
     "determines": _rule_determines,
     "non_empty_when": _rule_non_empty_when,
+    "same_length": _rule_same_length,
+    "non_increasing": _rule_non_increasing,
+    "items_within": _rule_items_within,
 }
 
 
-def _check_rules(frame: pl.DataFrame, contract: Contract, locate: Locate, label) -> list[Problem]:
+def _check_rules(
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label, *, disabled: Collection[str] = ()
+) -> list[Problem]:
     problems = []
     for rule in contract.rules:
-        problems += RULE_KINDS[rule["kind"]](frame, rule, locate, label)
+        if rule.get("name") not in disabled:
+            problems += RULE_KINDS[rule["kind"]](frame, rule, locate, label)
     return problems

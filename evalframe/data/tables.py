@@ -2,8 +2,10 @@
 
 - ``queries``: one row per (system, query_id) with slice keys, labels, probabilities, …;
 - ``ranking``: one row per ranked item, long (``system, query_id, doc_id`` and ``rank`` and/or
-  ``score``), or held as one list of item ids per query (``ranked_lists``: ``doc_id`` a list,
-  best first), whose long rows are built only for the queries a metric needs;
+  ``score``, optionally ``extracted``: whether the system extracted the item, dynamic K), or
+  held as one list of item ids per query (``ranked_lists``: ``doc_id`` a list, best first, and
+  optionally ``score``, a list aligned with it), whose long rows are built only for the queries
+  a metric needs;
 - ``judgments``: one row per judged item (``query_id, doc_id, relevance``).
 
 ``relevance_rule`` says how a ranked item meets its judgments: ``doc_id`` (the same id, the
@@ -101,8 +103,10 @@ def _no_lists() -> pl.DataFrame:
 
 
 def _explode(ranked_lists: pl.DataFrame) -> pl.DataFrame:
+    """Long rows of ranked lists: every list column (``doc_id``, ``score``) item by item."""
+    lists = [name for name, dtype in ranked_lists.schema.items() if isinstance(dtype, pl.List)]
     return (
         ranked_lists.with_columns(rank=pl.int_ranges(1, pl.col("doc_id").list.len() + 1, dtype=pl.Int64))
-        .explode("doc_id", "rank")
+        .explode(*lists, "rank")
         .drop_nulls("doc_id")
     )

@@ -28,6 +28,10 @@ own state (:func:`evalframe.metrics.base.merge_states`).
   0-based position ``j`` of the repeated, sorted sample;
 - otherwise the weighted inverted CDF: the smallest value whose cumulative weight reaches
   ``q·W`` (numpy's ``quantile(method="inverted_cdf", weights=…)``).
+
+``min`` and ``max`` are the smallest and largest value of a unit with a positive weight (the
+extremes of the repeated sample); like the quantiles they are recomputed from the concatenated
+per-unit values when parts merge, so they merge exactly.
 """
 
 from __future__ import annotations
@@ -39,8 +43,12 @@ import polars as pl
 from evalframe._sorting import sort_naturally
 from evalframe.metrics.base import WEIGHT, Metric
 
-SUMMARY_STATS = ["n", "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75"]
-QUANTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75}
+SUMMARY_STATS = ["n", "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max"]
+QUANTILES = {"median": 0.5, "p25": 0.25, "p75": 0.75, "p90": 0.9}
+#: Order statistics of a slice's per-unit values besides the quantiles.
+EXTREMES = ("min", "max")
+#: Every statistic of the values' distribution (null for set metrics, which have one value).
+DISTRIBUTION_STATS = (*QUANTILES, *EXTREMES)
 NO_UNIT_IN_SUBSET = "no query in the subset"
 
 
@@ -116,7 +124,7 @@ def _weighted_quantile(value: pl.Expr, weight: pl.Expr, q: float) -> pl.Expr:
 
 
 def quantiles(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool) -> pl.DataFrame:
-    """Rows ``by, metric, median, p25, p75`` (module docstring for the rule with weights)."""
+    """Rows ``by, metric, median, p25, p75, p90, min, max`` (module docstring for the rule with weights)."""
     names = [metric.name for metric in metrics]
 
     def stats(name: str) -> pl.Expr:
@@ -126,6 +134,9 @@ def quantiles(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], 
         else:
             fields = {label: value.median() if q == 0.5 else value.quantile(q, interpolation="linear")
                       for label, q in QUANTILES.items()}
+        # A unit of weight 0 is not in the repeated sample.
+        counted = value.filter(pl.col(WEIGHT) > 0) if weighted else value
+        fields |= {"min": counted.min(), "max": counted.max()}
         return pl.struct(**{label: expr.cast(pl.Float64) for label, expr in fields.items()}).alias(name)
 
     aggregations = [stats(name) for name in names]
@@ -191,7 +202,7 @@ def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str])
         value=pl.col("value").cast(pl.Float64),
         note=pl.col("note").fill_null(pl.when(pl.col("value").is_null()).then(pl.lit(NO_UNIT_IN_SUBSET))),
         # A set metric has one value per slice: no spread, no quantiles.
-        **{name: pl.lit(None, dtype=pl.Float64) for name in ("std", *QUANTILES)},
+        **{name: pl.lit(None, dtype=pl.Float64) for name in ("std", *DISTRIBUTION_STATS)},
     ).with_columns(n_skipped=pl.col("n_units") - pl.col("n"), n_outside_subset=pl.col("n_units") - pl.col("n"))
 
 
@@ -213,7 +224,8 @@ def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence
     """Rows ``grouping = across_folds``: per system and metric, mean and std (ddof=1) of fold values.
 
     ``n`` is the number of folds with a value, ``n_skipped`` the folds without one;
-    ``median``, ``p25`` and ``p75`` are over the fold values too (each fold counts once).
+    ``median``, ``p25``, ``p75``, ``p90``, ``min`` and ``max`` are over the fold values too (each
+    fold counts once).
     """
     folds = summary.filter(pl.col("grouping") == fold_grouping)
     value = pl.col("value")
@@ -225,6 +237,9 @@ def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence
         median=value.median(),
         p25=value.quantile(0.25, interpolation="linear"),
         p75=value.quantile(0.75, interpolation="linear"),
+        p90=value.quantile(0.9, interpolation="linear"),
+        min=value.min(),
+        max=value.max(),
         value=value.mean(),
     )
     rows = rows.with_columns(

@@ -3,6 +3,8 @@
 - the evaluated queries: the given queries table, or every system of the ranking × every judged
   query; checked against ``schemas/queries.yaml`` wherever they come from;
 - ``n_relevant`` (judged items at or above the relevance threshold) when a metric or subset needs it;
+- the extracted set's counts (``n_extracted``, ``n_extracted_relevant``, ``selected_k``) when a
+  dynamic-K metric needs them (:mod:`evalframe.engine.extraction`);
 - the ``missing`` policy for evaluated queries the ranking does not list, and notes on what is
   left out (run rows of unjudged queries);
 - every column the plan names must exist (one error, every key path);
@@ -20,6 +22,7 @@ from evalframe._sorting import natural_sorted, sort_naturally
 from evalframe.data.contracts import conform, load_contract
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
+from evalframe.engine.extraction import EXTRACTION_COLUMNS, with_extraction
 from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.engine.ranking import QueryIndex, index_queries
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
@@ -192,7 +195,9 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         ignored = tables.judgments.join(queries.select("query_id").unique(), on="query_id", how="anti")
         if ignored.height and tables.ranking_rows is not None:
             notes.append(f"{ignored.get_column('query_id').n_unique()} judged queries are not in the queries table and were ignored")
-    needs_relevant = item_groups or any("n_relevant" in group.subset.columns() for group in plan.groups)
+    needed = {name for metric in plan.metrics for name in metric.required_columns.get("queries", ())}
+    needs_relevant = (item_groups or "n_relevant" in needed
+                      or any("n_relevant" in group.subset.columns() for group in plan.groups))
     if needs_relevant and "n_relevant" not in queries.columns:
         relevant = (
             tables.judgments.filter(pl.col("relevance") >= plan.relevance_threshold)
@@ -202,6 +207,8 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         queries = queries.join(relevant, on="query_id", how="left", maintain_order="left").with_columns(
             pl.col("n_relevant").fill_null(0)
         )
+    if needed & {*EXTRACTION_COLUMNS, "selected_k"}:
+        queries = with_extraction(tables, queries, relevance_threshold=plan.relevance_threshold)
     if item_groups:
         notes += _gain_notes(plan, tables)
         if not tables.has_ranking:

@@ -1,7 +1,8 @@
 """The one result type of every evaluation (:func:`evalframe.evaluate`, every pipeline).
 
 - ``summary``: tidy, one row per (grouping set, system, slice key values, metric, subset) with
-  ``unit``, ``n``, ``n_skipped``, ``value``, ``std``, ``median``, ``p25``, ``p75`` and ``note``;
+  ``unit``, ``n``, ``n_skipped``, ``value``, ``std``, ``median``, ``p25``, ``p75``, ``p90``,
+  ``min``, ``max`` and ``note``;
 - ``per_query``: long per-query values (``system, query_id``, trace and slice keys, ``metric``,
   ``value``, ``skip_reason``) of the query-unit metrics; :meth:`Evaluation.per_unit` gives any
   unit's (``ev.per_unit("post")``);

@@ -5,34 +5,53 @@ DESIGN §2:
 
 - ``queries``: ``system`` (from ``config``), ``query_id`` (``post_id|criterion_id``),
   ``post_id``, ``criterion_id``, ``fold``, ``label`` (has_evidence_gold), ``prob``
-  (p_has_evidence), ``n_gold`` and, when present, ``selected_k``, ``state``;
-- ``ranking``: one row per ranked sentence, ``rank`` = position in ``ranked_sent_uids``
-  (built when first used, or only for the queries a metric needs:
-  :meth:`~evalframe.data.tables.Tables.ranking_of`);
+  (p_has_evidence), ``n_gold``, ``n_ranked`` and, when present, ``selected_k``, ``state``;
+- ``ranking``: one row per ranked sentence, ``rank`` = position in ``ranked_sent_uids`` and,
+  when the file has ``ranked_scores``, ``score`` = the score at that position (built when first
+  used, or only for the queries a metric needs: :meth:`~evalframe.data.tables.Tables.ranking_of`);
 - ``judgments``: one row per gold sentence, ``relevance`` = 1.
+
+**Extraction (dynamic K, contract §4).** When the file has ``extracted_sent_uids``, the
+extracted set is summarised on the query's row of ``queries``: ``n_extracted`` (its size) and
+``n_extracted_relevant`` (how many of its sentences are gold); both are null where the cell is
+null. The extracted set must lie within the query's candidates (``ranked_sent_uids``), so it
+is also "the ranking rows flagged as extracted"; with ``extracted_outside_candidates="allow"``
+sentences outside the ranking count too (in both numbers), which is why the counts live on the
+query rather than on ranking rows. Without the column, the engine takes the top ``selected_k``
+of the ranking instead (:mod:`evalframe.engine.extraction`), which is also how a long ranking
+table with an ``extracted`` boolean column is read.
 
 List columns hold JSON arrays (``["s1", "s2"]``) or ``;``-separated values (``s1;s2``); an
 empty cell is an empty list. A cell that starts like a JSON array but is not one is an error.
-The gold list of a query must be the same in every config (judgments belong to the query).
+``ranked_scores`` holds numbers (``[0.9, 0.4]`` or ``0.9;0.4``): one per ranked sentence,
+non-increasing, finite. The gold list of a query must be the same in every config (judgments
+belong to the query).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.contracts import conform, load_contract
-from evalframe.errors import NO_VALUE, InputError, Problem
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
 
 LIST_COLUMNS = ("gold_sent_uids", "ranked_sent_uids", "extracted_sent_uids")
+#: List columns of numbers.
+NUMBER_LIST_COLUMNS = ("ranked_scores",)
 #: Columns of the ``queries`` table this reader makes, always ...
-QUERIES_COLUMNS = ("system", "query_id", "post_id", "criterion_id", "fold", "label", "prob", "n_gold", "n_ranked")
+QUERIES_COLUMNS = ("system", "query_id", "post_id", "criterion_id", "fold", "label", "prob", "n_gold", "n_ranked",
+                   "n_extracted", "n_extracted_relevant")
 #: ... and when the file has them (under their per_query names).
 OPTIONAL_QUERIES_COLUMNS = ("selected_k", "state")
+#: What to do with an extracted sentence that is not among the query's candidates.
+ExtractedOutside = Literal["error", "allow"]
+EXTRACTED_OUTSIDE_CHOICES = ("error", "allow")
 QUERY_ID_SEPARATOR = "|"
 
 # A JSON array whose items are strings or integers (sentence ids).
@@ -100,19 +119,61 @@ def parse_list_columns(
     return {name: parsed.get_column(name) for name in columns}, []
 
 
+_JSON_NUMBER = r"\s*-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*"
+_JSON_NUMBER_ARRAY = rf"^\s*\[(?:{_JSON_NUMBER}(?:,{_JSON_NUMBER})*|\s*)\]\s*$"
+
+
+def parse_number_lists(
+    frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]
+) -> tuple[dict[str, pl.Series], list[Problem]]:
+    """Parse text columns of JSON number arrays (``[0.9, 0.4]``) or ``0.9;0.4`` into lists of
+    floats; an empty cell is an empty list. A cell that is not such a list, or holds a number
+    that is not finite (``nan``, ``inf``), is a problem naming its row, column and value."""
+    problems: list[Problem] = []
+    parsed = {}
+    for name in columns:
+        text = pl.col(name).cast(pl.String).str.strip_chars()
+        is_json = text.str.starts_with("[")
+        items_text = (
+            pl.when(text.is_null() | (text == "")).then(pl.lit([], dtype=pl.List(pl.String)))
+            .when(is_json).then(text.str.strip_prefix("[").str.strip_suffix("]").str.strip_chars().str.split(","))
+            .otherwise(text.str.split(";"))
+            .list.eval(pl.element().str.strip_chars())
+        )
+        # "[]" splits into one empty item: an empty list.
+        items_text = pl.when(items_text.list.len() == 1).then(
+            items_text.list.filter(pl.element() != "")).otherwise(items_text)
+        numbers = items_text.list.eval(pl.element().cast(pl.Float64, strict=False))
+        bad_item = numbers.list.eval(pl.element().is_null() | ~pl.element().is_finite()).list.any()
+        bad = (is_json & ~text.str.contains(_JSON_NUMBER_ARRAY)).fill_null(False) | bad_item.fill_null(False)
+        found = frame.select(numbers.alias(name), bad.alias("_bad"))
+        for index in found.get_column("_bad").arg_true().head(50).to_list():
+            problems.append(Problem(locate(index), labels.get(name, name), frame.get_column(name)[index],
+                                    "is not a list of finite numbers (expected a JSON array or `0.9;0.4`)"))
+        parsed[name] = found.get_column(name)
+    return parsed, problems
+
+
 def read_per_query(
     source: str | Path | pl.DataFrame,
     *,
     columns: Mapping[str, str] | None = None,
     separator: str | None = None,
     decimal_comma: bool = False,
+    extracted_outside_candidates: ExtractedOutside = "error",
 ) -> Tables:
     """Read and check a per_query file (CSV or Parquet) and split it into long tables.
 
     ``columns`` maps contract names to the file's names, e.g. ``{"p_has_evidence": "prob"}``.
     ``separator`` declares a CSV file's field separator (``";"`` for an Excel export in many
     locales) and ``decimal_comma=True`` reads ``0,85`` as 0.85 in the number columns.
+    ``extracted_outside_candidates``: an extracted sentence that is not in the query's
+    ``ranked_sent_uids`` is an error (``"error"``, the default) or counted as extracted
+    (``"allow"``; see the module docstring).
     """
+    if extracted_outside_candidates not in EXTRACTED_OUTSIDE_CHOICES:
+        msg = f"`extracted_outside_candidates` must be 'error' or 'allow', got {extracted_outside_candidates!r}"
+        raise ConfigError(msg)
     if isinstance(source, pl.DataFrame):
         name, frame, locate = "per_query table", source, (lambda index: f"row {index + 1}")
     else:
@@ -121,22 +182,38 @@ def read_per_query(
     frame, labels = apply_mapping(frame, columns, source=name)
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     parsed, problems = parse_list_columns(frame, to_parse, locate=locate, labels=labels)
+    numbers_to_parse = [c for c in NUMBER_LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.Float64)]
+    numbers, number_problems = _number_lists(frame, numbers_to_parse, locate=locate, labels=labels)
+    problems += number_problems
     if problems:
         raise InputError(name, problems)
-    frame = conform(frame.with_columns(**parsed), load_contract("per_query"), source=name, locate=locate,
-                    column_labels=labels, decimal_comma=decimal_comma)
+    disabled = ("extracted_within_candidates",) if extracted_outside_candidates == "allow" else ()
+    frame = conform(frame.with_columns(**parsed, **numbers), load_contract("per_query"), source=name, locate=locate,
+                    column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled)
     _check_no_repeated_ids(frame, name, locate, labels)
     _check_gold_agrees_across_configs(frame, name, locate)
     return split_per_query(frame)
 
 
+def _number_lists(frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]):
+    """:func:`parse_number_lists` of text columns; a list column of other numbers is cast."""
+    text = [c for c in columns if not isinstance(frame.schema[c], pl.List)]
+    parsed, problems = parse_number_lists(frame, text, locate=locate, labels=labels)
+    for name in columns:
+        dtype = frame.schema[name]
+        if isinstance(dtype, pl.List) and dtype.inner.is_numeric():
+            parsed[name] = frame.get_column(name).cast(pl.List(pl.Float64))
+    return parsed, problems
+
+
 def _check_no_repeated_ids(
     frame: pl.DataFrame, source: str, locate, labels: Mapping[str, str],
-    columns: tuple[str, ...] = ("gold_sent_uids", "ranked_sent_uids"), *, what: str = "sentence id",
+    columns: tuple[str, ...] = ("gold_sent_uids", "ranked_sent_uids", "extracted_sent_uids"), *, what: str = "sentence id",
 ) -> None:
     """An id may appear once per list: a ranking cannot hold an item twice (also used by
     :mod:`evalframe.io.retrieval_results` for its id lists)."""
-    repeated = frame.select((pl.col(c).list.n_unique() < pl.col(c).list.len()).alias(c) for c in columns)
+    columns = tuple(c for c in columns if c in frame.columns)
+    repeated = frame.select((pl.col(c).list.n_unique() < pl.col(c).list.len()).fill_null(False).alias(c) for c in columns)
     repeated_id = f"lists the same {what} more than once"
     problems = []
     for column in columns:
@@ -207,6 +284,12 @@ def split_per_query(frame: pl.DataFrame) -> Tables:
     """
     query_id = pl.concat_str("post_id", "criterion_id", separator=QUERY_ID_SEPARATOR).alias("query_id")
     optional = [name for name in OPTIONAL_QUERIES_COLUMNS if name in frame.columns]
+    if "extracted_sent_uids" in frame.columns:
+        extracted = pl.col("extracted_sent_uids")
+        optional += [
+            extracted.list.len().cast(pl.Int64).alias("n_extracted"),
+            extracted.list.set_intersection("gold_sent_uids").list.len().cast(pl.Int64).alias("n_extracted_relevant"),
+        ]
     known = set(load_contract("per_query").columns) | set(QUERIES_COLUMNS)
     tags = [name for name in frame.columns if name not in known]
     keyed = frame.select(
@@ -223,7 +306,10 @@ def split_per_query(frame: pl.DataFrame) -> Tables:
         *tags,
     )
     queries = keyed.sort("system", "query_id")
-    ranked_lists = keyed.select("system", "query_id", doc_id=frame.get_column("ranked_sent_uids"))
+    ranked = {"doc_id": frame.get_column("ranked_sent_uids")}
+    if "ranked_scores" in frame.columns:
+        ranked["score"] = frame.get_column("ranked_scores")
+    ranked_lists = keyed.select("system", "query_id", **ranked)
     judgments = (
         pl.DataFrame({"query_id": keyed.get_column("query_id"), "doc_id": frame.get_column("gold_sent_uids")})
         .explode("doc_id")

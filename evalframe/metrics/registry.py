@@ -33,6 +33,8 @@ FAMILY_MODULES = (
     "evalframe.metrics.multilabel",
     "evalframe.metrics.legal",
     "evalframe.metrics.gate",
+    "evalframe.metrics.dynamic_k",
+    "evalframe.metrics.query_counts",
 )
 
 

@@ -43,7 +43,8 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
         return read_legal(source, gold)
     from evalframe.io.per_query import read_per_query
 
-    return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma)
+    return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma,
+                          extracted_outside_candidates=spec.extracted_outside_candidates)
 
 
 class Pipeline(PipelineSpec):
@@ -128,8 +129,11 @@ def gold_file(pipeline: PipelineSpec, gold: str | Path | None) -> Path | None:
         hint = "" if gold is not None else " (the pipeline's `input.gold`; pass another with `--gold FILE`, or `gold=` in Python)"
         raise InputError(str(found), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     return found
+
+
 def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
-    """The stages after the engine, in order: the analyses (ablation, tuning), then the checks.
+    """The stages after the engine, in order: the analyses (dynamic-K sweep, ablation, tuning),
+    then the checks.
 
     Each is the function Python calls (``ef.ablation``, ``ef.tune_thresholds``, ``ef.check``),
     given the keyword arguments of the pipeline's block; a block that is absent is not run.
@@ -137,12 +141,31 @@ def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
 
+    if pipeline.dynamic_k_sweep is not None:
+        evaluation = _with_sweep(pipeline, evaluation)
     if pipeline.ablation is not None:
         evaluation = ablation(evaluation, **pipeline.ablation)
     if pipeline.tuning is not None:
         evaluation = tune_thresholds(evaluation, **pipeline.tuning)
     if pipeline.checks is not None:
         evaluation = check(evaluation, **pipeline.checks)
+    return evaluation
+
+
+def _with_sweep(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
+    """The evaluation with the dynamic-K γ sweep table of the pipeline's ``dynamic_k_sweep:`` block."""
+    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep, sweep_arguments
+
+    arguments = sweep_arguments(pipeline.dynamic_k_sweep)
+    names = arguments.pop("slices")
+    slices = None if names is None else {name: pipeline.plan.slices[name] for name in names}
+    table = dynamic_k_sweep(evaluation, slices=slices, **arguments)
+    evaluation = evaluation.with_tables(dynamic_k_sweep=table)
+    # run.json records the analysis' parameters (the table shows γ, not k_min or k_max).
+    groupings = table.get_column("grouping").unique(maintain_order=True).to_list()
+    analyses = {**evaluation.plan.about.get("analyses", {}),
+                "dynamic_k_sweep": {**arguments, "normalize": arguments["normalize"] or "none", "slices": groupings}}
+    evaluation = replace(evaluation, plan=replace(evaluation.plan, about={**evaluation.plan.about, "analyses": analyses}))
     return evaluation
 
 

@@ -62,6 +62,8 @@ class InputSpec:
     #: Whether a CSV input's numbers have a decimal comma (`0,85`).
     decimal_comma: bool = False
     gold: str | None = None
+    #: An extracted sentence outside the query's candidates: `error` (default) or `allow`.
+    extracted_outside_candidates: str = "error"
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ class PipelineSpec:
     ablation: Mapping[str, Any] | None = None
     tuning: Mapping[str, Any] | None = None
     checks: Mapping[str, Any] | None = None
+    #: Parameters of the dynamic-K γ sweep (``dynamic_k_sweep:`` block), None when not asked for.
+    dynamic_k_sweep: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -184,6 +188,7 @@ def check_spec(spec: Any) -> list[Problem]:
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
     slices = _mapping(spec.get("slices")) or {"overall": []}
+    problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
         problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
@@ -230,6 +235,25 @@ def _check_analyses(spec: Mapping[str, Any], metric_parameters: Mapping[str, Any
     return problems
 
 
+def _check_sweep(block: Any, slices: Mapping[str, Any]) -> list[Problem]:
+    """Meaning of the ``dynamic_k_sweep`` block: γ in (0, 1], k_min <= k_max, known slices."""
+    if not isinstance(block, Mapping):
+        return []
+    from evalframe.analyses.dynamic_k_sweep import check_sweep_parameters, sweep_arguments
+
+    arguments = sweep_arguments(block)
+    problems = []
+    typed = all(isinstance(arguments[key], int) for key in ("k_min", "k_max")) and all(
+        isinstance(gamma, (int, float)) for gamma in _list(arguments["gammas"]))
+    if typed and arguments["normalize"] in (None, "softmax"):  # else the format check said so
+        problems += check_sweep_parameters(arguments["gammas"], arguments["k_min"], arguments["k_max"], arguments["normalize"])
+    for index, name in enumerate(_list(block.get("slices"))):
+        if isinstance(name, str) and name not in slices:
+            problems.append(Problem(f"dynamic_k_sweep.slices[{index}]", None, name,
+                                    f"names an unknown slice{_near(name, sorted(slices))}"))
+    return problems
+
+
 def _subset(name: str, body: Mapping[str, Any] | None) -> Subset:
     body = body or {}
     return Subset(name, body.get("description", name), body.get("where"))
@@ -273,4 +297,5 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "ablation": dict(spec["ablation"]) if spec.get("ablation") is not None else None,
         "tuning": dict(spec["tuning"]) if spec.get("tuning") is not None else None,
         "checks": dict(spec["checks"]) if spec.get("checks") is not None else None,
+        "dynamic_k_sweep": dict(spec["dynamic_k_sweep"]) if spec.get("dynamic_k_sweep") is not None else None,
     }

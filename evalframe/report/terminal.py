@@ -26,11 +26,13 @@ def render_overview(evaluation) -> str:
         header = f"{name} · system {system['system']}: {format_value(system['queries'], kind='count')} queries"
         if system.get("with_evidence") is not None:
             header += f", {format_value(system['with_evidence'], kind='count')} with evidence"
-        lines += [header, f"{'metric':<20} {'n':>7} {'outside subset':>14} {'value':>10} {'std':>8}  {'across folds':>17}"]
-        for row in overall_rows(evaluation.summary, system["system"], overall):
+        rows = overall_rows(evaluation.summary, system["system"], overall)
+        width = max([20, *(len(metric_label(row, repeated)) for row in rows)])  # long names keep the columns aligned
+        lines += [header, f"{'metric':<{width}} {'n':>7} {'outside subset':>14} {'value':>10} {'std':>8}  {'across folds':>17}"]
+        for row in rows:
             metric = metrics.get(row["metric"])
             lines.append(
-                f"{metric_label(row, repeated):<20} {format_value(row['n'], kind='count'):>7} {outside_cell(row):>14} "
+                f"{metric_label(row, repeated):<{width}} {format_value(row['n'], kind='count'):>7} {outside_cell(row):>14} "
                 f"{format_value(row['value'], metric=metric):>10} {format_value(row['std'], metric=metric):>8}  "
                 f"{fold_cell(row, metric):>17}"
                 + (f"  ({row['note']})" if row["note"] and row["value"] is None else "")

@@ -18,7 +18,7 @@ from evalframe.metrics.base import QueryMetric, TargetCategory
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
-EXPECT = {"n_queries": 14770, "n_positive": 1379, "posts_per_fold": [295, 295, 295, 295, 297]}
+EXPECT = {"n_queries": 5000, "n_positive": 466, "posts_per_fold": [100, 100, 100, 100, 100]}
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +35,19 @@ def statuses(checks: pl.DataFrame, name: str) -> set[str]:
 def test_every_check_passes_on_the_sample(sample):
     checks = sample.checks
     assert checks.columns == list(COLUMNS)
-    assert set(checks.get_column("status")) == {"pass"}
+    assert set(checks.get_column("status")) == {"pass", "not_applicable"}
+    # Only a slice with one class has no sensitivity or specificity to check (has_evidence = 1 or 0).
+    not_applicable = checks.filter(pl.col("status") == "not_applicable")
+    assert set(not_applicable.get_column("grouping")) == {"has_evidence"}
     expected = {"value_in_range", "confusion_total", "confusion_positives", "confusion_negatives",
                 "confusion_sensitivity", "confusion_specificity", "expect_n_queries", "expect_n_positive",
                 "expect_posts_per_fold", "across_folds_matches_folds", "overall_matches_folds",
                 "ablation_matches_summary", "duplicate_rows_agree", "ranking_denominator", "folds_disjoint",
                 "tuning_without_leakage", "fixed_and_dynamic_k_apart"}
     assert set(checks.get_column("check")) == expected
-    # Confusion invariants on every slice of every system: overall + 5 folds + 10 criteria, 2 systems.
-    assert checks.filter(pl.col("check") == "confusion_total").height == 2 * (1 + 5 + 10)
+    # Confusion invariants on every slice of every system: overall + 5 folds + 10 criteria + 2
+    # has_evidence values for 6 systems, and the gate states each system has (5 × NEG/POS, 1 × 3 states).
+    assert checks.filter(pl.col("check") == "confusion_total").height == 6 * (1 + 5 + 10 + 2) + (5 * 2 + 3)
 
 
 def edited(ev, metric: str, grouping: str, value: float, **where) -> ef.Evaluation:
@@ -94,8 +98,8 @@ def test_a_sensitivity_that_is_not_tp_over_positives_fails(sample):
 
 def test_declared_expectations(sample):
     bad = fails(sample, "expect_n_queries", expect={**EXPECT, "n_queries": 14000})
-    assert bad.height == 2 and bad["observed"].to_list() == ["14770", "14770"]
-    fails(sample, "expect_posts_per_fold", expect={"posts_per_fold": [295, 295, 295, 296, 296]})
+    assert bad.height == 6 and bad["observed"].to_list() == ["5000"] * 6
+    fails(sample, "expect_posts_per_fold", expect={"posts_per_fold": [100, 100, 100, 99, 101]})
     with pytest.raises(ef.ConfigError, match="unknown keys"):
         run_checks(sample, expect={"n_querys": 1})
 
@@ -127,7 +131,7 @@ def test_ranking_metrics_averaged_over_all_queries_fail_a1():
     tables = ef.read_per_query(SAMPLE)
     ev = ef.evaluate(tables, metrics=["recall@10", "mrr"], slices={"overall": [], "fold": ["fold"]}, empty="zero")
     bad = fails(ev, "ranking_denominator")
-    assert "n = 14770" in bad.filter(pl.col("grouping") == "overall")["observed"][0]
+    assert "n = 5000" in bad.filter(pl.col("grouping") == "overall")["observed"][0]
     ok = ef.evaluate(tables, metrics={"has_evidence": ["recall@10", "mrr"]}, subsets={"has_evidence": "label = 1"})
     assert statuses(run_checks(ok), "ranking_denominator") == {"pass"}
 

@@ -31,17 +31,17 @@ def write_spec(tmp_path: Path, **changes) -> Path:
 
 
 def test_a_failed_must_check_exits_1_after_writing_every_output(tmp_path, capsys):
-    path = write_spec(tmp_path, checks={"expect": {"n_queries": 14000, "n_positive": 1379}})
+    path = write_spec(tmp_path, checks={"expect": {"n_queries": 4000, "n_positive": 466}})
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out)]) == 1
     captured = capsys.readouterr()
     assert "check failed: expect_n_queries [system full_pipeline]" in captured.err
-    assert "14770 (expected 14000)" in captured.err
+    assert "5000 (expected 4000)" in captured.err
     assert "expect_n_positive" not in captured.err
     assert {p.name for p in out.iterdir()} >= {"summary.csv", "summary.md", "run.json", "checks.csv", "tuning.csv", "ablation.csv"}
     checks = pl.read_csv(out / "checks.csv")
-    assert checks.filter(pl.col("status") == "fail")["check"].to_list() == ["expect_n_queries"] * 2
-    assert "2 failed:" in (out / "summary.md").read_text()
+    assert checks.filter(pl.col("status") == "fail")["check"].to_list() == ["expect_n_queries"] * 6
+    assert "6 failed:" in (out / "summary.md").read_text()
 
 
 def test_passing_checks_exit_0(tmp_path, capsys):

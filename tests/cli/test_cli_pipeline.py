@@ -28,11 +28,18 @@ PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
 #: The five declared outputs and the result tables of the stages after the engine (issue 10).
-OUTPUT_FILES = ["ablation.csv", "checks.csv", "per_query.parquet", "run.json", "summary.csv", "summary.md",
-                "summary.parquet", "threshold_tuning.csv", "tuning.csv"]
-SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped",
-                   "n_outside_subset", "value", "std", "median", "p25", "p75", "note"]
-SYSTEMS = ["full_pipeline", "retriever_only"]
+OUTPUT_FILES = ["ablation.csv", "checks.csv", "dynamic_k_sweep.csv", "per_query.parquet", "run.json", "summary.csv",
+                "summary.md", "summary.parquet", "threshold_tuning.csv", "tuning.csv"]
+SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "state", "label", "metric", "unit", "subset", "n",
+                   "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max", "note"]
+#: The sample's six configs (contract §8.1), as the summary sorts them.
+SYSTEMS = ["full_pipeline", "plus_jina_reranker", "plus_p2_dynamic_k", "plus_p3_graph_reranker", "plus_p4_ne_gate",
+           "retriever_only"]
+#: Per config: queries, queries with evidence, posts (data_samples/README.md).
+N_QUERIES, N_WITH_EVIDENCE, N_POSTS = 5000, 466, 500
+#: Metrics of the bundled pipeline besides the §2 and §3 ones, on all queries and on queries with evidence.
+EXTRACTION_ALL_QUERIES = ["selected_k", "n_extracted", "n_queries", "n_positive", "positive_rate"]
+EXTRACTION_WITH_EVIDENCE = ["evidence_recall@selected_k", "evidence_precision@selected_k"]
 OUTSIDE = "outside subset: queries with has_evidence_gold = 1"
 
 
@@ -66,9 +73,11 @@ def sample_runs(tmp_path_factory):
 def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
     status, stdout, stderr = sample_runs["process"]
     assert status == 0, stderr
-    # stderr holds notes only: the one slice that does not group posts
+    # stderr holds notes only: the slices that do not group posts
     assert stderr.splitlines() == [
-        "evalframe: note: slice `criterion` does not apply to unit `post` (`criterion_id` varies within a post): no rows"
+        "evalframe: note: slice `criterion` does not apply to unit `post` (`criterion_id` varies within a post): no rows",
+        "evalframe: note: slice `state` does not apply to unit `post` (`state` varies within a post): no rows",
+        "evalframe: note: slice `has_evidence` does not apply to unit `post` (`label` varies within a post): no rows",
     ]
     assert f"wrote {sample_runs['cli']}/" in stdout
     assert "system full_pipeline" in stdout and "system retriever_only" in stdout
@@ -96,26 +105,31 @@ def test_python_summary_equals_the_clis_summary_parquet(sample_runs):
 def test_summary_table_shape(sample_runs):
     summary = pl.read_parquet(sample_runs["cli"] / "summary.parquet")
     assert summary.columns == SUMMARY_COLUMNS
-    assert set(summary.get_column("grouping")) == {"overall", "fold", "criterion", "across_folds"}
+    assert set(summary.get_column("grouping")) == {"overall", "fold", "criterion", "state", "has_evidence", "across_folds"}
     assert summary.get_column("system").null_count() == 0
     assert sorted(summary.get_column("system").unique()) == SYSTEMS
     counts = summary.group_by("grouping").len()
-    n_query_metrics, n_post_metrics = 46 + 7, 7  # (+ 7 gate metrics) criterion does not slice posts: no post rows there
+    # + 7 dynamic-K and count metrics, + 7 gate metrics; criterion, state, label do not slice posts
+    n_query_metrics, n_post_metrics = 46 + 7 + 7, 7
     n_metrics = n_query_metrics + n_post_metrics
+    n_systems = len(SYSTEMS)
+    # Five configs gate NEG / POS, the full pipeline NEG / UNCERTAIN / POS.
+    n_states = 5 * 2 + 3
     assert dict(counts.iter_rows()) == {
-        "overall": 2 * n_metrics, "fold": 2 * 5 * n_metrics, "criterion": 2 * 10 * n_query_metrics,
-        "across_folds": 2 * n_metrics,
+        "overall": n_systems * n_metrics, "fold": n_systems * 5 * n_metrics,
+        "criterion": n_systems * 10 * n_query_metrics, "state": n_states * n_query_metrics,
+        "has_evidence": n_systems * 2 * n_query_metrics, "across_folds": n_systems * n_metrics,
     }
-    # No row mixes systems: each slice counts one system's units (14,770 queries, 1,477 posts).
+    # No row mixes systems: each slice counts one system's units (5,000 queries, 500 posts).
     overall = summary.filter(pl.col("grouping") == "overall")
     totals = overall.group_by("unit").agg((pl.col("n") + pl.col("n_skipped")).unique())
-    assert dict(totals.iter_rows()) == {"query": [14770], "post": [1477]}
+    assert dict(totals.iter_rows()) == {"query": [N_QUERIES], "post": [N_POSTS]}
     folds = summary.filter(pl.col("grouping") == "fold", pl.col("metric") == "mrr")
-    assert folds.select(pl.col("n") + pl.col("n_skipped")).to_series().sum() == 2 * 14770
+    assert folds.select(pl.col("n") + pl.col("n_skipped")).to_series().sum() == n_systems * N_QUERIES
     # Every skipped query of a ranking metric on has_evidence is outside the subset, not undefined.
     mrr = overall.filter(pl.col("metric") == "mrr")
     assert mrr.select((pl.col("n_outside_subset") == pl.col("n_skipped")).all()).item()
-    assert mrr.get_column("n_outside_subset").to_list() == [13391, 13391]
+    assert mrr.get_column("n_outside_subset").to_list() == [N_QUERIES - N_WITH_EVIDENCE] * n_systems
     assert summary.filter(pl.col("grouping") == "fold").get_column("fold").null_count() == 0
     assert summary.filter(pl.col("grouping") == "criterion").get_column("criterion_id").null_count() == 0
 
@@ -131,9 +145,12 @@ def test_summary_csv_matches_parquet(sample_runs):
 def test_per_query_output_is_tidy(sample_runs):
     per_query = pl.read_parquet(sample_runs["cli"] / "per_query.parquet")
     assert per_query.columns == [
-        "system", "query_id", "post_id", "criterion_id", "fold", "metric", "value", "skip_reason"]
-    # brier on every query, the ranking metrics on the 2 × 1,379 queries with evidence only
-    assert per_query.height == 29540 + 2 * 1379 * len(RANKING_METRICS)
+        "system", "query_id", "post_id", "criterion_id", "fold", "state", "label", "metric", "value", "skip_reason"]
+    # brier and the extraction counts on every query, the ranking and evidence metrics on the
+    # queries with evidence only
+    n_systems = len(SYSTEMS)
+    assert per_query.height == (n_systems * N_QUERIES * (1 + len(EXTRACTION_ALL_QUERIES))
+                                + n_systems * N_WITH_EVIDENCE * (len(RANKING_METRICS) + len(EXTRACTION_WITH_EVIDENCE)))
     assert per_query.filter(pl.col("skip_reason").str.starts_with("outside subset")).height == 0
     assert per_query.select(pl.struct("system", "query_id", "metric").is_unique().all()).item()
 
@@ -142,13 +159,14 @@ def test_run_json_describes_input_counts_and_skips(sample_runs):
     info = json.loads((sample_runs["cli"] / "run.json").read_text())
     assert info["pipeline"]["name"] == "evidence_contract"
     assert info["input"]["sha256"] == sha256(SAMPLE)
-    assert info["input"]["rows"] == 29540
-    assert info["tables"]["queries"] == 29540
+    assert info["input"]["rows"] == len(SYSTEMS) * N_QUERIES
+    assert info["tables"]["queries"] == len(SYSTEMS) * N_QUERIES
     assert info["tables"]["systems"] == [
-        {"system": system, "queries": 14770, "with_evidence": 1379} for system in SYSTEMS
+        {"system": system, "queries": N_QUERIES, "with_evidence": N_WITH_EVIDENCE} for system in SYSTEMS
     ]
     skipped = {(entry["system"], entry["metric"]): (entry["reason"], entry["count"]) for entry in info["skipped"]}
-    assert skipped == {(system, metric): (OUTSIDE, 13391) for system in SYSTEMS for metric in RANKING_METRICS}
+    assert skipped == {(system, metric): (OUTSIDE, N_QUERIES - N_WITH_EVIDENCE) for system in SYSTEMS
+                       for metric in [*RANKING_METRICS, *EXTRACTION_WITH_EVIDENCE]}
     summary = pl.read_parquet(sample_runs["cli"] / "summary.parquet")
     assert info["undefined_values"] == summary.filter(pl.col("value").is_null()).height
 
@@ -158,7 +176,8 @@ def test_summary_markdown_has_both_systems(sample_runs):
     assert text.startswith("# evidence_contract\n")
     for system in SYSTEMS:
         assert f"system `{system}`" in text
-    assert "0.9145" in text  # full_pipeline's overall AUROC
+    assert "0.9206" in text  # full_pipeline's overall AUROC (data_samples/README.md)
+    assert "## Dynamic k sweep" in text  # the γ sweep table's section
 
 
 # --- validate ------------------------------------------------------------------------------------
@@ -281,14 +300,14 @@ def test_bundled_pipeline_by_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the name works from any folder
     pipeline = ef.load_pipeline("evidence_contract")
     assert pipeline.name == "evidence_contract"
-    assert len(pipeline.metrics) == 46 + 7 + 7
+    assert len(pipeline.metrics) == 46 + 7 + 7 + 7
 
 
 def test_the_bundled_pipeline_finds_its_sample_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no data_samples/ here
     assert main(["run", "evidence_contract", "--out", str(tmp_path / "out")]) == 0
     info = json.loads((tmp_path / "out" / "run.json").read_text())
-    assert Path(info["input"]["path"]).name == "per_query.csv" and info["input"]["rows"] == 29540
+    assert Path(info["input"]["path"]).name == "per_query.csv" and info["input"]["rows"] == len(SYSTEMS) * N_QUERIES
 
 
 def test_a_missing_input_suggests_the_input_option(tmp_path, monkeypatch, capsys):

@@ -53,7 +53,7 @@ def test_parts_merge_into_the_whole(tables, weighted, data):
     assert ours.keys() == theirs.keys()
     for key, row in ours.items():
         other = theirs[key]
-        for stat in ("n", "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "note"):
+        for stat in ("n", "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max", "note"):
             a, b = row[stat], other[stat]
             if stat in COUNTS or isinstance(a, str) or a is None or b is None:
                 assert a == b, (key, stat, a, b)

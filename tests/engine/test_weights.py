@@ -23,7 +23,7 @@ PER_UNIT = ["recall@3", "ndcg@5", "mrr", "map@3", "num_ret", "brier"]
 SET = ["auroc", "auprc", "tpr@fpr=0.3", "ece", "tp", "f1", "mcc", "precision", "specificity"]
 POST = ["exact_match", "hamming_loss", "macro_f1", "micro_f1", "weighted_f1", "label_macro_f1"]
 SLICES = {"overall": [], "fold": ["fold"]}
-STATS = ["value", "std", "median", "p25", "p75"]
+STATS = ["value", "std", "median", "p25", "p75", "p90", "min", "max"]
 
 
 def _keyed(summary: pl.DataFrame) -> dict:

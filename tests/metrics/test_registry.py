@@ -62,7 +62,8 @@ SAMPLES = {int: (7, 13), float: (0.25, 0.1), str: ()}
 def _instances(spec: MetricSpec) -> list[ef.Metric]:
     """The spec's metric with defaults and with sample values / every choice of every parameter."""
     at_param = spec.param(spec.at) if spec.at is not None else None
-    base = {spec.at: SAMPLES[at_param.kind][0]} if at_param is not None and spec.at_required else {}
+    at_values = (at_param.choices or SAMPLES[at_param.kind]) if at_param is not None else ()
+    base = {spec.at: at_values[0]} if at_param is not None and spec.at_required else {}
     variants = [base]
     for param in spec.params:
         for value in param.choices or SAMPLES[param.kind]:

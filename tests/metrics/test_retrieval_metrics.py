@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import statistics
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -207,7 +208,7 @@ def test_summary_columns_and_statistics(mrr_case):
     summary = result.summary
     assert summary.columns == [
         "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "n_outside_subset", "value", "std",
-        "median", "p25", "p75", "note",
+        "median", "p25", "p75", "p90", "min", "max", "note",
     ]
     assert summary.schema["n"] == pl.Int64 and summary.schema["n_skipped"] == pl.Int64
     assert summary.schema["n_outside_subset"] == pl.Int64
@@ -226,6 +227,9 @@ def test_summary_columns_and_statistics(mrr_case):
     assert row["median"] == pytest.approx((0.25 + 0.5) / 2)  # position 1.5
     assert row["p25"] == pytest.approx(0 + 0.75 * (0.25 - 0))  # position 0.75
     assert row["p75"] == pytest.approx(0.5 + 0.25 * (1 - 0.5))  # position 2.25
+    assert row["p90"] == pytest.approx(0.5 + 0.7 * (1 - 0.5))  # position 2.7
+    assert row["p90"] == pytest.approx(float(np.percentile([1, 0.5, 0.25, 0], 90)))
+    assert (row["min"], row["max"]) == (0.0, 1.0)
     counts = summary.row(1, named=True)
     assert (counts["n"], counts["n_skipped"], counts["value"]) == (5, 0, 2 + 3 + 4 + 2 + 1)
 

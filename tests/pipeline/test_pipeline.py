@@ -45,23 +45,28 @@ HAS_EVIDENCE = "queries with has_evidence_gold = 1"
 OUTSIDE_HAS_EVIDENCE = f"outside subset: {HAS_EVIDENCE}"
 
 
-#: Metrics of the bundled pipeline this reference does not recompute: the three-state gate (its own
-#: plain-Python reference is in tests/metrics/test_gate_metrics.py, and test_analyses_pipeline.py
-#: runs it on the sample).
-GATE_METRICS = {"neg_rate", "uncertain_rate", "pos_rate", "alert_rate_per_1000", "screening_sensitivity",
-                "screening_fn_per_1000", "alert_precision"}
-#: Stages after the engine (tested in tests/analyses and tests/checks).
-AFTER_ENGINE = ("ablation", "tuning", "checks")
+#: Metrics and slices of the bundled pipeline that this file's reference does not cover: the
+#: three-state gate (its own plain-Python reference is in tests/metrics/test_gate_metrics.py), the
+#: dynamic-K metrics and query counts (contract §4, §7.1) with their state / label slices and the
+#: γ sweep (tests/metrics/test_dynamic_k.py), and the stages after the engine (tests/analyses,
+#: tests/checks).
+ELSEWHERE_METRICS = {"selected_k", "n_extracted", "n_queries", "n_positive", "positive_rate",
+                     "evidence_recall@selected_k", "evidence_precision@selected_k",
+                     "neg_rate", "uncertain_rate", "pos_rate", "alert_rate_per_1000", "screening_sensitivity",
+                     "screening_fn_per_1000", "alert_precision"}
+REFERENCE_SLICES = ("overall", "fold", "criterion")
+AFTER_ENGINE = ("dynamic_k_sweep", "ablation", "tuning", "checks")
 
 
 def contract_spec(**changes) -> dict:
-    """The bundled pipeline's mapping, with the fold × criterion cells added as a slice (without
-    the gate metrics and the stages after the engine, which the reference does not cover)."""
+    """The bundled pipeline's mapping restricted to what the reference covers (contract §2, §3,
+    §6; slices overall, fold, criterion), with the fold × criterion cells added as a slice."""
     spec = yaml.safe_load(CONTRACT_PIPELINE.read_text())
-    spec["metrics"] = [group for group in spec["metrics"] if not set(group["names"]) <= GATE_METRICS]
+    spec["metrics"] = [group for group in spec["metrics"] if not set(group["names"]) & ELSEWHERE_METRICS]
+    slices = {name: keys for name, keys in spec["slices"].items() if name in REFERENCE_SLICES}
+    spec["slices"] = {**slices, "fold_x_criterion": ["fold", "criterion_id"]}
     for key in AFTER_ENGINE:
         spec.pop(key, None)
-    spec["slices"] = {**spec["slices"], "fold_x_criterion": ["fold", "criterion_id"]}
     spec.update(changes)
     return spec
 
@@ -268,13 +273,17 @@ def test_reference_reproduces_the_samples_documented_figures(sample):
     """data_samples/README.md lists figures from its own script: pin the reference to them."""
     _, reference = sample
     documented = {
-        "full_pipeline": {"auroc": 0.9145, "ece": 0.0316, "recall@5": 0.5903, "ndcg@10": 0.5583},
-        "retriever_only": {"auroc": 0.8368, "ece": 0.0443, "recall@5": 0.5040, "ndcg@10": 0.4855},
+        "retriever_only": {"auroc": 0.8312, "ece": 0.0431, "recall@5": 0.4548, "ndcg@10": 0.4486},
+        "plus_jina_reranker": {"auroc": 0.8553, "ece": 0.0358, "recall@5": 0.5529, "ndcg@10": 0.5239},
+        "plus_p3_graph_reranker": {"auroc": 0.8674, "ece": 0.0316, "recall@5": 0.5780, "ndcg@10": 0.5638},
+        "plus_p2_dynamic_k": {"auroc": 0.8674, "ece": 0.0316, "recall@5": 0.5780, "ndcg@10": 0.5638},
+        "plus_p4_ne_gate": {"auroc": 0.9206, "ece": 0.0347, "recall@5": 0.5780, "ndcg@10": 0.5638},
+        "full_pipeline": {"auroc": 0.9206, "ece": 0.0347, "recall@5": 0.5780, "ndcg@10": 0.5638},
     }
     for system, figures in documented.items():
         for metric, figure in figures.items():
             assert round(reference["overall", system, None, None, metric].value, 4) == figure, (system, metric)
-        assert reference["overall", system, None, None, "recall@5"].n == 1379
+        assert reference["overall", system, None, None, "recall@5"].n == 466
 
 
 def test_sample_summary_matches_reference(sample):
@@ -289,9 +298,9 @@ def test_sample_counts_per_slice(sample):
     rows = summary_rows(result.summary)
     for system in ("full_pipeline", "retriever_only"):
         auroc, mrr = rows["overall", system, None, None, "auroc"], rows["overall", system, None, None, "mrr"]
-        assert (auroc["n"], auroc["n_skipped"]) == (14770, 0)
-        assert (mrr["n"], mrr["n_skipped"]) == (1379, 13391)
-        assert rows["criterion", system, None, "A.10", "ndcg@10"]["n"] == 24
+        assert (auroc["n"], auroc["n_skipped"]) == (5000, 0)
+        assert (mrr["n"], mrr["n_skipped"]) == (466, 4534)
+        assert rows["criterion", system, None, "A.10", "ndcg@10"]["n"] == 8
         assert rows["across_folds", system, None, None, "auroc"]["n"] == 5
 
 
@@ -313,7 +322,7 @@ def test_sample_ranking_cell_without_positive_is_null_with_a_note(sample):
     rows = summary_rows(result.summary)
     for metric in ("recall@5", "ndcg@10", "mrr"):
         row = rows["fold_x_criterion", "full_pipeline", 2, "A.10", metric]
-        assert (row["n"], row["n_skipped"], row["value"]) == (0, 295, None)
+        assert (row["n"], row["n_skipped"], row["value"]) == (0, 100, None)  # fold 2 has 100 posts
         assert row["note"], f"{metric}: fold 2 × A.10 has n = 0 and a null value but no note saying why"
 
 
@@ -324,12 +333,14 @@ def test_sample_per_query_skip_reasons(sample):
         .group_by("system", "skip_reason").len()
         .sort("system", "skip_reason", nulls_last=True)
     )
-    assert skipped.rows() == [("full_pipeline", None, 1379), ("retriever_only", None, 1379)]
+    systems = sorted(set(result.summary.get_column("system")))
+    assert len(systems) == 6
+    assert skipped.rows() == [(system, None, 466) for system in systems]
     # Queries outside the subset have no per-query row; run.json counts them with their reason.
     outside = [entry for entry in result.info["skipped"] if entry["metric"] == "ndcg@10"]
     assert outside == [
-        {"system": system, "unit": "query", "metric": "ndcg@10", "reason": OUTSIDE_HAS_EVIDENCE, "count": 13391}
-        for system in ("full_pipeline", "retriever_only")
+        {"system": system, "unit": "query", "metric": "ndcg@10", "reason": OUTSIDE_HAS_EVIDENCE, "count": 4534}
+        for system in systems
     ]
 
 

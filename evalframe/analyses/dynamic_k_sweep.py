@@ -1,0 +1,238 @@
+"""The dynamic-K γ sweep (contract §8.2): how K, evidence recall, precision and workload move
+with the mass threshold γ of a dynamic-K policy.
+
+**The mass policy.** For a query with ranked scores ``s_1 ≥ s_2 ≥ … ≥ s_n`` (``ranked_scores``,
+the ranking's ``score``) the policy keeps the smallest ``k`` whose cumulative score reaches a
+share γ of the total::
+
+    K_γ = min { k : Σ_{i≤k} s_i ≥ γ · Σ_{i≤n} s_i },   then clipped to [k_min, k_max]
+
+Scores must be non-negative (a mass); with ``normalize="softmax"`` they are first turned into
+``exp(s_i − max s) / Σ_j exp(s_j − max s)`` (any real scores). Sums run in rank order, the
+total being the last running sum, so a prefix that reaches γ·total exactly (decimal scores) is
+found as in plain sequential arithmetic. A query without ranked items has
+``K = k_min`` and extracts nothing. K can exceed the ranking's length after clipping; the query
+then extracts its whole ranking.
+
+**What each row reports**, per γ, grouping set (``overall``, ``fold``, …) and system:
+``mean_k`` (and ``median_k``, ``p90_k``) over all queries, ``evidence_recall`` and
+``evidence_precision`` at that K over the queries with at least one relevant item (``n_with_evidence``;
+an empty extraction has precision 0.0), and the workload over all queries:
+``sentences_extracted`` (``Σ min(K, n_ranked)``) and ``sentences_per_1000_queries``.
+
+**One implementation.** The sweep counts each γ's top K with the engine's extraction stage
+(:func:`~evalframe.engine.extraction.top_k_counts`, all γ in one pass), writes the K and the
+counts into the queries table as ``selected_k``, ``n_extracted`` and ``n_extracted_relevant``,
+and evaluates the registered metrics ``selected_k``, ``n_extracted``,
+``evidence_recall@selected_k`` and ``evidence_precision@selected_k`` with the engine: the very
+code that scores a system's own dynamic K. The K of every query and every γ comes from one
+group-by over the ranking rows (cumulative sums), never a Python loop over queries; the loop
+runs over the few γ values only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Literal
+
+import polars as pl
+
+from evalframe.data.units import QUERY_KEYS, SYSTEM
+from evalframe.engine.extraction import EXTRACTION_COLUMNS, top_k_counts
+from evalframe.engine.ranking import rank_items
+from evalframe.errors import NO_VALUE, ConfigError, Problem
+
+if TYPE_CHECKING:
+    from evalframe.data.tables import Tables
+    from evalframe.engine.result import Evaluation
+
+DEFAULT_GAMMAS = (0.7, 0.8, 0.9, 0.95)
+Normalize = Literal["softmax"] | None
+NORMALIZE_CHOICES = (None, "none", "softmax")
+#: The engine's metrics the sweep evaluates at each γ.
+SWEEP_METRICS = ("selected_k", "n_extracted", "n_queries", "evidence_recall@selected_k", "evidence_precision@selected_k")
+#: Columns of the sweep table after ``gamma, grouping, system`` and the slice keys.
+SWEEP_COLUMNS = ("n_queries", "mean_k", "median_k", "p90_k", "n_with_evidence", "evidence_recall",
+                 "evidence_precision", "sentences_extracted", "sentences_per_1000_queries")
+
+
+def check_sweep_parameters(gammas: Sequence[float], k_min: int, k_max: int, normalize: str | None) -> list[Problem]:
+    """Every problem of the sweep's parameters, as ``dynamic_k_sweep.<key>`` problems."""
+    problems = []
+    gammas = list(gammas)
+    if not gammas:
+        problems.append(Problem("dynamic_k_sweep.gammas", None, NO_VALUE, "needs at least one γ"))
+    for index, gamma in enumerate(gammas):
+        if isinstance(gamma, bool) or not isinstance(gamma, (int, float)) or not 0 < gamma <= 1:
+            problems.append(Problem(f"dynamic_k_sweep.gammas[{index}]", None, gamma, "must be a number in (0, 1]"))
+    if len(set(gammas)) < len(gammas):
+        problems.append(Problem("dynamic_k_sweep.gammas", None, gammas, "lists a γ twice"))
+    for key, value in (("k_min", k_min), ("k_max", k_max)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            problems.append(Problem(f"dynamic_k_sweep.{key}", None, value, "must be a whole number >= 0"))
+    if not problems and k_min > k_max:
+        problems.append(Problem("dynamic_k_sweep.k_min", None, k_min, f"is above k_max ({k_max})"))
+    if normalize not in NORMALIZE_CHOICES:
+        problems.append(Problem("dynamic_k_sweep.normalize", None, normalize, "must be `none` or `softmax`"))
+    return problems
+
+
+def sweep_arguments(block: Mapping[str, object]) -> dict[str, object]:
+    """The keyword arguments of :func:`dynamic_k_sweep` from a pipeline's ``dynamic_k_sweep:``
+    block (its defaults filled in; ``slices`` stays a list of slice names)."""
+    normalize = block.get("normalize", "none")
+    return {
+        "gammas": list(block.get("gammas", DEFAULT_GAMMAS)),
+        "k_min": block.get("k_min", 1),
+        "k_max": block.get("k_max", 20),
+        "normalize": None if normalize == "none" else normalize,
+        "slices": block.get("slices"),
+    }
+
+
+def mass_policy_k(
+    ranking: pl.DataFrame,
+    gammas: Sequence[float],
+    *,
+    k_min: int,
+    k_max: int,
+    normalize: Normalize = None,
+    in_rank_order: bool = False,
+) -> pl.DataFrame:
+    """``system, query_id`` and one column ``k_<i>`` per γ (``gammas[i]``): the mass policy's K
+    (module docstring) for every query the ranking lists.
+
+    ``ranking`` holds ``system, query_id, score`` and ``rank`` (or only scores, ranked by
+    :func:`~evalframe.engine.ranking.rank_items`); ``in_rank_order`` says that each query's
+    rows already come by rank (exploded ranked lists), which saves a sort. Negative scores without
+    ``normalize="softmax"`` are a :class:`~evalframe.errors.ConfigError` naming a query.
+    """
+    if "score" not in ranking.columns:
+        msg = "the dynamic-K sweep needs ranked scores (a per_query `ranked_scores` column, or a ranking `score`)"
+        raise ConfigError(msg)
+    if "rank" not in ranking.columns:
+        ranking = rank_items(ranking)
+    if normalize in (None, "none"):
+        negative = ranking.filter(pl.col("score") < 0)
+        if negative.height:
+            system, query_id, score = negative.select(SYSTEM, "query_id", "score").row(0)
+            msg = (f"dynamic_k_sweep: the mass policy needs non-negative scores, but {negative.height} are negative "
+                   f"(e.g. {score!r} for query {query_id!r} of system {system!r}); set `normalize: softmax`")
+            raise ConfigError(msg)
+        mass = pl.col("score")
+    else:
+        # exp(s − max s); dividing by the sum (softmax) scales both sides of the rule alike.
+        mass = (pl.col("score") - pl.col("score").max().over(QUERY_KEYS)).exp()
+    rows = ranking.lazy().select(*QUERY_KEYS, "rank", _mass=mass)
+    if not in_rank_order:
+        rows = rows.sort(*QUERY_KEYS, "rank")
+    # The total is the last running sum, added in the same order: a prefix that equals γ·total
+    # in exact arithmetic compares the same way whatever the summation kernel.
+    rows = rows.with_columns(_cumulative=pl.col("_mass").cum_sum().over(QUERY_KEYS)).with_columns(
+        _total=pl.col("_cumulative").last().over(QUERY_KEYS)
+    )
+    # Smallest k with cumulative ≥ γ·total = 1 + the number of prefixes still below it (the
+    # prefixes grow), at most the ranking's length (rounding can leave the last one below).
+    per_query = rows.group_by(QUERY_KEYS).agg(
+        pl.min_horizontal((pl.col("_cumulative") < gamma * pl.col("_total")).sum() + 1, pl.len()).alias(f"k_{i}")
+        for i, gamma in enumerate(gammas)
+    )
+    return per_query.with_columns(
+        pl.col(f"k_{i}").cast(pl.Int64).clip(k_min, k_max) for i in range(len(gammas))
+    ).collect(engine="in-memory")
+
+
+def dynamic_k_sweep(
+    data: Tables | Evaluation,
+    *,
+    gammas: Sequence[float] = DEFAULT_GAMMAS,
+    k_min: int = 1,
+    k_max: int = 20,
+    normalize: Normalize | Literal["none"] = None,
+    slices: Mapping[str, Sequence[str]] | None = None,
+    weight: str | None = None,
+    relevance_threshold: int | None = None,
+) -> pl.DataFrame:
+    """The γ sweep table (module docstring): one row per γ, grouping set, system and slice.
+
+    ``data`` is the input tables (``ef.read_per_query(...)``) or an evaluation that holds them
+    (its ``inputs``), whose weight, relevance threshold and fold grouping are then the defaults.
+    ``slices`` defaults to ``overall`` plus the evaluation's fold grouping (or ``fold`` when the
+    queries have that column).
+    """
+    from evalframe.engine.evaluation import evaluate
+    from evalframe.engine.result import Evaluation
+
+    problems = check_sweep_parameters(gammas, k_min, k_max, normalize)
+    if problems:
+        raise ConfigError.of(problems)
+    plan = data.plan if isinstance(data, Evaluation) else None
+    tables = data.inputs if isinstance(data, Evaluation) else data
+    if tables is None or tables.queries is None:
+        raise ConfigError("the dynamic-K sweep needs the input tables with their queries table")
+    if slices is None:
+        slices = {"overall": ()}
+        if plan is not None and plan.fold_grouping is not None:
+            slices[plan.fold_grouping] = plan.slices[plan.fold_grouping]
+        elif "fold" in tables.queries.columns:
+            slices["fold"] = ("fold",)
+    weight = weight if weight is not None or plan is None else plan.weight
+    threshold = relevance_threshold if relevance_threshold is not None else (plan.relevance_threshold if plan else 1)
+
+    ranking = tables.ranking
+    gammas = [float(gamma) for gamma in gammas]
+    k_columns = [f"_sweep_k{i}" for i in range(len(gammas))]
+    policy = mass_policy_k(ranking, gammas, k_min=k_min, k_max=k_max, normalize=normalize,
+                           in_rank_order=tables.ranking_rows is None).rename(dict(zip(
+                               [f"k_{i}" for i in range(len(gammas))], k_columns, strict=True)))
+    base = tables.queries.drop("selected_k", *EXTRACTION_COLUMNS, strict=False)
+    base = base.join(policy, on=QUERY_KEYS, how="left", maintain_order="left").with_columns(
+        pl.col(k_columns).fill_null(k_min)
+    )
+    # The policy's top K of every γ in one pass over the ranking (the engine's own counting).
+    counts = top_k_counts(ranking, tables.judgments, base, k_columns, relevance_threshold=threshold)
+    base = base.join(counts, on=QUERY_KEYS, how="left", maintain_order="left")
+    generated = set(counts.columns) - set(QUERY_KEYS) | set(k_columns)
+    rows = []
+    for i, gamma in enumerate(gammas):
+        column = k_columns[i]
+        chosen = {column: "selected_k", **{f"{name}__{column}": name for name in EXTRACTION_COLUMNS}}
+        queries = base.select(*(c for c in base.columns if c not in generated),
+                              *(pl.col(old).alias(new) for old, new in chosen.items()))
+        evaluation = evaluate(replace(tables, queries=queries), metrics=list(SWEEP_METRICS), slices=slices,
+                              weight=weight, relevance_threshold=threshold)
+        rows.append(_sweep_rows(evaluation.summary, gamma, [k for keys in slices.values() for k in keys]))
+    return pl.concat(rows, how="vertical_relaxed")
+
+
+def _sweep_rows(summary: pl.DataFrame, gamma: float, slice_keys: Sequence[str]) -> pl.DataFrame:
+    """One γ's sweep rows from its evaluation summary (one row per grouping, system, slice)."""
+    keys = ["grouping", SYSTEM, *dict.fromkeys(slice_keys)]
+    summary = summary.filter(pl.col("grouping") != "across_folds")
+
+    def stat(metric: str, column: str, alias: str) -> pl.DataFrame:
+        return summary.filter(pl.col("metric") == metric).select(*keys, pl.col(column).alias(alias))
+
+    parts = [
+        stat("n_queries", "value", "n_queries"),
+        stat("selected_k", "value", "mean_k"),
+        stat("selected_k", "median", "median_k"),
+        stat("selected_k", "p90", "p90_k"),
+        stat("evidence_recall@selected_k", "n", "n_with_evidence"),
+        stat("evidence_recall@selected_k", "value", "evidence_recall"),
+        stat("evidence_precision@selected_k", "value", "evidence_precision"),
+        stat("n_extracted", "value", "sentences_extracted"),
+    ]
+    table = parts[0]
+    for part in parts[1:]:
+        table = table.join(part, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    per_1000 = pl.when(pl.col("n_queries") > 0).then(pl.col("sentences_extracted") / pl.col("n_queries") * 1000)
+    # Counts are whole numbers unless the units are weighted.
+    counts = [
+        pl.col(name).cast(pl.Int64) for name in ("n_queries", "sentences_extracted")
+        if table.select((pl.col(name) == pl.col(name).round(0)).all()).item()
+    ]
+    return table.with_columns(sentences_per_1000_queries=per_1000).with_columns(counts).select(
+        pl.lit(gamma).alias("gamma"), *keys, *SWEEP_COLUMNS
+    )

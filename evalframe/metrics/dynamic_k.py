@@ -1,0 +1,152 @@
+"""Dynamic-K extraction metrics (contract §4): the selected K and the extracted set's quality.
+
+A system that picks K per query (dynamic K) extracts a set of sentences; these metrics read
+that set as the engine counts it on the queries table (:mod:`evalframe.engine.extraction`):
+``n_extracted`` (its size), ``n_extracted_relevant`` (its relevant items), ``selected_k``
+(the K the system chose; the set's size when no K is given) and ``n_relevant``.
+
+- ``selected_k``: the query's K, on all queries; the summary's mean, median, p90, min and max
+  are contract §4.1's distribution (slice by ``state`` or ``label`` for its breakdowns);
+- ``n_extracted``: sentences extracted, summed over a slice (the review workload);
+- ``evidence_recall@selected_k`` = ``n_extracted_relevant / n_relevant`` (§4.2);
+- ``evidence_precision@selected_k`` = ``n_extracted_relevant / n_extracted``, and 0.0 for an
+  empty extraction, as the contract's code says (§4.3).
+
+The two evidence metrics are defined on queries with at least one relevant item (the contract's
+has_evidence = 1 subset); others are null with the reason "no relevant item". Their names
+keep fixed and dynamic K apart (contract A.3): ``recall@10`` is a cutoff of the ranking,
+``evidence_recall@selected_k`` the system's own extracted set, and ``evidence_recall@10`` is
+not a metric.
+
+>>> EvidenceRecallAtSelectedK().name
+'evidence_recall@selected_k'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import polars as pl
+
+from evalframe.errors import ConfigError
+from evalframe.metrics.base import QueryMetric, TargetCategory, safe_divide
+
+#: The only "cutoff" of the evidence metrics: the K the system selected.
+SELECTED_K = "selected_k"
+NO_EXTRACTION = "no extraction (selected_k and extracted_sent_uids are empty)"
+
+
+class _Extraction(QueryMetric):
+    target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
+    required_columns: ClassVar = {"queries": ("selected_k", "n_extracted", "n_extracted_relevant")}
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def skip_reason(self) -> pl.Expr:
+        return pl.lit(NO_EXTRACTION)
+
+
+class SelectedK(_Extraction):
+    """The number of sentences the system selected for the query (dynamic K).
+
+    ``selected_k`` where the input gives it, else the size of the extracted set; null (with a
+    reason) when neither is known. Defined on every query, whatever its label (§4.1).
+    """
+
+    name = "selected_k"  # type: ignore[assignment]
+    higher_is_better: ClassVar[bool] = False
+
+    def expr(self) -> pl.Expr:
+        return pl.coalesce("selected_k", "n_extracted").cast(pl.Float64)
+
+
+class NumExtracted(_Extraction):
+    """Number of sentences extracted for the query; summed over a slice (review workload)."""
+
+    name = "n_extracted"  # type: ignore[assignment]
+    summary = "sum"
+    higher_is_better: ClassVar[bool] = False
+
+    def expr(self) -> pl.Expr:
+        return pl.col("n_extracted").cast(pl.Float64)
+
+
+def _check_selected(k: str, metric: str) -> None:
+    if k != SELECTED_K:
+        msg = f"`{metric}` is measured at the K the system selected: write `{metric}@{SELECTED_K}` (got `@{k}`)"
+        raise ConfigError(msg)
+
+
+@dataclass(frozen=True)
+class EvidenceRecallAtSelectedK(_Extraction):
+    """Fraction of the query's relevant sentences that the system extracted (contract §4.2).
+
+    ``|gold ∩ extracted| / |gold|``; null ("no relevant item") for a query without gold.
+    """
+
+    k: str = SELECTED_K
+    subset: ClassVar[str] = "queries with at least one relevant item"
+    subset_where: ClassVar[str] = "n_relevant > 0"
+    outside_reason: ClassVar[str] = "no relevant item"
+    required_columns: ClassVar = {"queries": ("selected_k", "n_extracted", "n_extracted_relevant", "n_relevant")}
+
+    def __post_init__(self) -> None:
+        _check_selected(self.k, "evidence_recall")
+
+    @property
+    def name(self) -> str:
+        return f"evidence_recall@{self.k}"
+
+    def expr(self) -> pl.Expr:
+        return safe_divide(pl.col("n_extracted_relevant").cast(pl.Float64), pl.col("n_relevant"))
+
+
+@dataclass(frozen=True)
+class EvidencePrecisionAtSelectedK(_Extraction):
+    """Fraction of the extracted sentences that are relevant (contract §4.3).
+
+    ``|gold ∩ extracted| / |extracted|``, and 0.0 when nothing was extracted (the contract's
+    code); computed on queries with at least one relevant item.
+    """
+
+    k: str = SELECTED_K
+    subset: ClassVar[str] = "queries with at least one relevant item"
+    subset_where: ClassVar[str] = "n_relevant > 0"
+    outside_reason: ClassVar[str] = "no relevant item"
+    required_columns: ClassVar = {"queries": ("selected_k", "n_extracted", "n_extracted_relevant", "n_relevant")}
+
+    def __post_init__(self) -> None:
+        _check_selected(self.k, "evidence_precision")
+
+    @property
+    def name(self) -> str:
+        return f"evidence_precision@{self.k}"
+
+    def expr(self) -> pl.Expr:
+        extracted = pl.col("n_extracted")
+        return pl.when(extracted == 0).then(0.0).otherwise(pl.col("n_extracted_relevant") / extracted)
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec, Param
+
+    k = Param("k", str, SELECTED_K, (SELECTED_K,), doc="always `selected_k`: the K the system chose")
+    return [
+        MetricSpec("selected_k", SelectedK, SelectedK.__doc__.splitlines()[0]),
+        MetricSpec("n_extracted", NumExtracted, NumExtracted.__doc__.splitlines()[0]),
+        MetricSpec("evidence_recall", EvidenceRecallAtSelectedK, EvidenceRecallAtSelectedK.__doc__.splitlines()[0],
+                   (k,), at="k", at_required=True),
+        MetricSpec("evidence_precision", EvidencePrecisionAtSelectedK,
+                   EvidencePrecisionAtSelectedK.__doc__.splitlines()[0], (k,), at="k", at_required=True),
+    ]
+
+
+SPECS = _specs()

@@ -1,0 +1,71 @@
+"""Counts of a slice's queries (contract §7.1): ``n_queries``, ``n_positive``, ``positive_rate``.
+
+Per-query values summarised like every other metric, so that each slice (the criterion table
+above all) carries them next to its AUROC, sensitivity or recall@10:
+
+- ``n_queries``: 1 per query, summed (with weights: the slice's total weight);
+- ``n_positive``: the query's label (has_evidence_gold), summed;
+- ``positive_rate``: the label, averaged: ``n_positive / n_queries``.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import polars as pl
+
+from evalframe.metrics.base import QueryMetric, TargetCategory
+
+
+class _QueryCount(QueryMetric):
+    target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
+    higher_is_better: ClassVar[bool] = True
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class NumQueries(_QueryCount):
+    """Number of queries of the slice."""
+
+    name = "n_queries"  # type: ignore[assignment]
+    summary = "sum"
+
+    def expr(self) -> pl.Expr:
+        return pl.lit(1.0, dtype=pl.Float64)
+
+
+class NumPositive(_QueryCount):
+    """Number of queries with a positive label (has_evidence_gold = 1)."""
+
+    name = "n_positive"  # type: ignore[assignment]
+    summary = "sum"
+    required_columns: ClassVar = {"queries": ("label",)}
+
+    def expr(self) -> pl.Expr:
+        return pl.col("label").cast(pl.Float64)
+
+
+class PositiveRate(_QueryCount):
+    """Fraction of the slice's queries with a positive label: n_positive / n_queries."""
+
+    name = "positive_rate"  # type: ignore[assignment]
+    required_columns: ClassVar = {"queries": ("label",)}
+
+    def expr(self) -> pl.Expr:
+        return pl.col("label").cast(pl.Float64)
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec
+
+    return [MetricSpec(cls.name, cls, cls.__doc__.splitlines()[0]) for cls in (NumQueries, NumPositive, PositiveRate)]
+
+
+SPECS = _specs()
