@@ -40,6 +40,10 @@ from evalframe.metrics import (
 if TYPE_CHECKING:
     from evalframe.io.per_query import read_per_query
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
+    from evalframe.stats.compare import compare
+    from evalframe.stats.corrections import adjust_pvalues
+    from evalframe.stats.power import minimum_detectable_effect, sample_size
+    from evalframe.stats.sampling import StratifiedSample, stratified_estimate, stratified_sample
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
@@ -47,6 +51,13 @@ _LAZY = {
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
     "read_per_query": "evalframe.io.per_query",
+    "compare": "evalframe.stats.compare",
+    "adjust_pvalues": "evalframe.stats.corrections",
+    "sample_size": "evalframe.stats.power",
+    "minimum_detectable_effect": "evalframe.stats.power",
+    "StratifiedSample": "evalframe.stats.sampling",
+    "stratified_sample": "evalframe.stats.sampling",
+    "stratified_estimate": "evalframe.stats.sampling",
 }
 
 
@@ -84,15 +95,22 @@ __all__ = [
     "PrecisionAtK",
     "RPrecision",
     "RecallAtK",
+    "StratifiedSample",
     "Subset",
     "Tables",
     "TargetCategory",
+    "adjust_pvalues",
+    "compare",
     "evaluate",
     "load_pipeline",
+    "minimum_detectable_effect",
     "read_per_query",
     "read_qrels",
     "read_run",
     "read_table",
     "resolve_metric",
     "run_pipeline",
+    "sample_size",
+    "stratified_estimate",
+    "stratified_sample",
 ]
