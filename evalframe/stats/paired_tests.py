@@ -54,13 +54,27 @@ def permutation_bits(hashes: np.ndarray, seed: int, first: int, count: int) -> n
     """Bits (``bool``, shape ``(len(hashes), count)``) of permutations ``first … first+count−1``:
     True keeps a unit's pair as it is, False swaps its two systems (flips the sign of ``d_u``).
 
-    A pure function of (seed, unit hash, permutation number); the top bit of a SplitMix64 word.
+    A pure function of (seed, unit hash, permutation number): permutation ``b`` of a unit is bit
+    ``b mod 64`` of the word ``SplitMix64(h(u) ⊕ seed' + (⌊b/64⌋ + 1)·φ)`` (one word gives 64
+    permutations, read least significant bit first).
     """
+    if count <= 0:
+        return np.zeros((hashes.size, 0), dtype=bool)
+    first_word, end_word = first // 64, (first + count - 1) // 64 + 1
     with np.errstate(over="ignore"):
         seeded = hashes ^ _splitmix64(np.array([seed], dtype=np.uint64) ^ _SIGN_STREAM)
-        numbers = np.arange(first + 1, first + count + 1, dtype=np.uint64) * _GOLDEN
+        numbers = np.arange(first_word + 1, end_word + 1, dtype=np.uint64) * _GOLDEN
         words = _splitmix64(seeded[:, None] + numbers[None, :])
-    return (words >> np.uint64(63)).astype(bool)
+    octets = np.ascontiguousarray(words.astype("<u8")).view(np.uint8).reshape(hashes.size, -1)
+    bits = np.unpackbits(octets, axis=1, bitorder="little")
+    offset = first - first_word * 64
+    return bits[:, offset:offset + count].astype(bool)
+
+
+def _enumerable(n, permutations: int):
+    """Whether 2^n ≤ permutations (without overflowing for large n)."""
+    n = np.asarray(n)
+    return (n < 62) & (np.left_shift(1, np.minimum(n, 61).astype(np.int64)) <= permutations)
 
 
 def enumeration_bits(n: int) -> np.ndarray:
@@ -92,7 +106,7 @@ def sign_flip_pvalues(
     observed = filled.sum(axis=0)
     counts = present.sum(axis=0)
     p = np.full(differences.shape[1], np.nan)
-    exact = (2.0 ** counts.astype(np.float64)) <= permutations
+    exact = _enumerable(counts, permutations)
     for column in np.nonzero(exact & (counts > 0))[0]:  # a loop over metrics of tiny slices, never permutations
         values = filled[present[:, column], column]
         signs = np.where(enumeration_bits(values.size), 1.0, -1.0)
@@ -102,10 +116,13 @@ def sign_flip_pvalues(
         matrix = filled[:, sampled]
         extreme = np.zeros(sampled.size, dtype=np.int64)
         block = max(1, _BLOCK_CELLS // max(1, matrix.shape[0]))
+        transposed = np.ascontiguousarray(matrix.T)
         for start in range(0, permutations, block):
             count = min(block, permutations - start)
-            signs = np.where(permutation_bits(hashes, seed, start, count), 1.0, -1.0)
-            extreme += _as_extreme(signs.T @ matrix, observed[sampled]).sum(axis=0)
+            kept = permutation_bits(hashes, seed, start, count).astype(np.float64)
+            # Σ s_u d_u with s = ±1 is 2·Σ_{kept} d_u − Σ d_u: one matrix product, metrics × permutations
+            statistics = 2.0 * (transposed @ kept) - observed[sampled][:, None]
+            extreme += _as_extreme(statistics.T, observed[sampled]).sum(axis=0)
         p[sampled] = (1.0 + extreme) / (1.0 + permutations)
     return p, exact & (counts > 0)
 
