@@ -357,16 +357,20 @@ def set_metric_pvalues(data, baseline: str, systems: list[str], metrics: list[st
     over rows × permutations: only when ``set_permutations`` is given; otherwise its p-value is
     null and the note says why.
     """
-    skipped = [name for name in metrics if not _has_values_under(name)] if set_permutations is None else []
-    metrics = [name for name in metrics if name not in skipped]
-    out = [_skipped_rows(data, systems, skipped, groupings)] if skipped else []
-    if not metrics:
-        return pl.concat(out, how="diagonal_relaxed") if out else None
-    permutations = set_permutations or permutations
+    folder = data.source != "evaluation"
+    if folder and set_permutations is None and not any(_has_values_under(name) for name in metrics):
+        return _skipped_rows(data, systems, metrics, groupings)  # nothing to run: do not re-read the input
     try:
         queries, plan = data.rows()
     except InputError as error:
         return _skipped_rows(data, systems, metrics, groupings, str(error).splitlines()[-1].strip())
+    objects = {m.name: m for g in plan.groups for m in g.metrics}
+    skipped = [name for name in metrics if not hasattr(objects.get(name), "values_under")] if set_permutations is None else []
+    metrics = [name for name in metrics if name not in skipped]
+    out = [_skipped_rows(data, systems, skipped, groupings)] if skipped else []
+    if not metrics:
+        return pl.concat(out, how="diagonal_relaxed")
+    permutations = set_permutations or permutations
     groups = [(group, [m for m in group.metrics if m.name in metrics]) for group in plan.groups]
     unit_keys_of = {name: list(keys) for name, keys in data.unit_keys.items()}
     for group, chosen in groups:
@@ -402,13 +406,14 @@ NO_VALUES_UNDER = (
 
 
 def _has_values_under(name: str) -> bool:
-    """Whether the registered metric ``name`` computes its values under many weight vectors at once."""
+    """Whether the registered metric ``name`` may compute its values under many weight vectors at
+    once (a user's own metric class that the registry cannot parse: maybe, look at the plan)."""
     from evalframe.metrics.registry import resolve
 
     try:
         return hasattr(resolve(name), "values_under")
-    except Exception:  # a metric the registry cannot parse (a user's own class): no
-        return False
+    except Exception:
+        return True
 
 
 def _skipped_rows(data, systems: list[str], metrics: list[str], groupings: list[str], reason: str = NO_VALUES_UNDER) -> pl.DataFrame:
