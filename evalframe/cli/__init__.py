@@ -28,6 +28,7 @@ COMMANDS = {
     "validate": "evalframe.cli.validate",
     "trec": "evalframe.cli.trec",
     "metrics": "evalframe.cli.metrics",
+    "compare": "evalframe.cli.compare",
     "power": "evalframe.cli.power",
 }
 

@@ -77,7 +77,12 @@ def run_loaded(pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None =
     else:
         described = {"path": None, "sha256": None, "format": "in-memory table"}
     described |= {"rows": tables.n_rows, "columns": dict(pipeline.input.columns)}
-    return replace(evaluation, source=described)
+    evaluation = replace(evaluation, source=described)
+    if pipeline.compare:
+        from evalframe.stats.compare import compare
+
+        evaluation = evaluation.with_tables(comparison=compare(evaluation, **pipeline.compare))
+    return evaluation
 
 
 def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:

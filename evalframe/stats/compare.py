@@ -151,7 +151,16 @@ def compare(
                           ("note_tests", pl.String)):
         if column not in rows.columns:
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(column))
-    rows = rows.with_columns(pl.coalesce("n_pairs", "n").alias("n_pairs"))
+    missing_values = (
+        pl.col("metric").is_in(per_unit_metrics) & pl.col("n_pairs").is_null() & pl.col("note_tests").is_null()
+    )
+    rows = rows.with_columns(
+        pl.coalesce("n_pairs", "n").alias("n_pairs"),
+        note_tests=pl.when(missing_values).then(pl.lit(
+            "no paired per-unit values of this metric in the result (a result folder keeps them in per_query.parquet, "
+            "and per_unit.parquet when the pipeline lists it in outputs:)"
+        )).otherwise(pl.col("note_tests")),
+    )
     rows = _delta_intervals(rows, data, baseline, confidence, keys)
     for test in TESTS:
         column = f"p_{test}"
