@@ -23,6 +23,9 @@ other than the baseline, evaluated on the same units:
 - ``note``: what was left out (unpaired units dropped, a slice key that differs between the
   systems, a set metric whose permutation count was capped, …).
 
+With a weight column the summary's values and delta are weighted, set metrics are recomputed
+with the weights, and the per-unit tests weigh every pair 1 (said in ``note``).
+
 Unpaired units (a unit with a value row for one system only) are an error naming the counts
 and examples, or, with ``unpaired="drop"``, are left out and counted in ``note``. The
 across-folds rows are not slices of units and get no comparison.
@@ -134,6 +137,8 @@ def compare(
     rows = _summary_pairs(data, baseline, systems, metrics, chosen_groupings)
     per_unit_metrics = [m for m in rows.get_column("metric").unique(maintain_order=True).to_list() if data.levels.get(m) != "set"]
     statistics, notes = _per_unit_tests(data, baseline, systems, per_unit_metrics, chosen_groupings, tests, permutations, seed, unpaired)
+    if data.weight is not None and statistics is not None:
+        notes.append(f"the per-unit tests weigh every pair 1 (the weight column `{data.weight}` is not used by them)")
     set_metrics = [m for m in rows.get_column("metric").unique(maintain_order=True).to_list() if data.levels.get(m) == "set"]
     keys = ["system", "grouping", *slice_keys, "metric", "subset"]
     if statistics is not None:
@@ -497,7 +502,9 @@ def _side_values(metrics, rows: pl.DataFrame, bits: np.ndarray, unit_index: np.n
     first = on_first * user[:, None]
     second = (~on_first) * user[:, None]
     if hasattr(metrics[0], "values_under"):
-        return {m.name: values_under(m, rows, first) - values_under(m, rows, second) for m in metrics}
+        # the user's weights are already in the matrices: the frame's own weight column is 1
+        plain = rows.with_columns(pl.lit(1.0, dtype=pl.Float64).alias("_weight"))
+        return {m.name: values_under(m, plain, first) - values_under(m, plain, second) for m in metrics}
     both = np.concatenate([first, second], axis=1)
     values = stacked_values(metrics, rows, both.astype(np.float64))
     replicates = first.shape[1]

@@ -9,10 +9,10 @@ the units both systems have a value for, and is two-sided:
   ``s ∈ {−1, +1}^n`` with ``|Σ s_u d_u| ≥ |T|``. When ``2^n ≤ permutations`` every sign vector
   is enumerated (an exact p-value, the identity included); otherwise ``permutations`` random
   sign vectors give ``p = (1 + #{|T*| ≥ |T|}) / (1 + permutations)`` (never 0; Phipson &
-  Smyth 2010). The signs are counter-based: sign of unit ``u`` in permutation ``b`` is a bit of
-  ``SplitMix64(h(u) ⊕ seed' + (b + 1)·φ)`` with the unit-key hash ``h`` of
+  Smyth 2010). The signs are counter-based: the sign of unit ``u`` in permutation ``b`` is bit
+  ``b mod 64`` of ``SplitMix64(h(u) ⊕ seed' + (⌊b/64⌋ + 1)·φ)`` with the unit-key hash ``h`` of
   :mod:`evalframe.stats.replicates`, so they depend only on (seed, unit key, permutation), not
-  on row order. The statistic of a block of permutations is one matrix product (signs ×
+  on row order (:func:`permutation_bits`). The statistic of a block of permutations is one matrix product (signs ×
   differences, all metrics of a slice at once); no Python loop runs over permutations.
   Differences closer to ``|T|`` than 1e-9 relative count as ties (≥), so float noise cannot
   make a tie look extreme.
