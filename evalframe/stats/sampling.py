@@ -7,8 +7,10 @@ units, ``n_h`` per stratum:
 - ``equal``: ``n_h = n / H``;
 - ``neyman``: ``n_h ∝ N_h s_h`` (Neyman's optimal allocation: the smallest variance of the
   stratified mean for a given ``n``), with ``s_h`` the stratum's standard deviation of the
-  metric, from a pilot (``std={stratum: s_h}``) or a column of per-unit pilot values
-  (``std="column"``: its sample std within each stratum);
+  metric: a column of per-unit pilot values (``std="column"``: its sample std within each
+  stratum), a pilot table (``std=pilot``: the stratum columns and ``value``, e.g. a small
+  evaluation's per-query values) or the stds themselves (``std={stratum: s_h}``); strata the
+  pilot does not cover get s_h = 0;
 - ``oversample={stratum: factor}`` multiplies a stratum's share before the total is split, so
   the budget ``n`` stays fixed (the design weights undo the over-representation);
 - ``min_per_stratum=m`` gives every stratum at least ``min(m, N_h)`` units first; the rest is
@@ -160,11 +162,17 @@ def _stratum_std(table: pl.DataFrame, by: list[str], std) -> pl.DataFrame | None
         if std not in table.columns:
             raise ConfigError(f"`std` column `{std}` is not in the table (columns: {', '.join(table.columns)})")
         return table.group_by(by).agg(_std=pl.col(std).cast(pl.Float64).std().fill_null(0.0))
+    if isinstance(std, pl.DataFrame):
+        missing = [c for c in [*by, "value"] if c not in std.columns]
+        if missing:
+            raise ConfigError(f"a pilot for `std` needs the stratum columns and `value`; it lacks {missing}")
+        return std.group_by(by).agg(_std=pl.col("value").cast(pl.Float64).std().fill_null(0.0)).cast(
+            {b: table.schema[b] for b in by})
     if isinstance(std, Mapping):
         if len(by) != 1:
             raise ConfigError("`std` as a mapping needs one stratum column; pass a column of pilot values instead")
         return pl.DataFrame({by[0]: list(std), "_std": [float(v) for v in std.values()]}).cast({by[0]: table.schema[by[0]]})
-    raise ConfigError(f"`std` must be a column name or a mapping stratum → std, got {type(std).__name__}")
+    raise ConfigError(f"`std` must be a column name, a pilot table or a mapping stratum → std, got {type(std).__name__}")
 
 
 @dataclass(frozen=True)

@@ -136,3 +136,37 @@ def test_a_unit_in_two_strata_is_an_error():
     table = pl.DataFrame({"u": ["a", "a", "b"], "s": [1, 2, 1]})
     with pytest.raises(ConfigError, match="one stratum"):
         stratified_sample(table, by="s", n=1, unit="u")
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 500), min_size=1, max_size=8),
+    fraction=st.floats(0.01, 1.0),
+    allocation=st.sampled_from(["proportional", "equal", "neyman"]),
+    minimum=st.integers(0, 30),
+    data=st.data(),
+)
+def test_allocation_invariants(sizes, fraction, allocation, minimum, data):
+    n = max(1, int(sum(sizes) * fraction))
+    std = data.draw(st.lists(st.floats(0.0, 5.0), min_size=len(sizes), max_size=len(sizes)))
+    factors = data.draw(st.lists(st.floats(0.5, 4.0), min_size=len(sizes), max_size=len(sizes)))
+    floor = np.minimum(sizes, minimum)
+    if floor.sum() > n:
+        with pytest.raises(ConfigError):
+            allocate(sizes, n, allocation=allocation, std=std, min_per_stratum=minimum, factors=factors)
+        return
+    counts = allocate(sizes, n, allocation=allocation, std=std, min_per_stratum=minimum, factors=factors)
+    assert counts.sum() == n
+    assert np.all(counts <= np.array(sizes)) and np.all(counts >= floor)
+
+
+def test_neyman_from_a_pilot_table(population):
+    pilot = population.head(600).select("stratum", value="y")
+    sample = stratified_sample(population, by="stratum", n=300, unit="unit_id", allocation="neyman", std=pilot, seed=2)
+    stds = pilot.group_by("stratum").agg(pl.col("value").std()).sort("stratum").get_column("value").to_numpy()
+    sizes = sample.allocation.sort("stratum").get_column("N").to_numpy()
+    assert sample.allocation.sort("stratum").get_column("n").to_list() == allocate(sizes, 300, allocation="neyman", std=stds).tolist()
