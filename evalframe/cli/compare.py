@@ -66,9 +66,9 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
             chosen = rows.filter(pl.col("grouping") == grouping)
             if chosen.height == 0:
                 continue
-            lines += [f"{system} vs {baseline} · {grouping} · p adjusted by {correction} · * significant at α = {alpha}",
-                      f"{'slice':<12} {'metric':<18} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} {f'{confidence:.0%} CI of delta':>21} "
-                      f"{'effect':>7} {'test':>13} {'p':>8} {'p adj':>8}"]
+            header = (f"{'slice':<12} {'metric':<18} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} "
+                      f"{f'{confidence:.0%} CI of delta':>21} {'effect':>7} {'test':>13} {'p':>8} {'p adj':>8}")
+            lines += [f"{system} vs {baseline} · {grouping} · p adjusted by {correction} · * significant at α = {alpha}", header]
             for row in chosen.iter_rows(named=True):
                 label = " × ".join(str(row[k]) for k in slice_keys if row[k] is not None) or "all"
                 interval = "–" if row["delta_ci_low"] is None else f"[{row['delta_ci_low']:+.4f}, {row['delta_ci_high']:+.4f}]"

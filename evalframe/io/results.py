@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from evalframe.errors import NO_VALUE, InputError, Problem
+from evalframe.errors import NO_VALUE, EvalframeError, InputError, Problem
 
 #: Columns of the long per-unit files that are not keys.
 _VALUE_COLUMNS = ("metric", "value", "skip_reason", "unit", "subset")
@@ -115,7 +115,7 @@ def from_evaluation(evaluation) -> ResultData:
 def _read_parquet(path: Path, source: str) -> pl.DataFrame:
     try:
         return pl.read_parquet(path)
-    except Exception as error:  # a damaged or foreign file: name it
+    except (OSError, pl.exceptions.PolarsError) as error:  # a damaged or foreign file: name it
         raise InputError(source, Problem(None, None, NO_VALUE, f"cannot read {path.name}: {error}")) from None
 
 
@@ -196,7 +196,7 @@ def _reread_input(info: Mapping[str, Any], source: str) -> tuple[pl.DataFrame, A
         raise unavailable(f"the input `{recorded['path']}` changed since the run (its sha256 differs from run.json's)")
     try:
         pipeline = load_pipeline(pipeline_source)
-    except Exception as error:
+    except EvalframeError as error:
         raise unavailable(f"the pipeline `{pipeline_source}` no longer loads ({error})") from None
     listed = [entry["name"] for entry in info.get("metrics", [])]
     if [m.name for g in pipeline.plan.groups for m in g.metrics] != listed:

@@ -42,12 +42,12 @@ import polars as pl
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.stats.corrections import adjust_in_families, check_correction
 from evalframe.stats.paired_tests import (
+    _as_extreme,
+    _enumerable,
     enumeration_bits,
     paired_statistics,
     permutation_bits,
     sign_flip_pvalues,
-    _as_extreme,
-    _enumerable,
 )
 from evalframe.stats.replicates import unit_hashes
 
@@ -190,7 +190,7 @@ def _higher_is_better(names: list[str]) -> dict[str, bool | None]:
     for name in names:
         try:
             found[name] = bool(resolve(name).higher_is_better)
-        except Exception:  # a metric the registry cannot parse (a user's own): direction unknown
+        except ConfigError:  # a metric the registry cannot parse (a user's own): direction unknown
             found[name] = None
     return found
 
@@ -280,10 +280,11 @@ def _per_unit_tests(data, baseline, systems, metrics, groupings, tests, permutat
         stats = paired_statistics(usable, by)
         if "randomization" in tests:
             stats = stats.join(_randomization(usable, data, by, keys, permutations, seed), on=by, how="left", nulls_equal=True, maintain_order="left")
+        why = f"slice key {', '.join(differing)} differs between the systems for some units: no test" if differing else None
         stats = stats.with_columns(
-            grouping=pl.lit(grouping),
-            note_tests=pl.lit(f"slice key {', '.join(differing)} differs between the systems for some units: no test" if differing else None, dtype=pl.String),
             *(pl.lit(None, dtype=data.summary.schema.get(k, pl.String)).alias(k) for k in slice_keys if k not in keys),
+            grouping=pl.lit(grouping),
+            note_tests=pl.lit(why, dtype=pl.String),
         )
         if differing:
             stats = stats.with_columns(*(pl.lit(None, dtype=pl.Float64).alias(c) for c in ("p_t", "p_wilcoxon", "p_randomization")))
@@ -426,7 +427,7 @@ def _has_values_under(name: str) -> bool:
 
     try:
         return hasattr(resolve(name), "values_under")
-    except Exception:
+    except ConfigError:
         return True
 
 

@@ -195,7 +195,7 @@ def power_table(source, *, metric: str, mde: float | Sequence[float], paired_wit
     with np.errstate(divide="ignore", invalid="ignore"):
         needed = np.where(paired, np.square(z_total(alpha, power) * sigma / delta), 2.0 * z_total(alpha, power) ** 2 * np.square(sigma / delta))
         at_n = np.where(paired, paired_mde(sigma, n, alpha=alpha, power=power), two_sample_mde(sigma, n, alpha=alpha, power=power))
-        relative_of = lambda x: np.where(baseline != 0, x / np.abs(baseline), np.nan)  # noqa: E731
+        relative_of = lambda x: np.where(baseline != 0, x / np.abs(baseline), np.nan)
         needed_int = np.where(np.isfinite(needed), np.ceil(needed - 1e-9), np.nan)
     return table.select(
         "system", "paired_with", "design", pl.lit(metric).alias("metric"), "baseline", "sigma", "n",

@@ -304,12 +304,12 @@ def stratified_estimate(values: pl.DataFrame, *, value: str, by: Sequence[str], 
     keys = group or []
     total = pl.col("N").sum().over(keys) if keys else pl.col("N").sum()
     frame = frame.with_columns(W=pl.col("N") / total)
-    summary_exprs = dict(
-        estimate=pl.when(pl.col("n_h").null_count() == 0).then((pl.col("W") * pl.col("mean_h")).sum()),
-        se=((pl.col("W") ** 2) * (1 - pl.col("n_h") / pl.col("N")) * pl.col("var_h").fill_null(0.0) / pl.col("n_h")).sum().sqrt(),
-        n=pl.col("n_h").sum().cast(pl.Int64), N=pl.col("N").sum().cast(pl.Int64),
-        _single=(pl.col("n_h") == 1).sum(), _empty=pl.col("n_h").is_null().sum(),
-    )
+    summary_exprs = {
+        "estimate": pl.when(pl.col("n_h").null_count() == 0).then((pl.col("W") * pl.col("mean_h")).sum()),
+        "se": ((pl.col("W") ** 2) * (1 - pl.col("n_h") / pl.col("N")) * pl.col("var_h").fill_null(0.0) / pl.col("n_h")).sum().sqrt(),
+        "n": pl.col("n_h").sum().cast(pl.Int64), "N": pl.col("N").sum().cast(pl.Int64),
+        "_single": (pl.col("n_h") == 1).sum(), "_empty": pl.col("n_h").is_null().sum(),
+    }
     result = frame.group_by(keys, maintain_order=True).agg(**summary_exprs) if keys else frame.select(**summary_exprs)
     note = (
         pl.when(pl.col("_empty") > 0).then(pl.format("{} strata without a value: no estimate", pl.col("_empty")))

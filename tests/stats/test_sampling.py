@@ -5,12 +5,20 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import special
 
 import evalframe as ef
 from evalframe.errors import ConfigError
 from evalframe.stats.replicates import unit_hashes
-from evalframe.stats.sampling import allocate, draw, selection_words, stratified_estimate, stratified_sample
+from evalframe.stats.sampling import (
+    allocate,
+    draw,
+    selection_words,
+    stratified_estimate,
+    stratified_sample,
+)
 
 
 def test_proportional_rounding_sums_to_n():
@@ -136,10 +144,6 @@ def test_a_unit_in_two_strata_is_an_error():
     table = pl.DataFrame({"u": ["a", "a", "b"], "s": [1, 2, 1]})
     with pytest.raises(ConfigError, match="one stratum"):
         stratified_sample(table, by="s", n=1, unit="u")
-
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 
 @settings(max_examples=150, deadline=None)
