@@ -28,7 +28,7 @@ def test_equals_statsmodels(method, p):
 
 
 @pytest.mark.parametrize("method", list(STATSMODELS))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=12, deadline=None)
 @given(p=p_values, families=st.lists(st.integers(0, 3), min_size=40, max_size=40))
 def test_families_are_corrected_apart(method, p, families):
     table = pl.DataFrame({"family": families[: len(p)], "p": p})
