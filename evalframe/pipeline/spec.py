@@ -165,13 +165,22 @@ def check_spec(spec: Any) -> list[Problem]:
     return problems
 
 
+def _canonical_name(name: str) -> str:
+    try:
+        return resolve(name).name
+    except ConfigError:
+        return name
+
+
 def _check_compare(block: Mapping[str, Any], spec: Mapping[str, Any], slices: Mapping[str, Any]) -> list[Problem]:
-    """The ``compare:`` block's names: its metrics must be listed, its groupings be slices, its
-    levels in (0, 1). (Whether the baseline is a system is known once the input is read.)"""
+    """The ``compare:`` block's names: its metrics must be listed (under any spelling: ``P@5`` is
+    ``precision@5``), its groupings be slices, its levels in (0, 1). (Whether the baseline is a
+    system is known once the input is read.)"""
     problems = []
-    listed = sorted({name for group in _list(spec.get("metrics")) for name in _list(_mapping(group).get("names")) if isinstance(name, str)})
+    listed = sorted({_canonical_name(name) for group in _list(spec.get("metrics"))
+                     for name in _list(_mapping(group).get("names")) if isinstance(name, str)})
     for index, name in enumerate(_list(block.get("metrics"))):
-        if isinstance(name, str) and name not in listed:
+        if isinstance(name, str) and _canonical_name(name) not in listed:
             problems.append(Problem(f"compare.metrics[{index}]", None, name, f"is not a metric of the pipeline{_near(name, listed)}"))
     for index, name in enumerate(_list(block.get("groupings"))):
         if isinstance(name, str) and name not in slices:

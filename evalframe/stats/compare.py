@@ -125,6 +125,7 @@ def compare(
     systems = [s for s in data.systems if s != baseline]
     if not systems:
         raise ConfigError(f"nothing to compare: `{baseline}` is the only system")
+    metrics = [_canonical(name, data) for name in metrics] if metrics else None
     for metric in metrics or ():
         data.check_metric(metric)
     if groupings is not None:
@@ -181,6 +182,18 @@ def compare(
         "n_pairs", "baseline_value", "value", "delta", "delta_ci_low", "delta_ci_high", "effect_size",
         *(c for t in TESTS for c in (f"p_{t}", f"p_{t}_adjusted")), "randomization_exact", "test", "significant", "note",
     ).with_columns(pl.lit(correction).alias("correction"), pl.lit(alpha).alias("alpha"))
+
+
+def _canonical(name: str, data) -> str:
+    """A metric name as the summary prints it (``P@5`` → ``precision@5``); unknown names unchanged."""
+    from evalframe.metrics.registry import resolve
+
+    if name in data.levels or data.summary.filter(pl.col("metric") == name).height:
+        return name
+    try:
+        return resolve(name).name
+    except ConfigError:
+        return name
 
 
 def _higher_is_better(names: list[str]) -> dict[str, bool | None]:
