@@ -45,6 +45,10 @@ if TYPE_CHECKING:
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
+    from evalframe.stats.compare import compare
+    from evalframe.stats.corrections import adjust_pvalues
+    from evalframe.stats.power import minimum_detectable_effect, sample_size
+    from evalframe.stats.sampling import StratifiedSample, stratified_estimate, stratified_sample
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
@@ -58,6 +62,13 @@ _LAZY = {
     "tune_thresholds": "evalframe.analyses",
     "check": "evalframe.checks",
     "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
+    "compare": "evalframe.stats.compare",
+    "adjust_pvalues": "evalframe.stats.corrections",
+    "sample_size": "evalframe.stats.power",
+    "minimum_detectable_effect": "evalframe.stats.power",
+    "StratifiedSample": "evalframe.stats.sampling",
+    "stratified_sample": "evalframe.stats.sampling",
+    "stratified_estimate": "evalframe.stats.sampling",
 }
 
 
@@ -95,14 +106,18 @@ __all__ = [
     "PrecisionAtK",
     "RPrecision",
     "RecallAtK",
+    "StratifiedSample",
     "Subset",
     "Tables",
     "TargetCategory",
     "ablation",
+    "adjust_pvalues",
     "check",
+    "compare",
     "dynamic_k_sweep",
     "evaluate",
     "load_pipeline",
+    "minimum_detectable_effect",
     "read_legal",
     "read_per_query",
     "read_qrels",
@@ -111,5 +126,8 @@ __all__ = [
     "read_table",
     "resolve_metric",
     "run_pipeline",
+    "sample_size",
+    "stratified_estimate",
+    "stratified_sample",
     "tune_thresholds",
 ]

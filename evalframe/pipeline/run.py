@@ -133,10 +133,11 @@ def gold_file(pipeline: PipelineSpec, gold: str | Path | None) -> Path | None:
 
 def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
     """The stages after the engine, in order: the analyses (dynamic-K sweep, ablation, tuning),
-    then the checks.
+    the comparison of systems, then the checks.
 
-    Each is the function Python calls (``ef.ablation``, ``ef.tune_thresholds``, ``ef.check``),
-    given the keyword arguments of the pipeline's block; a block that is absent is not run.
+    Each is the function Python calls (``ef.dynamic_k_sweep``, ``ef.ablation``,
+    ``ef.tune_thresholds``, ``ef.compare``, ``ef.check``), given the keyword arguments of the
+    pipeline's block; a block that is absent is not run.
     """
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
@@ -147,6 +148,10 @@ def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
         evaluation = ablation(evaluation, **pipeline.ablation)
     if pipeline.tuning is not None:
         evaluation = tune_thresholds(evaluation, **pipeline.tuning)
+    if pipeline.compare:
+        from evalframe.stats.compare import compare
+
+        evaluation = evaluation.with_tables(comparison=compare(evaluation, **pipeline.compare))
     if pipeline.checks is not None:
         evaluation = check(evaluation, **pipeline.checks)
     return evaluation

@@ -86,6 +86,8 @@ class PipelineSpec:
     checks: Mapping[str, Any] | None = None
     #: Parameters of the dynamic-K γ sweep (``dynamic_k_sweep:`` block), None when not asked for.
     dynamic_k_sweep: Mapping[str, Any] | None = None
+    #: Options of :func:`evalframe.stats.compare.compare` (the ``compare:`` block), or None.
+    compare: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -189,6 +191,7 @@ def check_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
     slices = _mapping(spec.get("slices")) or {"overall": []}
     problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
+    problems += _check_compare(_mapping(spec.get("compare")), spec, slices)
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
         problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
@@ -254,6 +257,37 @@ def _check_sweep(block: Any, slices: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
+def _canonical_name(name: str) -> str:
+    try:
+        return resolve(name).name
+    except ConfigError:
+        return name
+
+
+def _check_compare(block: Mapping[str, Any], spec: Mapping[str, Any], slices: Mapping[str, Any]) -> list[Problem]:
+    """The ``compare:`` block's names: its metrics must be listed (under any spelling: ``P@5`` is
+    ``precision@5``), its groupings be slices, its levels in (0, 1). (Whether the baseline is a
+    system is known once the input is read.)"""
+    problems = []
+    listed = sorted({_canonical_name(name) for group in _list(spec.get("metrics"))
+                     for name in _list(_mapping(group).get("names")) if isinstance(name, str)})
+    for index, name in enumerate(_list(block.get("metrics"))):
+        if isinstance(name, str) and _canonical_name(name) not in listed:
+            problems.append(Problem(f"compare.metrics[{index}]", None, name, f"is not a metric of the pipeline{_near(name, listed)}"))
+    for index, name in enumerate(_list(block.get("groupings"))):
+        if isinstance(name, str) and name not in slices:
+            problems.append(Problem(f"compare.groupings[{index}]", None, name, f"is not a slice of the pipeline{_near(name, sorted(slices))}"))
+    for key in ("alpha", "confidence"):
+        value = block.get(key)
+        if isinstance(value, float) and not 0.0 < value < 1.0:
+            problems.append(Problem(f"compare.{key}", None, value, "must be between 0 and 1"))
+    for key in ("permutations", "set_permutations"):
+        value = block.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+            problems.append(Problem(f"compare.{key}", None, value, "must be >= 1"))
+    return problems
+
+
 def _subset(name: str, body: Mapping[str, Any] | None) -> Subset:
     body = body or {}
     return Subset(name, body.get("description", name), body.get("where"))
@@ -298,4 +332,5 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "tuning": dict(spec["tuning"]) if spec.get("tuning") is not None else None,
         "checks": dict(spec["checks"]) if spec.get("checks") is not None else None,
         "dynamic_k_sweep": dict(spec["dynamic_k_sweep"]) if spec.get("dynamic_k_sweep") is not None else None,
+        "compare": dict(spec["compare"]) if spec.get("compare") else None,
     }

@@ -81,7 +81,7 @@ def test_all_problems_reported_with_key_paths_and_hints():
         "`summary.md`, `run.json`; did you mean `summary.csv`? (value: 'summary.xlsx')",
         "bootstrp: unknown key; known keys: `version`, `name`, `description`, `input`, `parameters`, `policies`, "
         "`units`, `weight`, `subsets`, `metrics`, `slices`, `across_folds`, `outputs`, "
-        "`dynamic_k_sweep`, `ablation`, `tuning`, `checks`",
+        "`dynamic_k_sweep`, `ablation`, `tuning`, `checks`, `compare`",
     ]
 
 

@@ -1,0 +1,117 @@
+"""``evalframe compare RESULT_DIR --baseline NAME``: paired tests of every system against a baseline.
+
+Reads a result folder written by ``evalframe run`` (``summary.parquet``, the per-unit values in
+``per_query.parquet`` / ``per_unit.parquet``, ``replicates.parquet`` when present; for set
+metrics the run's input, re-read from ``run.json`` when its sha256 still matches) and prints a
+readable table. Writes nothing unless ``--out FILE`` (``.csv`` or ``.parquet``) is given; never
+into the result folder. The statistics are :func:`evalframe.stats.compare.compare`'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalframe.errors import ConfigError, ExitCode
+
+
+def add_parser(commands) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="paired significance tests of every system against a baseline, with corrected p-values",
+        description=(
+            "Compare every system of a result folder (`evalframe run --out DIR`) with BASELINE on the same "
+            "units: delta, its bootstrap interval (when the run kept replicates), effect size, randomization / "
+            "t / Wilcoxon p-values adjusted over the family, and whether the change is significant."
+        ),
+    )
+    compare.add_argument("result_dir", metavar="RESULT_DIR", help="folder written by `evalframe run`")
+    compare.add_argument("--baseline", required=True, help="the system to compare with")
+    compare.add_argument("--metric", action="append", help="only this metric (repeatable)")
+    compare.add_argument("--grouping", action="append", help="groupings to print (repeatable; default the first slice); --out writes all")
+    compare.add_argument("--tests", default="randomization,t,wilcoxon", help="comma-separated tests (default randomization,t,wilcoxon)")
+    compare.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "by", "none"], help="default holm")
+    compare.add_argument("--family", default="comparison", choices=["comparison", "metric", "grouping", "all"],
+                         help="tests corrected together (default: all metrics × slices of one system vs the baseline)")
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--confidence", type=float, default=0.95, help="level of the delta's interval (default 0.95)")
+    compare.add_argument("--permutations", type=int, default=10_000, help="randomization test permutations (default 10000)")
+    compare.add_argument("--set-permutations", type=int, help="permutations for set metrics recomputed per permutation (slow)")
+    compare.add_argument("--seed", type=int, default=0, help="seed of the permutation signs (default 0)")
+    compare.add_argument("--unpaired", default="error", choices=["error", "drop"], help="units of one system only: error (default) or drop")
+    compare.add_argument("--out", metavar="FILE", help="also write the whole table to FILE (.csv or .parquet)")
+
+
+def _cell(value, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def _p(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
+def render(table, groupings: list[str], correction: str, alpha: float, confidence: float = 0.95) -> str:
+    """One block per system and grouping: metric, n, baseline, value, delta [CI], effect, p, adjusted p."""
+    import polars as pl
+
+    lines = []
+    slice_keys = [c for c in table.columns[table.columns.index("grouping") + 1: table.columns.index("metric")]]
+    for (system,), rows in table.group_by(["system"], maintain_order=True):
+        baseline = rows.get_column("baseline").first()
+        for grouping in groupings:
+            chosen = rows.filter(pl.col("grouping") == grouping)
+            if chosen.height == 0:
+                continue
+            header = (f"{'slice':<12} {'metric':<18} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} "
+                      f"{f'{confidence:.0%} CI of delta':>21} {'effect':>7} {'test':>13} {'p':>8} {'p adj':>8}")
+            lines += [f"{system} vs {baseline} · {grouping} · p adjusted by {correction} · * significant at α = {alpha}", header]
+            for row in chosen.iter_rows(named=True):
+                label = " × ".join(str(row[k]) for k in slice_keys if row[k] is not None) or "all"
+                interval = "–" if row["delta_ci_low"] is None else f"[{row['delta_ci_low']:+.4f}, {row['delta_ci_high']:+.4f}]"
+                test = row["test"] or "–"
+                p = row[f"p_{test}"] if row["test"] else None
+                adjusted = row[f"p_{test}_adjusted"] if row["test"] else None
+                mark = "*" if row["significant"] else " "
+                delta = "–" if row["delta"] is None else f"{row['delta']:+.4f}"
+                lines.append(
+                    f"{label:<12} {row['metric']:<18} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value']):>9} {_cell(row['value']):>9} "
+                    f"{delta:>9} {interval:>21} {_cell(row['effect_size'], 3):>7} {test:>13} {_p(p):>8} {_p(adjusted):>8}{mark}"
+                )
+            lines.append("")
+    notes = sorted({n for n in table.get_column("note").drop_nulls().to_list()})
+    lines += [f"note: {note}" for note in notes]
+    return "\n".join(lines).rstrip()
+
+
+def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe.io.results import read_result_dir
+    from evalframe.stats.compare import compare
+
+    if args.out and Path(args.out).suffix not in (".csv", ".parquet"):
+        raise ConfigError(f"--out {args.out}: write a .csv or .parquet file")
+    data = read_result_dir(args.result_dir)
+    groupings = args.grouping or [next(iter(data.slices))]
+    unknown = [g for g in groupings if g not in data.slices]
+    if unknown:
+        raise ConfigError(f"unknown groupings {unknown} (groupings: {', '.join(data.slices)})")
+    table = compare(
+        data, args.baseline, metrics=args.metric, tests=[t.strip() for t in args.tests.split(",") if t.strip()],
+        correction=args.correction, alpha=args.alpha, permutations=args.permutations, set_permutations=args.set_permutations,
+        seed=args.seed, family=args.family, confidence=args.confidence, unpaired=args.unpaired,
+    )  # every grouping: the correction's family is all slices, whichever are printed
+    text = render(table, groupings, args.correction, args.alpha, args.confidence)
+    if args.out:
+        out = Path(args.out)
+        if out.resolve().parent == Path(args.result_dir).resolve():
+            raise ConfigError(f"--out {out}: not inside the result folder (compare never writes there)")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if out.suffix == ".csv":
+            table.write_csv(out, float_precision=10)
+        else:
+            table.write_parquet(out, statistics=False)
+        text += f"\n\nwrote {out} ({table.height:,} rows)"
+    return text, ExitCode.OK

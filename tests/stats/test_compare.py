@@ -1,0 +1,197 @@
+"""ef.compare (issue 11, parts 2 and 5): values, deltas, tests and corrections against oracles."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+from sklearn.metrics import roc_auc_score
+from statsmodels.stats.multitest import multipletests
+
+import evalframe as ef
+from evalframe.io.results import from_evaluation
+from evalframe.metrics.classification import AUROC
+from evalframe.stats.compare import stacked_values, values_under
+
+
+def queries_table(n: int, seed: int, *, shift: float = 0.05) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    label = rng.integers(0, 2, n)
+    base = np.clip(0.5 * label + rng.normal(0.25, 0.2, n), 0, 1).round(2)
+    better = np.clip(base + shift * (2 * label - 1) + rng.normal(0, 0.1, n), 0, 1).round(2)
+    return pl.DataFrame({
+        "system": ["base"] * n + ["new"] * n,
+        "query_id": [f"q{i:03d}" for i in range(n)] * 2,
+        "fold": [i % 3 for i in range(n)] * 2,
+        "label": np.concatenate([label, label]),
+        "prob": np.concatenate([base, better]),
+    })
+
+
+def evaluate(queries: pl.DataFrame, metrics=("brier", "auroc")) -> ef.Evaluation:
+    empty = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64})
+    return ef.evaluate(ef.Tables(queries=queries, judgments=empty), metrics=list(metrics),
+                       slices={"overall": [], "fold": ["fold"]})
+
+
+@pytest.fixture(scope="module")
+def evaluation():
+    return evaluate(queries_table(120, 0))
+
+
+def brier_pairs(queries: pl.DataFrame, fold=None):
+    rows = queries if fold is None else queries.filter(fold=fold)
+    rows = rows.with_columns(b=(pl.col("prob") - pl.col("label")) ** 2).pivot(on="system", index="query_id", values="b")
+    return rows.get_column("new").to_numpy(), rows.get_column("base").to_numpy()
+
+
+def test_per_unit_rows_equal_scipy_and_the_summary(evaluation):
+    table = ef.compare(evaluation, baseline="base", tests=("t", "wilcoxon", "randomization"), permutations=2000)
+    queries = evaluation.queries
+    for fold in (None, 0, 1, 2):
+        grouping = "overall" if fold is None else "fold"
+        row = table.filter(grouping=grouping, metric="brier").filter(
+            pl.col("fold").is_null() if fold is None else pl.col("fold") == fold).row(0, named=True)
+        x, y = brier_pairs(queries, fold)
+        assert row["n_pairs"] == x.size
+        assert row["value"] - row["baseline_value"] == pytest.approx(row["delta"])
+        assert row["delta"] == pytest.approx(x.mean() - y.mean())
+        assert row["p_t"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-9)
+        assert row["p_wilcoxon"] == pytest.approx(stats.wilcoxon(x, y).pvalue, rel=1e-9)
+        assert row["effect_size"] == pytest.approx((x - y).mean() / (x - y).std(ddof=1))
+        assert row["higher_is_better"] is False
+        assert 0 < row["p_randomization"] <= 1 and row["randomization_exact"] is False
+        assert row["test"] == "t" and row["significant"] == (row["p_t_adjusted"] < 0.05)
+
+
+def test_adjusted_p_values_equal_statsmodels_over_the_family(evaluation):
+    for correction, name in (("holm", "holm"), ("bh", "fdr_bh"), ("bonferroni", "bonferroni"), ("by", "fdr_by")):
+        table = ef.compare(evaluation, baseline="base", tests=("t",), correction=correction)
+        p = table.get_column("p_t").to_numpy()
+        present = ~np.isnan(p)
+        expected = multipletests(p[present], method=name)[1]
+        np.testing.assert_allclose(table.get_column("p_t_adjusted").to_numpy()[present], expected, rtol=1e-12)
+    by_grouping = ef.compare(evaluation, baseline="base", tests=("t",), correction="bonferroni", family="grouping")
+    overall = by_grouping.filter(grouping="overall", metric="brier").row(0, named=True)
+    assert overall["p_t_adjusted"] == pytest.approx(min(1.0, overall["p_t"]))   # the only per-unit test of its family
+
+
+def test_small_slices_are_enumerated_exactly():
+    queries = queries_table(8, 3)
+    table = ef.compare(evaluate(queries, ["brier"]), baseline="base", tests=("randomization",))
+    row = table.filter(grouping="overall").row(0, named=True)
+    x, y = brier_pairs(queries)
+    d = x - y
+    flips = [abs(np.dot(signs, d)) for signs in itertools.product([1, -1], repeat=d.size)]
+    assert row["randomization_exact"] is True
+    assert row["p_randomization"] == pytest.approx(np.mean(np.array(flips) >= abs(d.sum()) * (1 - 1e-9)))
+
+
+def test_unpaired_units_are_an_error_or_dropped_and_counted():
+    queries = queries_table(30, 1).filter(~((pl.col("system") == "new") & pl.col("query_id").is_in(["q000", "q001"])))
+    ev = evaluate(queries, ["brier"])
+    with pytest.raises(ef.InputError, match=r"2 of `base` have no `new` row \(e.g. query_id='q000'"):
+        ef.compare(ev, baseline="base")
+    table = ef.compare(ev, baseline="base", unpaired="drop")
+    row = table.filter(grouping="overall").row(0, named=True)
+    assert row["n_pairs"] == 28
+    assert "0 query units of `new` and 2 of `base` without a pair dropped" in row["note"]
+
+
+def test_unknown_baseline_and_options_are_named(evaluation):
+    with pytest.raises(ef.InputError, match="unknown baseline `bm25`"):
+        ef.compare(evaluation, baseline="bm25")
+    with pytest.raises(ef.ConfigError, match="unknown correction `fdr`"):
+        ef.compare(evaluation, baseline="base", correction="fdr")
+    with pytest.raises(ef.ConfigError, match="unknown tests"):
+        ef.compare(evaluation, baseline="base", tests=("mann-whitney",))
+
+
+def test_set_metric_without_values_under_says_why(evaluation):
+    row = ef.compare(evaluation, baseline="base").filter(grouping="overall", metric="auroc").row(0, named=True)
+    assert row["p_randomization"] is None and "no vectorised values_under" in row["note"]
+    assert row["delta"] == pytest.approx(
+        roc_auc_score(*_labels_probs(evaluation.queries, "new")) - roc_auc_score(*_labels_probs(evaluation.queries, "base")))
+
+
+def _labels_probs(queries, system):
+    rows = queries.filter(system=system)
+    return rows.get_column("label").to_numpy(), rows.get_column("prob").to_numpy()
+
+
+@dataclass(frozen=True)
+class LoopAUROC(AUROC):
+    """A stand-in for the vectorised ``values_under`` (Interface A): scikit-learn per weight column."""
+
+    def values_under(self, frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
+        label, prob = frame.get_column("label").to_numpy(), frame.get_column("prob").to_numpy()
+        return np.array([roc_auc_score(label, prob, sample_weight=weights[:, r]) for r in range(weights.shape[1])])
+
+
+def test_stacked_fallback_equals_the_metric_under_each_weight_vector():
+    frame = queries_table(40, 2).with_columns(_weight=pl.lit(1.0))
+    weights = np.random.default_rng(0).integers(0, 3, (frame.height, 5)).astype(float)
+    expected = LoopAUROC().values_under(frame, weights)
+    np.testing.assert_allclose(stacked_values([AUROC()], frame, weights)["auroc"], expected, rtol=1e-12)
+    np.testing.assert_allclose(values_under(AUROC(), frame, weights), expected, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:Only one class")
+def test_set_metric_randomization_swaps_units_between_systems():
+    queries = queries_table(8, 4, shift=0.2)
+    ev = evaluate(queries, ["brier", "auroc"])
+    plan = ev.plan
+    groups = tuple(replace(g, metrics=tuple(LoopAUROC() if m.name == "auroc" else m for m in g.metrics)) for g in plan.groups)
+    data = replace(from_evaluation(ev), rows=lambda: (ev.queries, replace(plan, groups=groups)))
+    options = {"baseline": "base", "tests": ("randomization",), "groupings": ["overall"]}
+    row = ef.compare(data, **options).filter(metric="auroc").row(0, named=True)
+    # reference: every one of the 2^8 swaps, AUROC of each side by scikit-learn
+    label_new, prob_new = _labels_probs(queries, "new")
+    label_base, prob_base = _labels_probs(queries, "base")
+    observed = roc_auc_score(label_new, prob_new) - roc_auc_score(label_base, prob_base)
+    deltas = []
+    for keep in itertools.product([True, False], repeat=8):
+        keep = np.array(keep)
+        first = np.where(keep, prob_new, prob_base)
+        second = np.where(keep, prob_base, prob_new)
+        deltas.append(roc_auc_score(label_new, first) - roc_auc_score(label_new, second))
+    assert row["randomization_exact"] is True
+    assert row["delta"] == pytest.approx(observed)
+    assert row["p_randomization"] == pytest.approx(np.mean(np.abs(deltas) >= abs(observed) * (1 - 1e-9)))
+    fallback = ef.compare(ev, **options, set_permutations=256)
+    assert fallback.filter(metric="auroc").get_column("p_randomization").item() == pytest.approx(row["p_randomization"])
+
+
+def test_delta_interval_is_the_percentile_interval_of_paired_replicate_differences(evaluation):
+    summary = evaluation.summary.filter(pl.col("grouping") != "across_folds")
+    rng = np.random.default_rng(9)
+    replicates = summary.select("grouping", "system", "fold", "metric", "unit", "subset").with_columns(
+        values=pl.Series([rng.normal(0, 1, 200).tolist() for _ in range(summary.height)])
+    )
+    data = replace(from_evaluation(evaluation), replicates=replicates)
+    row = ef.compare(data, baseline="base", tests=("t",)).filter(grouping="overall", metric="brier").row(0, named=True)
+    key = (pl.col("grouping") == "overall") & (pl.col("metric") == "brier")
+    new = np.array(replicates.filter(key & (pl.col("system") == "new")).get_column("values").item().to_list())
+    base = np.array(replicates.filter(key & (pl.col("system") == "base")).get_column("values").item().to_list())
+    assert row["delta_ci_low"] == pytest.approx(np.quantile(new - base, 0.025))
+    assert row["delta_ci_high"] == pytest.approx(np.quantile(new - base, 0.975))
+
+
+def test_same_seed_same_table_whatever_the_row_order():
+    queries = queries_table(200, 6)
+    first = ef.compare(evaluate(queries, ["brier"]), baseline="base", permutations=3000, seed=2)
+    shuffled = queries.sample(fraction=1.0, shuffle=True, seed=1)
+    again = ef.compare(evaluate(shuffled, ["brier"]), baseline="base", permutations=3000, seed=2)
+    order = ["grouping", "fold"]
+    first, again = first.sort(order, nulls_last=True), again.sort(order, nulls_last=True)
+    # the signs depend on (seed, unit key, permutation) only: identical p-values; sums of floats
+    # in another order may differ in the last bits
+    assert first.select("p_randomization", "randomization_exact", "n_pairs").equals(
+        again.select("p_randomization", "randomization_exact", "n_pairs"))
+    np.testing.assert_allclose(first.get_column("p_t").to_numpy(), again.get_column("p_t").to_numpy(), rtol=1e-9)
+    other_seed = ef.compare(evaluate(queries, ["brier"]), baseline="base", permutations=3000, seed=3)
+    assert not first.get_column("p_randomization").equals(other_seed.get_column("p_randomization"))

@@ -1,0 +1,115 @@
+"""Paired tests against scipy and exact enumeration (issue 11, parts 2 and 5)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from evalframe.stats.paired_tests import (
+    paired_statistics,
+    paired_t_test,
+    permutation_bits,
+    randomization_test,
+    sign_flip_pvalues,
+    wilcoxon_test,
+)
+from evalframe.stats.replicates import unit_hashes
+
+values = st.lists(st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.75, 1.0]), min_size=3, max_size=80)
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=values, data=st.data())
+def test_t_and_wilcoxon_equal_scipy(x, data):
+    y = data.draw(st.lists(st.sampled_from([0.0, 0.2, 0.25, 0.5, 1.0]), min_size=len(x), max_size=len(x)))
+    x, y = np.array(x), np.array(y)
+    d = x - y
+    t, p = paired_t_test(x, y)
+    if np.std(d) > 0:
+        expected = stats.ttest_rel(x, y)
+        assert t == pytest.approx(expected.statistic, rel=1e-9)
+        assert p == pytest.approx(expected.pvalue, rel=1e-9, abs=1e-300)
+    else:
+        assert np.isnan(p) or np.mean(d) != 0
+    w, pw = wilcoxon_test(x, y)
+    if np.any(d != 0):
+        expected = stats.wilcoxon(x, y)
+        assert w == pytest.approx(expected.statistic, rel=1e-12)
+        assert pw == pytest.approx(expected.pvalue, rel=1e-9)
+    else:
+        assert np.isnan(pw)
+
+
+@pytest.mark.parametrize("n", [51, 300, 5000])
+def test_large_sample_wilcoxon_is_computed_here_and_equals_scipy(n):
+    rng = np.random.default_rng(n)
+    x = rng.integers(0, 6, n) / 5
+    y = np.clip(x + rng.integers(-1, 3, n) / 5, 0, 1)
+    w, p = wilcoxon_test(x, y)
+    expected = stats.wilcoxon(x, y)
+    assert w == pytest.approx(expected.statistic, rel=1e-12)
+    assert p == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+def test_grouped_statistics_equal_each_group_alone():
+    rng = np.random.default_rng(0)
+    table = pl.DataFrame({"g": rng.integers(0, 4, 400), "d": rng.normal(0.05, 0.3, 400).round(1)})
+    grouped = paired_statistics(table, ["g"]).sort("g")
+    for row in grouped.iter_rows(named=True):
+        d = table.filter(pl.col("g") == row["g"]).get_column("d").to_numpy()
+        assert row["n_pairs"] == d.size
+        assert row["p_t"] == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue, rel=1e-9)
+        assert row["p_wilcoxon"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-9)
+        assert row["effect_size"] == pytest.approx(d.mean() / d.std(ddof=1), rel=1e-12)
+
+
+def _enumerated(d):
+    observed = abs(d.sum())
+    flips = [abs(sum(s * v for s, v in zip(signs, d))) for signs in itertools.product([1, -1], repeat=len(d))]
+    return sum(f >= observed * (1 - 1e-9) for f in flips) / len(flips)
+
+
+@settings(max_examples=60, deadline=None)
+@given(d=st.lists(st.sampled_from([-1.0, -0.5, -0.25, 0.0, 0.1, 0.25, 0.5, 1.0]), min_size=1, max_size=10))
+def test_small_n_is_exact_enumeration(d):
+    d = np.array(d)
+    assert randomization_test(d, np.zeros_like(d)) == pytest.approx(_enumerated(d), abs=1e-15)
+
+
+def test_monte_carlo_approaches_the_exact_value():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.1, 1.0, 16)
+    exact = randomization_test(d, np.zeros(16), permutations=2**16)
+    sampled = randomization_test(d, np.zeros(16), permutations=20_000, seed=3)
+    assert exact == pytest.approx(_enumerated(d))
+    assert abs(sampled - exact) < 4 * np.sqrt(exact * (1 - exact) / 20_000) + 1e-4
+
+
+def test_monte_carlo_p_is_never_zero_and_depends_only_on_seed_and_keys():
+    d = np.full(40, 1.0)
+    keys = [f"q{i}" for i in range(40)]
+    p = randomization_test(d, np.zeros(40), permutations=999, keys=keys)
+    assert p == pytest.approx(1 / 1000)
+    hashes = unit_hashes(pl.DataFrame({"k": keys}))
+    bits = permutation_bits(hashes, seed=7, first=0, count=64)
+    shuffled = np.random.default_rng(1).permutation(40)
+    np.testing.assert_array_equal(permutation_bits(hashes[shuffled], seed=7, first=0, count=64), bits[shuffled])
+    np.testing.assert_array_equal(permutation_bits(hashes, seed=7, first=10, count=5), bits[:, 10:15])
+    assert 0.4 < bits.mean() < 0.6
+
+
+def test_columns_with_missing_pairs_use_their_own_units():
+    rng = np.random.default_rng(2)
+    d = rng.normal(0.2, 1.0, (60, 2))
+    d[30:, 1] = np.nan
+    hashes = unit_hashes(pl.DataFrame({"k": [str(i) for i in range(60)]}))
+    p, exact = sign_flip_pvalues(d, hashes, permutations=5000, seed=1)
+    alone, _ = sign_flip_pvalues(d[:30, 1], hashes[:30], permutations=5000, seed=1)
+    assert p[1] == alone[0]
+    assert not exact.any()
