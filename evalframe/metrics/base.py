@@ -49,6 +49,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import ClassVar, Literal
 
+import numpy as np
 import polars as pl
 
 
@@ -233,6 +234,84 @@ class SetMetric(Metric):
     def compute(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """:meth:`finalize` of :meth:`state`: the metric per slice (rows without :data:`WEIGHT` weigh 1)."""
         return self.finalize(self.state(with_unit_weights(rows), by), by)
+
+    # --- the metric under many weight vectors at once (bootstrap, randomization tests) ----------
+
+    def values_under(self, frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
+        """The metric of one slice under each column of a weight matrix: ``R`` values.
+
+        ``frame`` holds the rows of one slice with the columns the metric reads (one row per
+        unit, or, for a metric of a coarser unit such as a post, the unit's query rows);
+        ``weights`` is a non-negative float matrix of shape ``(frame.height, R)``: column ``r``
+        gives every row its weight (for a coarser unit, its rows share the unit's weight). A row
+        of weight 0 is absent from that column. Returns a float64 array of ``R`` values, nan
+        where the metric is undefined (one class for AUROC, no row with weight, …).
+
+        Equal to the normal path (:meth:`state` then :meth:`finalize` with :data:`WEIGHT` set to
+        that column) for positive weights. Computed from weighted sufficient statistics with the
+        weights as a matrix (sums are matrix products, the ROC family one sort and cumulative
+        sums), never a loop over columns or rows: :meth:`replicate_state` then
+        :meth:`values_from_replicate_state`, so metrics with equal :attr:`state_id` can share
+        the first step.
+        """
+        return self.values_from_replicate_state(self.replicate_state(frame, weights))
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> object:
+        """Weighted sufficient statistics of ``frame`` under every column of ``weights``
+        (family-specific; shared by metrics with equal :attr:`state_id`)."""
+        raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
+
+    def values_from_replicate_state(self, state: object) -> np.ndarray:
+        """The ``R`` values from :meth:`replicate_state`'s result (nan where undefined)."""
+        raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
+
+
+def check_weight_matrix(frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
+    """``weights`` as a float64 matrix with one row per row of ``frame``; a ValueError otherwise."""
+    matrix = np.asarray(weights, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != frame.height:
+        raise ValueError(f"weights must have shape ({frame.height}, R), got {matrix.shape}")
+    if not np.isfinite(matrix).all() or (matrix < 0).any():
+        raise ValueError("weights must be finite and non-negative")
+    return matrix
+
+
+def scored_rows(frame: pl.DataFrame, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rows with both ``label`` and ``prob``: ``(used mask, label == 1, prob, weights)`` of them."""
+    weights = check_weight_matrix(frame, weights)
+    used = (frame.get_column("label").is_not_null() & frame.get_column("prob").is_not_null()).to_numpy()
+    label = frame.get_column("label").filter(used).to_numpy()
+    prob = frame.get_column("prob").filter(used).cast(pl.Float64).to_numpy()
+    return used, label == 1, prob, weights[used]
+
+
+def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> pl.LazyFrame:
+    """A state table for :meth:`SetMetric.finalize` with one slice per replicate: key ``_replicate``.
+
+    ``columns`` are (K × R) or (R,) arrays of sums (K state keys, e.g. bins); ``keys`` the K
+    values of each state key. Rows ordered by replicate, then key.
+    """
+    data: dict[str, np.ndarray] = {}
+    first = next(iter(columns.values()))
+    k = 1 if first.ndim == 1 else first.shape[0]
+    data[REPLICATE] = np.repeat(np.arange(replicates, dtype=np.int64), k)
+    for name, values in (keys or {}).items():
+        data[name] = np.tile(values, replicates)
+    for name, values in columns.items():
+        data[name] = values.reshape(k, replicates).T.reshape(-1)
+    return pl.LazyFrame(data)
+
+
+def finalized_values(finalized: pl.LazyFrame, replicates: int) -> np.ndarray:
+    """The ``value`` of each replicate from ``finalize(..., by=[_replicate])`` (nan where null)."""
+    table = finalized.select(REPLICATE, "value").collect(engine="in-memory").sort(REPLICATE)
+    values = np.full(replicates, np.nan)
+    values[table.get_column(REPLICATE).to_numpy()] = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return values
+
+
+#: The slice key of a state built per replicate (:func:`replicate_frame`).
+REPLICATE = "_replicate"
 
 
 def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:

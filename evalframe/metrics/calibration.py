@@ -29,10 +29,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import QueryMetric, SetMetric, TargetCategory
+from evalframe.metrics.base import (
+    REPLICATE,
+    QueryMetric,
+    SetMetric,
+    TargetCategory,
+    finalized_values,
+    replicate_frame,
+    scored_rows,
+)
 from evalframe.metrics.classification import NO_SCORED_QUERY, NO_WEIGHT, finalized, per_slice
 from evalframe.metrics.curves import BIN, bin_index, calibration_bins, ordered_sum
 
@@ -121,6 +130,25 @@ class ExpectedCalibrationError(SetMetric):
         })
         reasons = [(pl.col("n") == 0, NO_SCORED_QUERY), (pl.col("weight") == 0, NO_WEIGHT)]
         return finalized(table, by, pl.col("gap_sum") / pl.col("weight"), reasons)
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> tuple[pl.LazyFrame, int]:
+        """The bins' sums per weight column: the bin one-hot (rows × B) ᵀ · weights (and with
+        ``prob``, ``label`` folded in), as a state with one slice per column."""
+        _, positive, prob, w = scored_rows(frame, weights)
+        inner_edges = np.array([b / self.bins for b in range(1, self.bins)], dtype=np.float64)
+        one_hot = np.zeros((prob.size, self.bins))
+        one_hot[np.arange(prob.size), np.searchsorted(inner_edges, prob, side="right")] = 1.0
+        columns = {
+            "n": one_hot.T @ (w > 0),
+            "weight": one_hot.T @ w,
+            "weighted_prob": (one_hot * prob[:, None]).T @ w,
+            "weighted_label": (one_hot * positive[:, None]).T @ w,
+        }
+        return replicate_frame(columns, w.shape[1], keys={BIN: np.arange(self.bins)}), w.shape[1]
+
+    def values_from_replicate_state(self, state: tuple[pl.LazyFrame, int]) -> np.ndarray:
+        table, replicates = state
+        return finalized_values(self.finalize(table, [REPLICATE]), replicates)
 
 
 def _specs():

@@ -52,10 +52,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import SetMetric, TargetCategory, safe_divide
+from evalframe.metrics.base import (
+    REPLICATE,
+    SetMetric,
+    TargetCategory,
+    finalized_values,
+    replicate_frame,
+    safe_divide,
+    scored_rows,
+)
 from evalframe.metrics.curves import (
     PROB,
     is_scored,
@@ -165,6 +174,67 @@ class RocMetric(SetMetric):
         })
         return finalized(table, by, pl.col("value"), [_no_scored_query(), *self.undefined()])
 
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
+        return roc_curves(frame, weights)
+
+    def values_from_replicate_state(self, state: RocCurves) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = self.values_on_curves(state)
+        return np.where(state.defined(self.needs_both_classes), values, np.nan)
+
+    #: Whether the value needs both classes (AUROC, TPR@FPR) or only positives (AUPRC).
+    needs_both_classes: ClassVar[bool] = True
+
+    @abstractmethod
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        """The metric under each weight column from :func:`roc_curves` (NumPy twin of :meth:`value`)."""
+
+
+@dataclass(frozen=True)
+class RocCurves:
+    """The ROC points of one slice under R weight columns (:func:`roc_curves`).
+
+    ``tp`` and ``fp`` (T × R): the positive and negative weight with ``prob >= t`` at each
+    distinct probability ``t`` (highest first); ``n`` (R): rows of positive weight.
+    """
+
+    tp: np.ndarray
+    fp: np.ndarray
+    n: np.ndarray
+
+    @property
+    def total_positive(self) -> np.ndarray:
+        return self.tp[-1] if self.tp.shape[0] else np.zeros(self.n.shape)
+
+    @property
+    def total_negative(self) -> np.ndarray:
+        return self.fp[-1] if self.fp.shape[0] else np.zeros(self.n.shape)
+
+    def positive_here(self) -> np.ndarray:
+        return np.diff(self.tp, axis=0, prepend=0.0)
+
+    def negative_here(self) -> np.ndarray:
+        return np.diff(self.fp, axis=0, prepend=0.0)
+
+    def defined(self, both_classes: bool) -> np.ndarray:
+        """Columns with a used row, positive weight and (if asked) negative weight."""
+        ok = (self.n > 0) & (self.total_positive > 0)
+        return ok & (self.total_negative > 0) if both_classes else ok
+
+
+def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
+    """The ROC points of ``frame``'s rows under every column of ``weights``: one sort by ``prob``
+    (descending; tied probabilities are one point), cumulative weighted positives and negatives
+    per column, read at the last row of each point. The NumPy twin of
+    :func:`~evalframe.metrics.curves.roc_points` for weight matrices."""
+    _, positive, prob, w = scored_rows(frame, weights)
+    order = np.argsort(-prob, kind="stable")
+    prob, positive, w = prob[order], positive[order], w[order]
+    last_of_point = np.flatnonzero(np.append(prob[1:] != prob[:-1], True)) if prob.size else np.zeros(0, np.int64)
+    tp = np.cumsum(np.where(positive[:, None], w, 0.0), axis=0)[last_of_point]
+    fp = np.cumsum(np.where(positive[:, None], 0.0, w), axis=0)[last_of_point]
+    return RocCurves(tp=tp, fp=fp, n=(w > 0).sum(axis=0))
+
 
 def _one_class() -> Reason:
     return (pl.col("total_positive") == 0) | (pl.col("total_negative") == 0), ONE_CLASS
@@ -199,6 +269,11 @@ class AUROC(RocMetric):
     def undefined(self) -> list[Reason]:
         return [_one_class()]
 
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        tp_before = np.vstack([np.zeros((1, curves.tp.shape[1])), curves.tp[:-1]])
+        area = (curves.negative_here() * (tp_before + curves.tp) / 2).sum(axis=0)
+        return area / (curves.total_positive * curves.total_negative)
+
 
 @dataclass(frozen=True)
 class AUPRC(RocMetric):
@@ -232,6 +307,14 @@ class AUPRC(RocMetric):
 
     def undefined(self) -> list[Reason]:
         return [(pl.col("total_positive") == 0, NO_POSITIVE)]
+
+    needs_both_classes = False
+
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        positive_here = curves.positive_here()
+        precision = curves.tp / (curves.tp + curves.fp)
+        terms = np.where(positive_here > 0, positive_here * precision, 0.0)
+        return terms.sum(axis=0) / curves.total_positive
 
 
 @dataclass(frozen=True)
@@ -273,6 +356,11 @@ class TPRAtFPR(RocMetric):
 
     def undefined(self) -> list[Reason]:
         return [_one_class()]
+
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        within_target = curves.fp / curves.total_negative <= self.fpr
+        best = np.where(within_target, curves.tp, 0.0).max(axis=0, initial=0.0)
+        return best / curves.total_positive
 
 
 # --- the confusion family at a threshold -----------------------------------------------------
@@ -357,6 +445,20 @@ class ConfusionMetric(SetMetric):
         # The state has one row per slice already: finalize is row-wise.
         reasons = [] if self.defined_when_empty else [_no_scored_query()]
         return finalized(state, by, self.value(), [*reasons, *self.undefined()])
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> pl.LazyFrame:
+        """The confusion counts per weight column: the cell indicators (rows × 4) ᵀ · weights,
+        as a state with one slice per column (key ``_replicate``)."""
+        _, positive, prob, w = scored_rows(frame, weights)
+        predicted = prob >= self.threshold
+        cells = np.stack([predicted & positive, predicted & ~positive, ~predicted & ~positive, ~predicted & positive], axis=1)
+        counts = cells.astype(np.float64).T @ w
+        columns = {"n": (w > 0).sum(axis=0), **dict(zip(("tp", "fp", "tn", "fn"), counts, strict=True))}
+        return replicate_frame(columns, w.shape[1])
+
+    def values_from_replicate_state(self, state: pl.LazyFrame) -> np.ndarray:
+        replicates = state.select(pl.len()).collect().item()
+        return finalized_values(self.finalize(state, [REPLICATE]), replicates)
 
 
 _NO_POSITIVE: Reason = (TP + FN == 0, NO_POSITIVE)

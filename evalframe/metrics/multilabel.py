@@ -74,10 +74,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import QueryMetric, SetMetric, TargetCategory, weight
+from evalframe.metrics.base import (
+    REPLICATE,
+    QueryMetric,
+    SetMetric,
+    TargetCategory,
+    check_weight_matrix,
+    finalized_values,
+    replicate_frame,
+    weight,
+)
 from evalframe.metrics.curves import is_scored, ordered_sum
 
 #: The unit of every metric here: all criteria of one post (its key columns come from the pipeline).
@@ -411,6 +421,35 @@ class CriterionF1Metric(SetMetric):
         if by:
             return state.group_by(by, maintain_order=True).agg(aggregations)
         return state.select(aggregations)
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> tuple[pl.LazyFrame, int]:
+        """The per-criterion counts per weight column: the criterion one-hot times each cell's
+        indicator (rows × C) ᵀ · weights, as a state with one slice per column. ``frame`` holds
+        the query rows of the slice's posts, each weighted with its post's weight; ``n`` counts
+        the rows of positive weight (the number of posts matters only through ``n > 0``)."""
+        w = check_weight_matrix(frame, weights)
+        scored = (frame.get_column("label").is_not_null() & frame.get_column("prob").is_not_null()).to_numpy()
+        true = (frame.get_column("label") == 1).fill_null(False).to_numpy() & scored
+        predicted = (frame.get_column("prob") >= self.threshold).fill_null(False).to_numpy() & scored
+        criteria, code = np.unique(frame.get_column("criterion_id").cast(pl.String).fill_null("").to_numpy(),
+                                   return_inverse=True)
+        one_hot = np.zeros((frame.height, criteria.size))
+        one_hot[np.arange(frame.height), code.reshape(-1)] = 1.0
+        drawn = (w > 0) & scored[:, None]
+        columns = {
+            "tp": (one_hot * (true & predicted)[:, None]).T @ w,
+            "fp": (one_hot * (~true & predicted)[:, None]).T @ w,
+            "fn": (one_hot * (true & ~predicted)[:, None]).T @ w,
+            "n_scored": (one_hot.T @ drawn).astype(np.int64),
+            "n": (one_hot.T @ drawn).astype(np.int64),
+        }
+        return replicate_frame(columns, w.shape[1], keys={CRITERION_KEY: criteria}), w.shape[1]
+
+    def values_from_replicate_state(self, state: tuple[pl.LazyFrame, int]) -> np.ndarray:
+        table, replicates = state
+        # A criterion none of whose rows is drawn is absent from that replicate.
+        present = table.filter(pl.col("n_scored") > 0)
+        return finalized_values(self.finalize(present, [REPLICATE]), replicates)
 
 
 class MicroF1(CriterionF1Metric):
