@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Literal
 
@@ -249,8 +250,8 @@ class SetMetric(Metric):
 
         Equal to the normal path (:meth:`state` then :meth:`finalize` with :data:`WEIGHT` set to
         that column) for positive weights. Computed from weighted sufficient statistics with the
-        weights as a matrix (sums are matrix products, the ROC family one sort and cumulative
-        sums), never a loop over columns or rows: :meth:`replicate_state` then
+        weights as a matrix (sums are products with the weight matrix, the ROC family one sort
+        and cumulative sums), never a loop over columns or rows: :meth:`replicate_state` then
         :meth:`values_from_replicate_state`, so metrics with equal :attr:`state_id` can share
         the first step.
         """
@@ -262,30 +263,128 @@ class SetMetric(Metric):
         raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
 
     def values_from_replicate_state(self, state: object) -> np.ndarray:
-        """The ``R`` values from :meth:`replicate_state`'s result (nan where undefined)."""
-        raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
+        """The ``R`` values from :meth:`replicate_state`'s result (nan where undefined).
+
+        By default :meth:`finalize` of a state with one slice per replicate
+        (:meth:`replicate_values_lazy`), so the metric has one definition.
+        """
+        lazy = self.replicate_values_lazy(state)
+        return finalized_values(lazy.collect(engine="in-memory"), replicate_count(state))
+
+    def replicate_values_lazy(self, state: object) -> pl.LazyFrame:
+        """Columns ``_replicate``, ``value`` from a :class:`ReplicateState` through :meth:`finalize`
+        (several metrics' plans can then be collected at once, :func:`values_under_all`)."""
+        assert isinstance(state, ReplicateState), state
+        return self.finalize(state.table.lazy(), [REPLICATE])
 
 
-def check_weight_matrix(frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
-    """``weights`` as a float64 matrix with one row per row of ``frame``; a ValueError otherwise."""
+@dataclass(frozen=True)
+class ReplicateState:
+    """A state (as :meth:`SetMetric.state` gives) with one slice per weight column, key ``_replicate``."""
+
+    table: pl.DataFrame
+    replicates: int
+
+
+def replicate_count(state: object) -> int:
+    return state.replicates  # type: ignore[attr-defined]
+
+
+def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
+    """:meth:`SetMetric.values_under` of several metrics on one slice: one replicate state per
+    ``state_id``, and the metrics finalized through Polars collected in one ``collect_all``."""
+    states: dict[object, object] = {}
+    results: dict[str, np.ndarray] = {}
+    lazy: dict[str, pl.LazyFrame] = {}
+    for metric in metrics:
+        if metric.state_id not in states:
+            states[metric.state_id] = metric.replicate_state(frame, weights)
+        state = states[metric.state_id]
+        if isinstance(state, ReplicateState) and type(metric).values_from_replicate_state is SetMetric.values_from_replicate_state:
+            lazy[metric.name] = metric.replicate_values_lazy(state)
+        else:
+            results[metric.name] = metric.values_from_replicate_state(state)
+    collected = pl.collect_all(list(lazy.values()), engine="in-memory") if lazy else []
+    for name, table in zip(lazy, collected, strict=True):
+        results[name] = finalized_values(table, weights.shape[1])
+    return {metric.name: results[metric.name] for metric in metrics}
+
+
+class RowWeights:
+    """A weight matrix (rows × R) given as unit weights: ``W[i, r] = scale[i] · units[index[i], r]``.
+
+    What :meth:`SetMetric.values_under` works with: a plain matrix is wrapped with one unit per
+    row (:func:`row_weights`); the bootstrap passes its unit counts this way so that no
+    rows × R matrix is built for sums, which are computed per unit first and then multiplied
+    with the unit matrix (``(indicator ᵀ · P) · units``, ``P`` the row→unit map): a product
+    over units, not rows.
+    """
+
+    def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None):
+        self.units = units
+        n = units.shape[0] if index is None else index.shape[0]
+        self.index = np.arange(n) if index is None else index
+        self.scale = np.ones(n) if scale is None else scale
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.index.shape[0], self.units.shape[1])
+
+    def take(self, rows: np.ndarray) -> RowWeights:
+        """The weights of the rows ``rows`` (positions or a boolean mask), still factored."""
+        return RowWeights(self.units, self.index[rows], self.scale[rows])
+
+    def dense(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The matrix itself (of ``rows`` only, in their order)."""
+        index, scale = (self.index, self.scale) if rows is None else (self.index[rows], self.scale[rows])
+        if np.all(scale == 1.0):
+            return self.units[index]
+        return self.units[index] * scale[:, None]
+
+    def sums(self, codes: np.ndarray, groups: int, values: np.ndarray | None = None) -> np.ndarray:
+        """``Σ_i [code_i = k] · values_i · W[i, r]`` for every group ``k``: (groups × R).
+
+        The rows are first added per (group, unit) (one ``bincount``), then multiplied with the
+        unit matrix: (groups × units) · (units × R).
+        """
+        n_units = self.units.shape[0]
+        row_weight = self.scale if values is None else self.scale * values
+        per_unit = np.bincount(codes * n_units + self.index, weights=row_weight, minlength=groups * n_units)
+        return per_unit.reshape(groups, n_units) @ self.units
+
+    def positive_counts(self, codes: np.ndarray, groups: int) -> np.ndarray:
+        """Rows of positive weight per group and column: (groups × R) integers."""
+        n_units = self.units.shape[0]
+        kept = self.scale > 0
+        per_unit = np.bincount(codes[kept] * n_units + self.index[kept], minlength=groups * n_units)
+        positive = (self.units > 0).astype(np.float64)
+        return np.rint(per_unit.reshape(groups, n_units).astype(np.float64) @ positive).astype(np.int64)
+
+
+def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWeights:
+    """``weights`` checked (one row per row of ``frame``, finite, non-negative) as :class:`RowWeights`."""
+    if isinstance(weights, RowWeights):
+        if weights.shape[0] != frame.height:
+            raise ValueError(f"weights must have {frame.height} rows, got {weights.shape[0]}")
+        return weights
     matrix = np.asarray(weights, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != frame.height:
         raise ValueError(f"weights must have shape ({frame.height}, R), got {matrix.shape}")
-    if not np.isfinite(matrix).all() or (matrix < 0).any():
+    if matrix.size and (not np.isfinite(matrix.sum()) or matrix.min() < 0):
         raise ValueError("weights must be finite and non-negative")
-    return matrix
+    return RowWeights(matrix)
 
 
-def scored_rows(frame: pl.DataFrame, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The rows with both ``label`` and ``prob``: ``(used mask, label == 1, prob, weights)`` of them."""
-    weights = check_weight_matrix(frame, weights)
+def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
+    """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
+    weights = row_weights(frame, weights)
     used = (frame.get_column("label").is_not_null() & frame.get_column("prob").is_not_null()).to_numpy()
     label = frame.get_column("label").filter(used).to_numpy()
     prob = frame.get_column("prob").filter(used).cast(pl.Float64).to_numpy()
-    return used, label == 1, prob, weights[used]
+    return label == 1, prob, weights if used.all() else weights.take(used)
 
 
-def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> pl.LazyFrame:
+def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> ReplicateState:
     """A state table for :meth:`SetMetric.finalize` with one slice per replicate: key ``_replicate``.
 
     ``columns`` are (K × R) or (R,) arrays of sums (K state keys, e.g. bins); ``keys`` the K
@@ -299,12 +398,11 @@ def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[
         data[name] = np.tile(values, replicates)
     for name, values in columns.items():
         data[name] = values.reshape(k, replicates).T.reshape(-1)
-    return pl.LazyFrame(data)
+    return ReplicateState(pl.DataFrame(data), replicates)
 
 
-def finalized_values(finalized: pl.LazyFrame, replicates: int) -> np.ndarray:
+def finalized_values(table: pl.DataFrame, replicates: int) -> np.ndarray:
     """The ``value`` of each replicate from ``finalize(..., by=[_replicate])`` (nan where null)."""
-    table = finalized.select(REPLICATE, "value").collect(engine="in-memory").sort(REPLICATE)
     values = np.full(replicates, np.nan)
     values[table.get_column(REPLICATE).to_numpy()] = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
     return values

@@ -34,11 +34,10 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
-    REPLICATE,
     QueryMetric,
+    ReplicateState,
     SetMetric,
     TargetCategory,
-    finalized_values,
     replicate_frame,
     scored_rows,
 )
@@ -131,24 +130,20 @@ class ExpectedCalibrationError(SetMetric):
         reasons = [(pl.col("n") == 0, NO_SCORED_QUERY), (pl.col("weight") == 0, NO_WEIGHT)]
         return finalized(table, by, pl.col("gap_sum") / pl.col("weight"), reasons)
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> tuple[pl.LazyFrame, int]:
-        """The bins' sums per weight column: the bin one-hot (rows × B) ᵀ · weights (and with
-        ``prob``, ``label`` folded in), as a state with one slice per column."""
-        _, positive, prob, w = scored_rows(frame, weights)
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
+        """The bins' sums per weight column: each used row's weights (times ``prob``, times
+        ``label``) added to its bin (:meth:`~evalframe.metrics.base.RowWeights.sums`, the bin
+        one-hot ᵀ · weights), as a state with one slice per column."""
+        positive, prob, w = scored_rows(frame, weights)
         inner_edges = np.array([b / self.bins for b in range(1, self.bins)], dtype=np.float64)
-        one_hot = np.zeros((prob.size, self.bins))
-        one_hot[np.arange(prob.size), np.searchsorted(inner_edges, prob, side="right")] = 1.0
+        bin_of_row = np.searchsorted(inner_edges, prob, side="right")
         columns = {
-            "n": one_hot.T @ (w > 0),
-            "weight": one_hot.T @ w,
-            "weighted_prob": (one_hot * prob[:, None]).T @ w,
-            "weighted_label": (one_hot * positive[:, None]).T @ w,
+            "n": w.positive_counts(bin_of_row, self.bins),
+            "weight": w.sums(bin_of_row, self.bins),
+            "weighted_prob": w.sums(bin_of_row, self.bins, prob),
+            "weighted_label": w.sums(bin_of_row, self.bins, positive.astype(np.float64)),
         }
-        return replicate_frame(columns, w.shape[1], keys={BIN: np.arange(self.bins)}), w.shape[1]
-
-    def values_from_replicate_state(self, state: tuple[pl.LazyFrame, int]) -> np.ndarray:
-        table, replicates = state
-        return finalized_values(self.finalize(table, [REPLICATE]), replicates)
+        return replicate_frame(columns, w.shape[1], keys={BIN: np.arange(self.bins)})
 
 
 def _specs():

@@ -57,10 +57,9 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
-    REPLICATE,
+    ReplicateState,
     SetMetric,
     TargetCategory,
-    finalized_values,
     replicate_frame,
     safe_divide,
     scored_rows,
@@ -227,13 +226,23 @@ def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
     (descending; tied probabilities are one point), cumulative weighted positives and negatives
     per column, read at the last row of each point. The NumPy twin of
     :func:`~evalframe.metrics.curves.roc_points` for weight matrices."""
-    _, positive, prob, w = scored_rows(frame, weights)
+    positive, prob, w = scored_rows(frame, weights)
     order = np.argsort(-prob, kind="stable")
-    prob, positive, w = prob[order], positive[order], w[order]
+    prob, positive = prob[order], positive[order]
     last_of_point = np.flatnonzero(np.append(prob[1:] != prob[:-1], True)) if prob.size else np.zeros(0, np.int64)
-    tp = np.cumsum(np.where(positive[:, None], w, 0.0), axis=0)[last_of_point]
-    fp = np.cumsum(np.where(positive[:, None], 0.0, w), axis=0)[last_of_point]
-    return RocCurves(tp=tp, fp=fp, n=(w > 0).sum(axis=0))
+    # Cumulative sums over the positive rows and over the negative rows apart (one pass over
+    # their weights), read at each point through the count of each class up to it.
+    positives_up_to = np.cumsum(positive)[last_of_point]
+    negatives_up_to = (last_of_point + 1) - positives_up_to
+
+    def cumulative(rows: np.ndarray) -> np.ndarray:
+        out = np.zeros((rows.size + 1, w.shape[1]))
+        np.cumsum(w.dense(rows), axis=0, out=out[1:])
+        return out
+
+    tp = cumulative(order[positive])[positives_up_to]
+    fp = cumulative(order[~positive])[negatives_up_to]
+    return RocCurves(tp=tp, fp=fp, n=w.positive_counts(np.zeros(w.shape[0], np.int64), 1)[0])
 
 
 def _one_class() -> Reason:
@@ -358,8 +367,10 @@ class TPRAtFPR(RocMetric):
         return [_one_class()]
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        within_target = curves.fp / curves.total_negative <= self.fpr
-        best = np.where(within_target, curves.tp, 0.0).max(axis=0, initial=0.0)
+        # FP and TP grow down the points: the best point within target is the last one.
+        within = (curves.fp <= self.fpr * curves.total_negative).sum(axis=0)
+        columns = np.arange(curves.tp.shape[1])
+        best = np.where(within > 0, curves.tp[np.maximum(within - 1, 0), columns] if curves.tp.size else 0.0, 0.0)
         return best / curves.total_positive
 
 
@@ -446,19 +457,17 @@ class ConfusionMetric(SetMetric):
         reasons = [] if self.defined_when_empty else [_no_scored_query()]
         return finalized(state, by, self.value(), [*reasons, *self.undefined()])
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> pl.LazyFrame:
-        """The confusion counts per weight column: the cell indicators (rows × 4) ᵀ · weights,
-        as a state with one slice per column (key ``_replicate``)."""
-        _, positive, prob, w = scored_rows(frame, weights)
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
+        """The confusion counts per weight column: each used row's weights added to its cell
+        (:meth:`~evalframe.metrics.base.RowWeights.sums`, the cell one-hot ᵀ · weights), as a state
+        with one slice per column (key ``_replicate``)."""
+        positive, prob, w = scored_rows(frame, weights)
         predicted = prob >= self.threshold
-        cells = np.stack([predicted & positive, predicted & ~positive, ~predicted & ~positive, ~predicted & positive], axis=1)
-        counts = cells.astype(np.float64).T @ w
-        columns = {"n": (w > 0).sum(axis=0), **dict(zip(("tp", "fp", "tn", "fn"), counts, strict=True))}
+        # Cells 0..3 = tp, fp, tn, fn.
+        cell = np.where(predicted, np.where(positive, 0, 1), np.where(positive, 3, 2))
+        counts = w.sums(cell, 4)
+        columns = {"n": w.positive_counts(cell, 4).sum(axis=0), **dict(zip(("tp", "fp", "tn", "fn"), counts, strict=True))}
         return replicate_frame(columns, w.shape[1])
-
-    def values_from_replicate_state(self, state: pl.LazyFrame) -> np.ndarray:
-        replicates = state.select(pl.len()).collect().item()
-        return finalized_values(self.finalize(state, [REPLICATE]), replicates)
 
 
 _NO_POSITIVE: Reason = (TP + FN == 0, NO_POSITIVE)

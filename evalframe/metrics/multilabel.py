@@ -79,12 +79,11 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
-    REPLICATE,
     QueryMetric,
+    ReplicateState,
     SetMetric,
     TargetCategory,
-    check_weight_matrix,
-    finalized_values,
+    row_weights,
     replicate_frame,
     weight,
 )
@@ -422,34 +421,33 @@ class CriterionF1Metric(SetMetric):
             return state.group_by(by, maintain_order=True).agg(aggregations)
         return state.select(aggregations)
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> tuple[pl.LazyFrame, int]:
-        """The per-criterion counts per weight column: the criterion one-hot times each cell's
-        indicator (rows × C) ᵀ · weights, as a state with one slice per column. ``frame`` holds
-        the query rows of the slice's posts, each weighted with its post's weight; ``n`` counts
-        the rows of positive weight (the number of posts matters only through ``n > 0``)."""
-        w = check_weight_matrix(frame, weights)
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
+        """The per-criterion counts per weight column: each scored row's weights added to its
+        criterion's cell (:meth:`~evalframe.metrics.base.RowWeights.sums`), as a state with one slice
+        per column. ``frame`` holds the query rows of the slice's posts, each weighted with its
+        post's weight; ``n`` counts the rows of positive weight (the number of posts matters
+        only through ``n > 0``). A criterion none of whose rows has weight is absent."""
+        w = row_weights(frame, weights)
         scored = (frame.get_column("label").is_not_null() & frame.get_column("prob").is_not_null()).to_numpy()
         true = (frame.get_column("label") == 1).fill_null(False).to_numpy() & scored
         predicted = (frame.get_column("prob") >= self.threshold).fill_null(False).to_numpy() & scored
         criteria, code = np.unique(frame.get_column("criterion_id").cast(pl.String).fill_null("").to_numpy(),
                                    return_inverse=True)
-        one_hot = np.zeros((frame.height, criteria.size))
-        one_hot[np.arange(frame.height), code.reshape(-1)] = 1.0
-        drawn = (w > 0) & scored[:, None]
-        columns = {
-            "tp": (one_hot * (true & predicted)[:, None]).T @ w,
-            "fp": (one_hot * (~true & predicted)[:, None]).T @ w,
-            "fn": (one_hot * (true & ~predicted)[:, None]).T @ w,
-            "n_scored": (one_hot.T @ drawn).astype(np.int64),
-            "n": (one_hot.T @ drawn).astype(np.int64),
-        }
-        return replicate_frame(columns, w.shape[1], keys={CRITERION_KEY: criteria}), w.shape[1]
+        code = code.reshape(-1)
 
-    def values_from_replicate_state(self, state: tuple[pl.LazyFrame, int]) -> np.ndarray:
-        table, replicates = state
-        # A criterion none of whose rows is drawn is absent from that replicate.
-        present = table.filter(pl.col("n_scored") > 0)
-        return finalized_values(self.finalize(present, [REPLICATE]), replicates)
+        def summed(where: np.ndarray) -> np.ndarray:
+            return w.sums(code, criteria.size, where.astype(np.float64))
+
+        drawn = w.take(scored).positive_counts(code[scored], criteria.size)
+        columns = {
+            "tp": summed(true & predicted),
+            "fp": summed(~true & predicted),
+            "fn": summed(true & ~predicted),
+            "n_scored": drawn,
+            "n": drawn,
+        }
+        state = replicate_frame(columns, w.shape[1], keys={CRITERION_KEY: criteria})
+        return ReplicateState(state.table.filter(pl.col("n_scored") > 0), state.replicates)
 
 
 class MicroF1(CriterionF1Metric):
