@@ -33,7 +33,7 @@ from evalframe._progress import Progress
 from evalframe.data.units import QUERY, SYSTEM
 from evalframe.engine.partials import Partials
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_all
+from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
 from evalframe.stats.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
 
 #: Summary columns that identify a row (with the slice keys between ``system`` and ``metric``).
@@ -135,23 +135,34 @@ def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progr
     user = rows_frame.get_column(WEIGHT).to_numpy()
     read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
     out = []
+    columns_read = rows_frame.select(read)
     for grouping, keys in by.items():
         if not partials.applies[(unit, grouping)]:
             continue
+        # Every slice of the grouping, in blocks of replicate columns, evaluated in one batch.
+        found_slices, batch, where, positive = [], [], [], {}
         for slice_row in _slices(rows_frame, keys).iter_rows(named=True):
             rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
-            frame = rows_frame.select(read)[rows]
-            values = {m.name: np.empty(settings.resamples) for m in metrics}
+            frame = columns_read[rows]
             block = max(1, _BLOCK_CELLS // max(1, rows.size))
             for start in range(0, settings.resamples, block):
                 stop = min(settings.resamples, start + block)
                 # Factored: the rows' units and user weights, never a rows × R copy up front.
-                weights = RowWeights(unit_weights[:, start:stop], unit_index[rows], user[rows])
-                for name, found in values_under_all(metrics, frame, weights).items():
-                    values[name][start:stop] = found
+                if (start, stop) not in positive:
+                    block_weights = np.ascontiguousarray(unit_weights[:, start:stop])
+                    positive[(start, stop)] = (block_weights, (block_weights > 0).astype(np.float64))
+                block_weights, block_positive = positive[(start, stop)]
+                batch.append((frame, RowWeights(block_weights, unit_index[rows], user[rows], block_positive)))
+                where.append((len(found_slices), start, stop))
+            found_slices.append(slice_row)
+        values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in found_slices]
+        for (position, start, stop), found in zip(where, values_under_slices(metrics, batch), strict=True):
+            for name, array in found.items():
+                values[position][name][start:stop] = array
+        for slice_row, slice_values in zip(found_slices, values, strict=True):
             for metric in metrics:
                 out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
-                            "_g": g, "_values": values[metric.name], "_acceleration": np.nan})
+                            "_g": g, "_values": slice_values[metric.name], "_acceleration": np.nan})
             progress.advance()
     return out
 

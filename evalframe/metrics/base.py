@@ -52,6 +52,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 
 class TargetCategory(StrEnum):
@@ -290,24 +291,48 @@ def replicate_count(state: object) -> int:
     return state.replicates  # type: ignore[attr-defined]
 
 
-def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
-    """:meth:`SetMetric.values_under` of several metrics on one slice: one replicate state per
-    ``state_id``, and the metrics finalized through Polars collected in one ``collect_all``."""
-    states: dict[object, object] = {}
-    results: dict[str, np.ndarray] = {}
-    lazy: dict[str, pl.LazyFrame] = {}
-    for metric in metrics:
-        if metric.state_id not in states:
-            states[metric.state_id] = metric.replicate_state(frame, weights)
-        state = states[metric.state_id]
-        if isinstance(state, ReplicateState) and type(metric).values_from_replicate_state is SetMetric.values_from_replicate_state:
-            lazy[metric.name] = metric.replicate_values_lazy(state)
-        else:
-            results[metric.name] = metric.values_from_replicate_state(state)
-    collected = pl.collect_all(list(lazy.values()), engine="in-memory") if lazy else []
-    for name, table in zip(lazy, collected, strict=True):
-        results[name] = finalized_values(table, weights.shape[1])
-    return {metric.name: results[metric.name] for metric in metrics}
+def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
+    """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_slices`)."""
+    return values_under_slices(metrics, [(frame, weights)])[0]
+
+
+def values_under_slices(metrics: list[SetMetric], slices: list[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
+    """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
+
+    One replicate state per slice and ``state_id``; the metrics finalized through Polars see
+    the states of all slices stacked (key ``_slice``) and are collected in one ``collect_all``,
+    so the number of Polars calls does not grow with the slices.
+    """
+    results: list[dict[str, np.ndarray]] = [{} for _ in slices]
+    stacked: dict[object, list[pl.DataFrame]] = {}
+    for position, (frame, weights) in enumerate(slices):
+        states: dict[object, object] = {}
+        for metric in metrics:
+            if metric.state_id not in states:
+                states[metric.state_id] = metric.replicate_state(frame, weights)
+            state = states[metric.state_id]
+            finalized_by_polars = type(metric).values_from_replicate_state is SetMetric.values_from_replicate_state
+            if not (isinstance(state, ReplicateState) and finalized_by_polars):
+                results[position][metric.name] = metric.values_from_replicate_state(state)
+        for state_id, state in states.items():
+            if isinstance(state, ReplicateState):
+                stacked.setdefault(state_id, []).append(state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
+    polars_metrics = [m for m in metrics if m.name not in results[0] and m.state_id in stacked] if slices else []
+    plans = [m.finalize(pl.concat(stacked[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE]) for m in polars_metrics]
+    collected = pl.collect_all(plans, engine="in-memory") if plans else []
+    for metric, table in zip(polars_metrics, collected, strict=True):
+        parts = table.partition_by(SLICE, as_dict=True)
+        for position, (_, weights) in enumerate(slices):
+            part = parts.get((position,))
+            replicates = weights.shape[1]
+            results[position][metric.name] = (
+                finalized_values(part, replicates) if part is not None else np.full(replicates, np.nan)
+            )
+    return [{metric.name: found[metric.name] for metric in metrics} for found in results]
+
+
+#: The key of the slice a stacked replicate state belongs to (:func:`values_under_slices`).
+SLICE = "_slice"
 
 
 class RowWeights:
@@ -320,11 +345,20 @@ class RowWeights:
     over units, not rows.
     """
 
-    def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None):
+    def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None,
+                 positive_units: np.ndarray | None = None):
         self.units = units
         n = units.shape[0] if index is None else index.shape[0]
         self.index = np.arange(n) if index is None else index
         self.scale = np.ones(n) if scale is None else scale
+        self._positive_units = positive_units
+
+    @property
+    def positive_units(self) -> np.ndarray:
+        """``units > 0`` as floats (computed once; pass it to share it between row sets)."""
+        if self._positive_units is None:
+            self._positive_units = (self.units > 0).astype(np.float64)
+        return self._positive_units
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -332,7 +366,7 @@ class RowWeights:
 
     def take(self, rows: np.ndarray) -> RowWeights:
         """The weights of the rows ``rows`` (positions or a boolean mask), still factored."""
-        return RowWeights(self.units, self.index[rows], self.scale[rows])
+        return RowWeights(self.units, self.index[rows], self.scale[rows], self._positive_units)
 
     def dense(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The matrix itself (of ``rows`` only, in their order)."""
@@ -340,6 +374,16 @@ class RowWeights:
         if np.all(scale == 1.0):
             return self.units[index]
         return self.units[index] * scale[:, None]
+
+    def grouped(self, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``Σ_{i in rows, code_i = k} W[i, r]`` for every group ``k`` in ``[0, codes.max()]``.
+
+        One sparse (groups × units) matrix times the unit matrix: a pass over the rows' weights
+        without building them.
+        """
+        groups = int(codes.max()) + 1 if codes.size else 0
+        indicator = sparse.csr_matrix((self.scale[rows], (codes, self.index[rows])), shape=(groups, self.units.shape[0]))
+        return np.asarray(indicator @ self.units)
 
     def sums(self, codes: np.ndarray, groups: int, values: np.ndarray | None = None) -> np.ndarray:
         """``Σ_i [code_i = k] · values_i · W[i, r]`` for every group ``k``: (groups × R).
@@ -357,8 +401,7 @@ class RowWeights:
         n_units = self.units.shape[0]
         kept = self.scale > 0
         per_unit = np.bincount(codes[kept] * n_units + self.index[kept], minlength=groups * n_units)
-        positive = (self.units > 0).astype(np.float64)
-        return np.rint(per_unit.reshape(groups, n_units).astype(np.float64) @ positive).astype(np.int64)
+        return np.rint(per_unit.reshape(groups, n_units).astype(np.float64) @ self.positive_units).astype(np.int64)
 
 
 def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWeights:
@@ -378,10 +421,12 @@ def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWei
 def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
     """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
     weights = row_weights(frame, weights)
-    used = (frame.get_column("label").is_not_null() & frame.get_column("prob").is_not_null()).to_numpy()
-    label = frame.get_column("label").filter(used).to_numpy()
-    prob = frame.get_column("prob").filter(used).cast(pl.Float64).to_numpy()
-    return label == 1, prob, weights if used.all() else weights.take(used)
+    label = frame.get_column("label").cast(pl.Float64).to_numpy()
+    prob = frame.get_column("prob").cast(pl.Float64).to_numpy()
+    used = ~(np.isnan(label) | np.isnan(prob))
+    if used.all():
+        return label == 1, prob, weights
+    return label[used] == 1, prob[used], weights.take(used)
 
 
 def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> ReplicateState:

@@ -189,31 +189,31 @@ class RocMetric(SetMetric):
         """The metric under each weight column from :func:`roc_curves` (NumPy twin of :meth:`value`)."""
 
 
-@dataclass(frozen=True)
 class RocCurves:
-    """The ROC points of one slice under R weight columns (:func:`roc_curves`).
+    """The ROC points of one slice under R weight columns (:func:`roc_curves`), class by class.
 
-    ``tp`` and ``fp`` (T × R): the positive and negative weight with ``prob >= t`` at each
-    distinct probability ``t`` (highest first); ``n`` (R): rows of positive weight.
+    With the slice's distinct probabilities as points (highest first), the points holding a
+    positive row and those holding a negative row are kept apart:
+
+    - ``positive_here`` (P × R): the positive weight at each point with a positive row;
+      ``tp`` (P + 1 rows): its cumulative sums after a row of zeros, so ``tp[k]`` is the
+      positive weight of the first ``k`` such points;
+    - ``negative_here`` (N × R) and ``fp`` (N + 1 rows) likewise for the negative rows;
+    - ``fp_at_positive`` (P): for each positive point, how many negative points are at or
+      above it (``fp[fp_at_positive]`` is the FP at that threshold); ``tp_above_negative`` and
+      ``tp_at_negative`` (N): positive points strictly above / at or above each negative point;
+    - ``n`` (R): rows of positive weight.
+
+    So no T × R matrix of both classes is built; metrics read what they need.
     """
 
-    tp: np.ndarray
-    fp: np.ndarray
-    n: np.ndarray
-
-    @property
-    def total_positive(self) -> np.ndarray:
-        return self.tp[-1] if self.tp.shape[0] else np.zeros(self.n.shape)
-
-    @property
-    def total_negative(self) -> np.ndarray:
-        return self.fp[-1] if self.fp.shape[0] else np.zeros(self.n.shape)
-
-    def positive_here(self) -> np.ndarray:
-        return np.diff(self.tp, axis=0, prepend=0.0)
-
-    def negative_here(self) -> np.ndarray:
-        return np.diff(self.fp, axis=0, prepend=0.0)
+    def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n):
+        self.positive_here, self.negative_here, self.n = positive_here, negative_here, n
+        self.fp_at_positive, self.tp_above_negative, self.tp_at_negative = fp_at_positive, tp_above_negative, tp_at_negative
+        self.tp = _with_zero_row(positive_here)
+        self.fp = _with_zero_row(negative_here)
+        self.total_positive = self.tp[-1]
+        self.total_negative = self.fp[-1]
 
     def defined(self, both_classes: bool) -> np.ndarray:
         """Columns with a used row, positive weight and (if asked) negative weight."""
@@ -221,28 +221,40 @@ class RocCurves:
         return ok & (self.total_negative > 0) if both_classes else ok
 
 
+def _with_zero_row(here: np.ndarray) -> np.ndarray:
+    """Cumulative sums down the rows, after a row of zeros."""
+    out = np.zeros((here.shape[0] + 1, here.shape[1]))
+    np.cumsum(here, axis=0, out=out[1:])
+    return out
+
+
+def _point_sums(rows: np.ndarray, point: np.ndarray, w) -> tuple[np.ndarray, np.ndarray]:
+    """The weight of each point of ``rows`` (sorted by point): (points × R), and the points."""
+    if rows.size == 0:
+        return np.zeros((0, w.shape[1])), np.zeros(0, np.int64)
+    first = np.r_[True, point[1:] != point[:-1]]
+    return w.grouped(np.cumsum(first) - 1, rows), point[first]
+
+
 def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
     """The ROC points of ``frame``'s rows under every column of ``weights``: one sort by ``prob``
-    (descending; tied probabilities are one point), cumulative weighted positives and negatives
-    per column, read at the last row of each point. The NumPy twin of
+    (descending; tied probabilities are one point), per-point weights and cumulative sums per
+    column, class by class (:class:`RocCurves`). The NumPy twin of
     :func:`~evalframe.metrics.curves.roc_points` for weight matrices."""
     positive, prob, w = scored_rows(frame, weights)
     order = np.argsort(-prob, kind="stable")
-    prob, positive = prob[order], positive[order]
-    last_of_point = np.flatnonzero(np.append(prob[1:] != prob[:-1], True)) if prob.size else np.zeros(0, np.int64)
-    # Cumulative sums over the positive rows and over the negative rows apart (one pass over
-    # their weights), read at each point through the count of each class up to it.
-    positives_up_to = np.cumsum(positive)[last_of_point]
-    negatives_up_to = (last_of_point + 1) - positives_up_to
-
-    def cumulative(rows: np.ndarray) -> np.ndarray:
-        out = np.zeros((rows.size + 1, w.shape[1]))
-        np.cumsum(w.dense(rows), axis=0, out=out[1:])
-        return out
-
-    tp = cumulative(order[positive])[positives_up_to]
-    fp = cumulative(order[~positive])[negatives_up_to]
-    return RocCurves(tp=tp, fp=fp, n=w.positive_counts(np.zeros(w.shape[0], np.int64), 1)[0])
+    sorted_prob = prob[order]
+    point = np.cumsum(np.r_[False, sorted_prob[1:] != sorted_prob[:-1]]) if prob.size else np.zeros(0, np.int64)
+    is_positive = positive[order]
+    positive_here, positive_points = _point_sums(order[is_positive], point[is_positive], w)
+    negative_here, negative_points = _point_sums(order[~is_positive], point[~is_positive], w)
+    return RocCurves(
+        positive_here, negative_here,
+        fp_at_positive=np.searchsorted(negative_points, positive_points, side="right"),
+        tp_above_negative=np.searchsorted(positive_points, negative_points, side="left"),
+        tp_at_negative=np.searchsorted(positive_points, negative_points, side="right"),
+        n=w.positive_counts(np.zeros(w.shape[0], np.int64), 1)[0],
+    )
 
 
 def _one_class() -> Reason:
@@ -279,8 +291,11 @@ class AUROC(RocMetric):
         return [_one_class()]
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        tp_before = np.vstack([np.zeros((1, curves.tp.shape[1])), curves.tp[:-1]])
-        area = (curves.negative_here() * (tp_before + curves.tp) / 2).sum(axis=0)
+        # Σ over negative points of w_neg(t)·(TP(t⁻) + TP(t))/2, as column-wise dot products.
+        negative_here = curves.negative_here
+        area = np.einsum("tr,tr->r", negative_here, curves.tp[curves.tp_above_negative])
+        if not np.array_equal(curves.tp_above_negative, curves.tp_at_negative):  # a point holds both classes
+            area = (area + np.einsum("tr,tr->r", negative_here, curves.tp[curves.tp_at_negative])) / 2
         return area / (curves.total_positive * curves.total_negative)
 
 
@@ -320,10 +335,12 @@ class AUPRC(RocMetric):
     needs_both_classes = False
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        positive_here = curves.positive_here()
-        precision = curves.tp / (curves.tp + curves.fp)
-        terms = np.where(positive_here > 0, positive_here * precision, 0.0)
-        return terms.sum(axis=0) / curves.total_positive
+        # Over the points with a positive row: TP(t) and FP(t) at each.
+        tp = curves.tp[1:]
+        predicted = tp + curves.fp[curves.fp_at_positive]
+        # Where no weight is predicted positive, no positive weight is there either: term 0.
+        precision = np.divide(tp, predicted, out=np.zeros_like(predicted), where=predicted > 0)
+        return np.einsum("tr,tr->r", curves.positive_here, precision) / curves.total_positive
 
 
 @dataclass(frozen=True)
@@ -367,10 +384,12 @@ class TPRAtFPR(RocMetric):
         return [_one_class()]
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        # FP and TP grow down the points: the best point within target is the last one.
-        within = (curves.fp <= self.fpr * curves.total_negative).sum(axis=0)
-        columns = np.arange(curves.tp.shape[1])
-        best = np.where(within > 0, curves.tp[np.maximum(within - 1, 0), columns] if curves.tp.size else 0.0, 0.0)
+        # FP and TP grow down the points, so the best point within target is the last one: just
+        # above the first negative point k whose FP exceeds the target (all points if none does).
+        # fp[j] is the FP down to negative point j − 1, so k = #{j ≥ 1 : fp[j] <= target}.
+        allowed = (curves.fp[1:] <= self.fpr * curves.total_negative).sum(axis=0)
+        tp_above = np.append(curves.tp_above_negative, curves.tp.shape[0] - 1)
+        best = curves.tp[tp_above[allowed], np.arange(curves.tp.shape[1])]
         return best / curves.total_positive
 
 

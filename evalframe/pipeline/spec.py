@@ -34,6 +34,7 @@ from evalframe.errors import NO_VALUE, ConfigError, Problem
 from evalframe.metrics.registry import resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
+from evalframe.stats.bootstrap import Bootstrap
 
 #: Input formats a pipeline reads.
 INPUT_FORMATS = ("per_query",)
@@ -155,6 +156,12 @@ def check_spec(spec: Any) -> list[Problem]:
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
+    bootstrap = spec.get("bootstrap")
+    if isinstance(bootstrap, Mapping):
+        try:
+            Bootstrap(**bootstrap)
+        except ConfigError as error:
+            problems.append(Problem("bootstrap", None, NO_VALUE, str(error)))
     slices = _mapping(spec.get("slices")) or {"overall": []}
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
@@ -181,6 +188,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         for group in spec["metrics"]
     )
     policies = spec.get("policies") or {}
+    bootstrap = spec.get("bootstrap")
     name = spec.get("name") or Path(origin).stem
     description = " ".join(str(spec.get("description", "")).split())
     plan = Plan(
@@ -189,6 +197,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         units={unit: tuple(keys) for unit, keys in (spec.get("units") or {}).items()},
         weight=spec.get("weight"),
         across_folds=spec.get("across_folds"),
+        bootstrap=Bootstrap(**bootstrap) if bootstrap is not None else None,
         relevance_threshold=relevance_threshold,
         empty=policies.get("empty", "skip"),
         missing=policies.get("missing", "error"),
