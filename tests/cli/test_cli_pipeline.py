@@ -27,9 +27,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
-OUTPUT_FILES = ["per_query.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
+OUTPUT_FILES = ["per_query.parquet", "replicates.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "metric", "unit", "subset", "n", "n_skipped", "value",
-                   "std", "median", "p25", "p75", "note"]
+                   "std", "median", "p25", "p75", "se", "ci_low", "ci_high", "note"]
 SYSTEMS = ["full_pipeline", "retriever_only"]
 OUTSIDE = "outside subset: queries with has_evidence_gold = 1"
 
@@ -72,7 +72,7 @@ def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
     assert "system full_pipeline" in stdout and "system retriever_only" in stdout
 
 
-def test_writes_exactly_the_five_outputs_and_nothing_beside_them(sample_runs):
+def test_writes_exactly_the_declared_outputs_and_nothing_beside_them(sample_runs):
     for out in (sample_runs["cli"], sample_runs["python"]):
         assert sorted(p.name for p in out.iterdir()) == OUTPUT_FILES
         assert [p.name for p in out.parent.iterdir()] == ["out"]  # no staging folder left behind

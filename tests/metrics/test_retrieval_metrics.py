@@ -207,7 +207,7 @@ def test_summary_columns_and_statistics(mrr_case):
     summary = result.summary
     assert summary.columns == [
         "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "value", "std", "median", "p25", "p75",
-        "note",
+        "se", "ci_low", "ci_high", "note",
     ]
     assert summary.schema["n"] == pl.Int64 and summary.schema["n_skipped"] == pl.Int64
     assert summary.get_column("metric").to_list() == ["mrr", "num_ret"]
