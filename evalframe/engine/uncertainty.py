@@ -140,19 +140,19 @@ def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progr
         if not partials.applies[(unit, grouping)]:
             continue
         # Every slice of the grouping, in blocks of replicate columns, evaluated in one batch.
-        found_slices, batch, where, positive = [], [], [], {}
+        found_slices, batch, where = [], [], []
         for slice_row in _slices(rows_frame, keys).iter_rows(named=True):
             rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
             frame = columns_read[rows]
+            # The slice's own units only: products then run over the units the slice holds.
+            drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
+            slice_weights = unit_weights[drawn]
             block = max(1, _BLOCK_CELLS // max(1, rows.size))
             for start in range(0, settings.resamples, block):
                 stop = min(settings.resamples, start + block)
+                block_weights = np.ascontiguousarray(slice_weights[:, start:stop])
                 # Factored: the rows' units and user weights, never a rows × R copy up front.
-                if (start, stop) not in positive:
-                    block_weights = np.ascontiguousarray(unit_weights[:, start:stop])
-                    positive[(start, stop)] = (block_weights, (block_weights > 0).astype(np.float64))
-                block_weights, block_positive = positive[(start, stop)]
-                batch.append((frame, RowWeights(block_weights, unit_index[rows], user[rows], block_positive)))
+                batch.append((frame, RowWeights(block_weights, inverse.reshape(-1), user[rows])))
                 where.append((len(found_slices), start, stop))
             found_slices.append(slice_row)
         values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in found_slices]
