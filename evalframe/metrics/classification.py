@@ -50,6 +50,7 @@ import math
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -195,16 +196,18 @@ class RocCurves:
     With the slice's distinct probabilities as points (highest first), the points holding a
     positive row and those holding a negative row are kept apart:
 
-    - ``positive_here`` (P × R): the positive weight at each point with a positive row;
-      ``tp`` (P + 1 rows): its cumulative sums after a row of zeros, so ``tp[k]`` is the
-      positive weight of the first ``k`` such points;
-    - ``negative_here`` (N × R) and ``fp`` (N + 1 rows) likewise for the negative rows;
+    - ``positive_here`` (R × P): the positive weight at each point with a positive row;
+      ``tp`` (R × (P + 1)): its cumulative sums after a column of zeros, so ``tp[:, k]`` is
+      the positive weight of the first ``k`` such points;
+    - ``negative_here`` (R × N) and ``fp`` (R × (N + 1)) likewise for the negative rows;
     - ``fp_at_positive`` (P): for each positive point, how many negative points are at or
-      above it (``fp[fp_at_positive]`` is the FP at that threshold); ``tp_above_negative`` and
-      ``tp_at_negative`` (N): positive points strictly above / at or above each negative point;
+      above it (``fp[:, fp_at_positive]`` is the FP at that threshold); ``tp_above_negative``
+      and ``tp_at_negative`` (N): positive points strictly above / at or above each negative
+      point;
     - ``n`` (R): rows of positive weight.
 
-    So no T × R matrix of both classes is built; metrics read what they need.
+    Replicates are rows (cumulative sums run along contiguous memory), and no matrix of both
+    classes' points is built; metrics read what they need.
     """
 
     def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n):
@@ -212,8 +215,14 @@ class RocCurves:
         self.fp_at_positive, self.tp_above_negative, self.tp_at_negative = fp_at_positive, tp_above_negative, tp_at_negative
         self.tp = _with_zero_row(positive_here)
         self.fp = _with_zero_row(negative_here)
-        self.total_positive = self.tp[-1]
-        self.total_negative = self.fp[-1]
+        self.total_positive = self.tp[:, -1]
+        self.total_negative = self.fp[:, -1]
+
+    @cached_property
+    def false_positive_rate(self) -> np.ndarray:
+        """FP / W_neg down to each negative point (R × N); 0 where W_neg is 0 (undefined anyway)."""
+        fp = self.fp[:, 1:]
+        return np.divide(fp, self.total_negative[:, None], out=np.zeros_like(fp), where=self.total_negative[:, None] > 0)
 
     def defined(self, both_classes: bool) -> np.ndarray:
         """Columns with a used row, positive weight and (if asked) negative weight."""
@@ -222,18 +231,18 @@ class RocCurves:
 
 
 def _with_zero_row(here: np.ndarray) -> np.ndarray:
-    """Cumulative sums down the rows, after a row of zeros."""
-    out = np.zeros((here.shape[0] + 1, here.shape[1]))
-    np.cumsum(here, axis=0, out=out[1:])
+    """Cumulative sums along each row, after a column of zeros."""
+    out = np.zeros((here.shape[0], here.shape[1] + 1))
+    np.cumsum(here, axis=1, out=out[:, 1:])
     return out
 
 
 def _point_sums(rows: np.ndarray, point: np.ndarray, w) -> tuple[np.ndarray, np.ndarray]:
-    """The weight of each point of ``rows`` (sorted by point): (points × R), and the points."""
+    """The weight of each point of ``rows`` (sorted by point): (R × points), and the points."""
     if rows.size == 0:
-        return np.zeros((0, w.shape[1])), np.zeros(0, np.int64)
+        return np.zeros((w.shape[1], 0)), np.zeros(0, np.int64)
     first = np.r_[True, point[1:] != point[:-1]]
-    return w.grouped(np.cumsum(first) - 1, rows), point[first]
+    return np.ascontiguousarray(w.grouped(np.cumsum(first) - 1, rows).T), point[first]
 
 
 def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
@@ -293,10 +302,20 @@ class AUROC(RocMetric):
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
         # Σ over negative points of w_neg(t)·(TP(t⁻) + TP(t))/2, as column-wise dot products.
         negative_here = curves.negative_here
-        area = np.einsum("tr,tr->r", negative_here, curves.tp[curves.tp_above_negative])
+        area = _weighted_tp(negative_here, curves.tp, curves.tp_above_negative)
         if not np.array_equal(curves.tp_above_negative, curves.tp_at_negative):  # a point holds both classes
-            area = (area + np.einsum("tr,tr->r", negative_here, curves.tp[curves.tp_at_negative])) / 2
+            area = (area + _weighted_tp(negative_here, curves.tp, curves.tp_at_negative)) / 2
         return area / (curves.total_positive * curves.total_negative)
+
+
+def _weighted_tp(negative_here: np.ndarray, tp: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``Σ_t negative_here[:, t] · tp[:, index[t]]`` per row; ``index`` is non-decreasing, so the
+    negative weights are first added per distinct index (contiguous runs), then one dot product."""
+    if index.size == 0:
+        return np.zeros(tp.shape[0])
+    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    summed = np.add.reduceat(negative_here, starts, axis=1)
+    return np.einsum("rk,rk->r", summed, tp[:, index[starts]])
 
 
 @dataclass(frozen=True)
@@ -336,11 +355,11 @@ class AUPRC(RocMetric):
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
         # Over the points with a positive row: TP(t) and FP(t) at each.
-        tp = curves.tp[1:]
-        predicted = tp + curves.fp[curves.fp_at_positive]
+        tp = curves.tp[:, 1:]
+        predicted = tp + curves.fp[:, curves.fp_at_positive]
         # Where no weight is predicted positive, no positive weight is there either: term 0.
         precision = np.divide(tp, predicted, out=np.zeros_like(predicted), where=predicted > 0)
-        return np.einsum("tr,tr->r", curves.positive_here, precision) / curves.total_positive
+        return np.einsum("rt,rt->r", curves.positive_here, precision) / curves.total_positive
 
 
 @dataclass(frozen=True)
@@ -386,10 +405,10 @@ class TPRAtFPR(RocMetric):
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
         # FP and TP grow down the points, so the best point within target is the last one: just
         # above the first negative point k whose FP exceeds the target (all points if none does).
-        # fp[j] is the FP down to negative point j − 1, so k = #{j ≥ 1 : fp[j] <= target}.
-        allowed = (curves.fp[1:] <= self.fpr * curves.total_negative).sum(axis=0)
-        tp_above = np.append(curves.tp_above_negative, curves.tp.shape[0] - 1)
-        best = curves.tp[tp_above[allowed], np.arange(curves.tp.shape[1])]
+        # k = #{negative points whose FP / W_neg <= target} (the rate as the Polars path reads it).
+        allowed = np.count_nonzero(curves.false_positive_rate <= self.fpr, axis=1)
+        tp_above = np.append(curves.tp_above_negative, curves.tp.shape[1] - 1)
+        best = curves.tp[np.arange(curves.tp.shape[0]), tp_above[allowed]]
         return best / curves.total_positive
 
 
