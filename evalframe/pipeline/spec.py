@@ -157,7 +157,8 @@ def check_spec(spec: Any) -> list[Problem]:
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
     bootstrap = spec.get("bootstrap")
-    if isinstance(bootstrap, Mapping):
+    malformed = any(str(p.location or "").startswith("bootstrap") for p in problems)
+    if isinstance(bootstrap, Mapping) and not malformed:  # a malformed block is reported once, above
         try:
             Bootstrap(**bootstrap)
         except ConfigError as error:

@@ -295,3 +295,67 @@ def test_bca_for_per_unit_means_percentile_for_set_metrics():
     percentile = ef.evaluate(tables, metrics=["brier", "auroc"], bootstrap=ef.Bootstrap(resamples=300))
     assert _ci(ev, metric="auroc")["ci_low"] == _ci(percentile, metric="auroc")["ci_low"]
     assert _ci(ev, metric="brier")["ci_low"] != _ci(percentile, metric="brier")["ci_low"]
+
+
+# --- the pipeline door and the progress bar -------------------------------------------------
+
+
+def _spec(bootstrap) -> dict:
+    return {"version": 1, "name": "mini", "metrics": [{"names": ["auroc", "brier"]}], "bootstrap": bootstrap}
+
+
+@pytest.mark.parametrize(
+    ("bootstrap", "message"),
+    [
+        ({"resamples": 0}, "resamples"),
+        ({"n": 1000}, "bootstrap.n: unknown key"),
+        ({"unit": "post_id"}, "bootstrap.unit: expected a list"),
+        ({"method": "bootstrap-t"}, "bootstrap.method"),
+    ],
+)
+def test_bad_bootstrap_blocks_are_errors_naming_the_key(bootstrap, message):
+    from evalframe.pipeline import Pipeline
+
+    with pytest.raises(ConfigError, match=message):
+        Pipeline.from_mapping(_spec(bootstrap))
+
+
+def test_pipeline_bootstrap_block_reaches_the_plan_and_run_pipeline_overrides_it():
+    from evalframe.pipeline import Pipeline
+
+    pipeline = Pipeline.from_mapping(_spec({"resamples": 50, "unit": ["post_id"], "strata": "fold"}))
+    assert pipeline.plan.bootstrap == ef.Bootstrap(resamples=50, unit="post_id", strata="fold")
+    from evalframe.pipeline.run import with_bootstrap
+
+    assert with_bootstrap(pipeline, None).plan.bootstrap is None
+    assert ef.load_pipeline("evidence_contract").plan.bootstrap == ef.Bootstrap(resamples=1000, unit="post_id")
+
+
+def test_progress_bar_only_on_a_terminal_after_a_second(monkeypatch, capsys):
+    import io
+
+    from evalframe import _progress
+
+    monkeypatch.setattr(_progress, "DELAY", 0.0)
+    with _progress.Progress(3, "bootstrap") as progress:  # stderr captured: not a terminal
+        progress.advance()
+    assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    with _progress.Progress(2, "bootstrap") as progress:
+        progress.advance(2)
+    assert "bootstrap [" in terminal.getvalue() and "2/2" in terminal.getvalue()
+    _progress.set_quiet(True)
+    try:
+        quiet = Terminal()
+        monkeypatch.setattr("sys.stderr", quiet)
+        with _progress.Progress(2, "bootstrap") as progress:
+            progress.advance(2)
+        assert quiet.getvalue() == ""
+    finally:
+        _progress.set_quiet(False)
