@@ -142,8 +142,10 @@ def jackknife_acceleration(numerators: np.ndarray, denominators: np.ndarray) -> 
     total_num, total_den = numerators.sum(axis=0), denominators.sum(axis=0)
     rest = total_den[None, :] - denominators
     leave_out = np.divide(total_num[None, :] - numerators, rest, out=np.full(rest.shape, np.nan), where=rest > 0)
-    with np.errstate(invalid="ignore"):
-        mean = np.nanmean(leave_out, axis=0) if leave_out.shape[0] else np.full(leave_out.shape[1], np.nan)
+    defined = ~np.isnan(leave_out)
+    count = defined.sum(axis=0)
+    total = np.where(defined, leave_out, 0.0).sum(axis=0)
+    mean = np.divide(total, count, out=np.full(total.shape, np.nan), where=count > 0)
     deviation = mean[None, :] - leave_out
     cubed = np.nansum(deviation**3, axis=0)
     squared = np.nansum(deviation**2, axis=0)
