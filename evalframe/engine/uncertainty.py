@@ -41,7 +41,7 @@ ROW_KEYS = ("grouping", SYSTEM, "metric", "unit", "subset")
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
 #: At most this many row × replicate cells of a set metric's weight matrix at once.
-_BLOCK_CELLS = 1 << 23
+_BLOCK_CELLS = 1 << 22
 
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
@@ -140,23 +140,28 @@ def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progr
         if not partials.applies[(unit, grouping)]:
             continue
         # Every slice of the grouping, in blocks of replicate columns, evaluated in one batch.
-        found_slices, batch, where = [], [], []
-        for slice_row in _slices(rows_frame, keys).iter_rows(named=True):
-            rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
-            frame = columns_read[rows]
-            # The slice's own units only: products then run over the units the slice holds.
-            drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
-            slice_weights = unit_weights[drawn]
-            block = max(1, _BLOCK_CELLS // max(1, rows.size))
-            for start in range(0, settings.resamples, block):
-                stop = min(settings.resamples, start + block)
-                block_weights = np.ascontiguousarray(slice_weights[:, start:stop])
-                # Factored: the rows' units and user weights, never a rows × R copy up front.
-                batch.append((frame, RowWeights(block_weights, inverse.reshape(-1), user[rows])))
-                where.append((len(found_slices), start, stop))
-            found_slices.append(slice_row)
+        found_slices = []
+        where: list[tuple[int, int, int]] = []
+
+        def batch(keys=keys):
+            """Each slice's frame and weights, block by block, made only when asked for."""
+            for slice_row in _slices(rows_frame, keys).iter_rows(named=True):
+                rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
+                frame = columns_read[rows]
+                # The slice's own units only: products then run over the units the slice holds.
+                drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
+                block = max(1, _BLOCK_CELLS // max(1, rows.size))
+                for start in range(0, settings.resamples, block):
+                    stop = min(settings.resamples, start + block)
+                    block_weights = np.ascontiguousarray(unit_weights[drawn, start:stop])
+                    where.append((len(found_slices), start, stop))
+                    # Factored: the rows' units and user weights, never a rows × R copy up front.
+                    yield frame, RowWeights(block_weights, inverse.reshape(-1), user[rows])
+                found_slices.append(slice_row)
+
+        computed = values_under_slices(metrics, batch())
         values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in found_slices]
-        for (position, start, stop), found in zip(where, values_under_slices(metrics, batch), strict=True):
+        for (position, start, stop), found in zip(where, computed, strict=True):
             for name, array in found.items():
                 values[position][name][start:stop] = array
         for slice_row, slice_values in zip(found_slices, values, strict=True):

@@ -45,7 +45,7 @@ for 0 instead (``empty="zero"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Literal
@@ -296,16 +296,20 @@ def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.
     return values_under_slices(metrics, [(frame, weights)])[0]
 
 
-def values_under_slices(metrics: list[SetMetric], slices: list[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
+def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
     """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
 
     One replicate state per slice and ``state_id``; the metrics finalized through Polars see
     the states of all slices stacked (key ``_slice``) and are collected in one ``collect_all``,
-    so the number of Polars calls does not grow with the slices.
+    so the number of Polars calls does not grow with the slices. ``slices`` may be a generator:
+    a slice's weights are dropped once its (small) states are computed.
     """
-    results: list[dict[str, np.ndarray]] = [{} for _ in slices]
+    results: list[dict[str, np.ndarray]] = []
+    replicates_of: list[int] = []
     stacked: dict[object, list[pl.DataFrame]] = {}
     for position, (frame, weights) in enumerate(slices):
+        results.append({})
+        replicates_of.append(weights.shape[1])
         states: dict[object, object] = {}
         for metric in metrics:
             if metric.state_id not in states:
@@ -317,14 +321,13 @@ def values_under_slices(metrics: list[SetMetric], slices: list[tuple[pl.DataFram
         for state_id, state in states.items():
             if isinstance(state, ReplicateState):
                 stacked.setdefault(state_id, []).append(state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
-    polars_metrics = [m for m in metrics if m.name not in results[0] and m.state_id in stacked] if slices else []
+    polars_metrics = [m for m in metrics if m.name not in results[0] and m.state_id in stacked] if results else []
     plans = [m.finalize(pl.concat(stacked[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE]) for m in polars_metrics]
     collected = pl.collect_all(plans, engine="in-memory") if plans else []
     for metric, table in zip(polars_metrics, collected, strict=True):
         parts = table.partition_by(SLICE, as_dict=True)
-        for position, (_, weights) in enumerate(slices):
+        for position, replicates in enumerate(replicates_of):
             part = parts.get((position,))
-            replicates = weights.shape[1]
             results[position][metric.name] = (
                 finalized_values(part, replicates) if part is not None else np.full(replicates, np.nan)
             )
