@@ -20,6 +20,7 @@ from evalframe.engine.plan import Plan
 from evalframe.engine.result import Evaluation
 from evalframe.errors import ConfigError, EvalframeError, ExitCode, InputError
 from evalframe.io import read_qrels, read_run, read_table
+from evalframe.stats.bootstrap import Bootstrap
 from evalframe.metrics import (
     HitRateAtK,
     Level,
@@ -87,6 +88,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "Bootstrap",
     "ConfigError",
     "EvalframeError",
     "Evaluation",

@@ -19,11 +19,14 @@ def add_parser(commands) -> None:
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
     run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
     run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe._progress import set_quiet
     from evalframe.pipeline import load_pipeline
 
+    set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline)
     evaluation = pipeline.run(args.input, gold=args.gold)
     out = Path(args.out) if args.out else Path("reports") / pipeline.name

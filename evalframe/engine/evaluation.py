@@ -26,12 +26,11 @@ import polars as pl
 from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
 from evalframe.data.units import SYSTEM
-from evalframe.engine import aggregate
+from evalframe.engine import aggregate, uncertainty
 from evalframe.engine.partials import TRACE_KEYS, Partials, compute_partials
 from evalframe.engine.per_unit import long_values
 from evalframe.engine.plan import (
     EmptyPolicy,
-    MetricGroup,
     MissingPolicy,
     Plan,
     ScorePrecision,
@@ -41,17 +40,21 @@ from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric, SetMetric
-
-
-def _subset_text(group: MetricGroup, metric: Metric) -> str:
-    return group.subset.description if group.subset.where else metric.subset
+from evalframe.stats.bootstrap import Bootstrap
 
 
 def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials."""
     per_unit_long, skipped = _per_unit_values(partials)
+    summary, replicates = _summary(partials), None
+    if partials.plan.bootstrap is None:
+        summary = uncertainty.without_intervals(summary)
+    else:
+        labels = {(g, m.name): group.subset_text(m) for g, group in enumerate(partials.plan.groups) for m in group.metrics}
+        summary, replicates = uncertainty.attach(summary, partials, labels)
     return Evaluation(
-        summary=_summary(partials),
+        summary=summary,
+        replicates=replicates,
         per_unit_values=per_unit_long,
         skipped=skipped,
         plan=partials.plan,
@@ -71,7 +74,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
     weighted = plan.weight is not None
     rows = []
     for g, group in enumerate(plan.groups):
-        labels = {m.name: _subset_text(group, m) for m in group.metrics}
+        labels = {m.name: group.subset_text(m) for m in group.metrics}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             metrics = [m for m in group.metrics if m.unit == unit]
             per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
@@ -175,6 +178,7 @@ def evaluate(
     score_precision: ScorePrecision = "float64",
     across_folds: str | None = None,
     grouping_sets: Mapping[str, Sequence[str]] | None = None,
+    bootstrap: Bootstrap | None = None,
 ):
     """Evaluate metrics of any level on ``data``, per unit and summarised per slice.
 
@@ -219,6 +223,10 @@ def evaluate(
         descending decides); a score beyond float32's range is then an error.
     across_folds
         A fold key (a slice must group by it alone): adds mean ± std rows of per-fold values.
+    bootstrap
+        :class:`~evalframe.Bootstrap` settings: adds ``se``, ``ci_low``, ``ci_high`` to every
+        summary row and the replicate values as ``result.replicates`` (default: no intervals,
+        those columns null).
 
     Examples
     --------
@@ -266,6 +274,7 @@ def evaluate(
         missing=missing,
         max_depth=max_depth,
         score_precision=score_precision,
+        bootstrap=bootstrap,
         parameters=dict(parameters or {}),
     )
     return run(tables, plan)

@@ -98,6 +98,14 @@ class Partials:
         )
 
 
+def _bootstrap_columns(plan: Plan) -> list[str]:
+    """Columns the bootstrap resamples by (or stratifies on), carried with each unit's values."""
+    settings = plan.bootstrap
+    if settings is None:
+        return []
+    return [*(settings.unit_columns or ()), *([settings.strata] if settings.strata else [])]
+
+
 def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, dict, list[str]]:
     """Which slices group which units, the columns each unit carries, and notes.
 
@@ -109,7 +117,8 @@ def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, 
     notes: list[str] = []
     for unit in dict.fromkeys([QUERY, *(m.unit for m in plan.metrics)]):
         keys = units.key_columns(unit)
-        constant = [key for key in dict.fromkeys([*TRACE_KEYS, *plan.slice_keys]) if key in queries.columns and key not in keys
+        constant = [key for key in dict.fromkeys([*TRACE_KEYS, *plan.slice_keys, *_bootstrap_columns(plan)])
+                    if key in queries.columns and key not in keys
                     and slice_applies(queries, keys, [key])]
         carried[unit] = [*keys, *constant]
         for grouping, slice_keys in plan.slices.items():

@@ -16,6 +16,7 @@ from evalframe.engine.ranking import check_threshold
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve_all
+from evalframe.stats.bootstrap import Bootstrap
 
 EmptyPolicy = Literal["skip", "zero"]
 MissingPolicy = Literal["error", "zero"]
@@ -29,6 +30,10 @@ class MetricGroup:
     subset: Subset
     metrics: tuple[Metric, ...]
 
+    def subset_text(self, metric: Metric) -> str:
+        """The summary's ``subset`` of ``metric`` in this group: the group's subset, else the metric's own."""
+        return self.subset.description if self.subset.where else metric.subset
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -38,6 +43,8 @@ class Plan:
     ``units`` names coarser units and their key columns (``{"post": ("post_id",)}``);
     ``weight`` names a queries column holding each unit's non-negative weight;
     ``across_folds`` names the fold key whose per-fold values get mean ± std rows.
+    ``bootstrap`` (:class:`~evalframe.stats.bootstrap.Bootstrap`) adds confidence intervals to
+    every summary row (the uncertainty stage, :mod:`evalframe.engine.uncertainty`); None: none.
     ``about`` carries descriptive facts for reports (pipeline name, source, outputs, …).
     """
 
@@ -51,6 +58,7 @@ class Plan:
     missing: MissingPolicy = "error"
     max_depth: int | None = None
     score_precision: ScorePrecision = "float64"
+    bootstrap: Bootstrap | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
     about: Mapping[str, Any] = field(default_factory=dict)
 
@@ -64,6 +72,8 @@ class Plan:
             raise ConfigError(f"`max_depth` must be a whole number >= 1, got {self.max_depth!r}")
         if self.score_precision not in ("float64", "float32"):
             raise ConfigError(f"`score_precision` must be 'float64' or 'float32', got {self.score_precision!r}")
+        if self.bootstrap is not None and not isinstance(self.bootstrap, Bootstrap):
+            raise ConfigError(f"`bootstrap` must be an evalframe.Bootstrap, got {self.bootstrap!r}")
         if not any(group.metrics for group in self.groups):
             raise ConfigError("no metric to compute")
         if self.across_folds is not None and self.fold_grouping is None:

@@ -1,8 +1,11 @@
 """The one result type of every evaluation (:func:`evalframe.evaluate`, every pipeline).
 
 - ``summary``: tidy, one row per (grouping set, system, slice key values, metric, subset) with
-  ``unit``, ``n``, ``n_skipped``, ``value``, ``std``, ``median``, ``p25``, ``p75``, ``p90``,
-  ``min``, ``max`` and ``note``;
+  ``unit``, ``n``, ``n_skipped``, ``n_outside_subset``, ``value``, ``std``, ``median``, ``p25``,
+  ``p75``, ``p90``, ``min``, ``max``, the bootstrap's ``se``, ``ci_low``, ``ci_high`` (null
+  without ``bootstrap``) and ``note``;
+- ``replicates``: with a bootstrap, each summary row's replicate values (paired comparisons
+  subtract them);
 - ``per_query``: long per-query values (``system, query_id``, trace and slice keys, ``metric``,
   ``value``, ``skip_reason``) of the query-unit metrics; :meth:`Evaluation.per_unit` gives any
   unit's (``ev.per_unit("post")``);
@@ -50,6 +53,10 @@ class Evaluation:
     notes: tuple[str, ...] = ()
     #: Where the input came from (path, sha256, format, rows), for ``run.json``.
     source: dict[str, Any] = field(default_factory=dict)
+    #: The bootstrap's replicate values (when ``plan.bootstrap`` is set): the summary's key
+    #: columns and ``values``, ``Array(Float64, R)``, nan where a replicate is undefined
+    #: (:func:`evalframe.engine.uncertainty.replicates_table`); None without a bootstrap.
+    replicates: pl.DataFrame | None = None
     #: Further named result tables (``"ablation"``, ``"checks"``, …), in the order they were added.
     tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
 

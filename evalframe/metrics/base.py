@@ -45,11 +45,14 @@ for 0 instead (``empty="zero"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Literal
 
+import numpy as np
 import polars as pl
+from scipy import sparse
 
 
 class TargetCategory(StrEnum):
@@ -268,6 +271,228 @@ class SetMetric(Metric):
     def compute(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """:meth:`finalize` of :meth:`state`: the metric per slice (rows without :data:`WEIGHT` weigh 1)."""
         return self.finalize(self.state(with_unit_weights(rows), by), by)
+
+    # --- the metric under many weight vectors at once (bootstrap, randomization tests) ----------
+
+    def values_under(self, frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
+        """The metric of one slice under each column of a weight matrix: ``R`` values.
+
+        ``frame`` holds the rows of one slice with the columns the metric reads (one row per
+        unit, or, for a metric of a coarser unit such as a post, the unit's query rows);
+        ``weights`` is a non-negative float matrix of shape ``(frame.height, R)``: column ``r``
+        gives every row its weight (for a coarser unit, its rows share the unit's weight). A row
+        of weight 0 is absent from that column. Returns a float64 array of ``R`` values, nan
+        where the metric is undefined (one class for AUROC, no row with weight, …).
+
+        Equal to the normal path (:meth:`state` then :meth:`finalize` with :data:`WEIGHT` set to
+        that column) for positive weights. Computed from weighted sufficient statistics with the
+        weights as a matrix (sums are products with the weight matrix, the ROC family one sort
+        and cumulative sums), never a loop over columns or rows: :meth:`replicate_state` then
+        :meth:`values_from_replicate_state`, so metrics with equal :attr:`state_id` can share
+        the first step.
+        """
+        return self.values_from_replicate_state(self.replicate_state(frame, weights))
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> object:
+        """Weighted sufficient statistics of ``frame`` under every column of ``weights``
+        (family-specific; shared by metrics with equal :attr:`state_id`)."""
+        raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
+
+    def values_from_replicate_state(self, state: object) -> np.ndarray:
+        """The ``R`` values from :meth:`replicate_state`'s result (nan where undefined).
+
+        By default :meth:`finalize` of a state with one slice per replicate
+        (:meth:`replicate_values_lazy`), so the metric has one definition.
+        """
+        lazy = self.replicate_values_lazy(state)
+        return finalized_values(lazy.collect(engine="in-memory"), replicate_count(state))
+
+    def replicate_values_lazy(self, state: object) -> pl.LazyFrame:
+        """Columns ``_replicate``, ``value`` from a :class:`ReplicateState` through :meth:`finalize`
+        (several metrics' plans can then be collected at once, :func:`values_under_all`)."""
+        assert isinstance(state, ReplicateState), state
+        return self.finalize(state.table.lazy(), [REPLICATE])
+
+
+@dataclass(frozen=True)
+class ReplicateState:
+    """A state (as :meth:`SetMetric.state` gives) with one slice per weight column, key ``_replicate``."""
+
+    table: pl.DataFrame
+    replicates: int
+
+
+def replicate_count(state: object) -> int:
+    return state.replicates  # type: ignore[attr-defined]
+
+
+def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
+    """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_slices`)."""
+    return values_under_slices(metrics, [(frame, weights)])[0]
+
+
+def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
+    """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
+
+    One replicate state per slice and ``state_id``; the metrics finalized through Polars see
+    the states of all slices stacked (key ``_slice``) and are collected in one ``collect_all``,
+    so the number of Polars calls does not grow with the slices. ``slices`` may be a generator:
+    a slice's weights are dropped once its (small) states are computed.
+    """
+    results: list[dict[str, np.ndarray]] = []
+    replicates_of: list[int] = []
+    stacked: dict[object, list[pl.DataFrame]] = {}
+    for position, (frame, weights) in enumerate(slices):
+        results.append({})
+        replicates_of.append(weights.shape[1])
+        states: dict[object, object] = {}
+        for metric in metrics:
+            if metric.state_id not in states:
+                states[metric.state_id] = metric.replicate_state(frame, weights)
+            state = states[metric.state_id]
+            finalized_by_polars = type(metric).values_from_replicate_state is SetMetric.values_from_replicate_state
+            if not (isinstance(state, ReplicateState) and finalized_by_polars):
+                results[position][metric.name] = metric.values_from_replicate_state(state)
+        for state_id, state in states.items():
+            if isinstance(state, ReplicateState):
+                stacked.setdefault(state_id, []).append(state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
+    polars_metrics = [m for m in metrics if m.name not in results[0] and m.state_id in stacked] if results else []
+    plans = [m.finalize(pl.concat(stacked[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE]) for m in polars_metrics]
+    collected = pl.collect_all(plans, engine="in-memory") if plans else []
+    for metric, table in zip(polars_metrics, collected, strict=True):
+        parts = table.partition_by(SLICE, as_dict=True)
+        for position, replicates in enumerate(replicates_of):
+            part = parts.get((position,))
+            results[position][metric.name] = (
+                finalized_values(part, replicates) if part is not None else np.full(replicates, np.nan)
+            )
+    return [{metric.name: found[metric.name] for metric in metrics} for found in results]
+
+
+#: The key of the slice a stacked replicate state belongs to (:func:`values_under_slices`).
+SLICE = "_slice"
+
+
+class RowWeights:
+    """A weight matrix (rows × R) given as unit weights: ``W[i, r] = scale[i] · units[index[i], r]``.
+
+    What :meth:`SetMetric.values_under` works with: a plain matrix is wrapped with one unit per
+    row (:func:`row_weights`); the bootstrap passes its unit counts this way so that no
+    rows × R matrix is built for sums, which are computed per unit first and then multiplied
+    with the unit matrix (``(indicator ᵀ · P) · units``, ``P`` the row→unit map): a product
+    over units, not rows.
+    """
+
+    def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None,
+                 positive_units: np.ndarray | None = None):
+        self.units = units
+        n = units.shape[0] if index is None else index.shape[0]
+        self.index = np.arange(n) if index is None else index
+        self.scale = np.ones(n) if scale is None else scale
+        self._positive_units = positive_units
+
+    @property
+    def positive_units(self) -> np.ndarray:
+        """``units > 0`` as floats (computed once; pass it to share it between row sets)."""
+        if self._positive_units is None:
+            self._positive_units = (self.units > 0).astype(np.float64)
+        return self._positive_units
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.index.shape[0], self.units.shape[1])
+
+    def take(self, rows: np.ndarray) -> RowWeights:
+        """The weights of the rows ``rows`` (positions or a boolean mask), still factored."""
+        return RowWeights(self.units, self.index[rows], self.scale[rows], self._positive_units)
+
+    def dense(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """The matrix itself (of ``rows`` only, in their order)."""
+        index, scale = (self.index, self.scale) if rows is None else (self.index[rows], self.scale[rows])
+        if np.all(scale == 1.0):
+            return self.units[index]
+        return self.units[index] * scale[:, None]
+
+    def grouped(self, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """``Σ_{i in rows, code_i = k} W[i, r]`` for every group ``k`` in ``[0, codes.max()]``.
+
+        One sparse (groups × units) matrix times the unit matrix: a pass over the rows' weights
+        without building them.
+        """
+        groups = int(codes.max()) + 1 if codes.size else 0
+        indicator = sparse.csr_matrix((self.scale[rows], (codes, self.index[rows])), shape=(groups, self.units.shape[0]))
+        return np.asarray(indicator @ self.units)
+
+    def sums(self, codes: np.ndarray, groups: int, values: np.ndarray | None = None) -> np.ndarray:
+        """``Σ_i [code_i = k] · values_i · W[i, r]`` for every group ``k``: (groups × R).
+
+        The rows are first added per (group, unit) (one ``bincount``), then multiplied with the
+        unit matrix: (groups × units) · (units × R).
+        """
+        n_units = self.units.shape[0]
+        row_weight = self.scale if values is None else self.scale * values
+        per_unit = np.bincount(codes * n_units + self.index, weights=row_weight, minlength=groups * n_units)
+        return per_unit.reshape(groups, n_units) @ self.units
+
+    def positive_counts(self, codes: np.ndarray, groups: int) -> np.ndarray:
+        """Rows of positive weight per group and column: (groups × R) integers."""
+        n_units = self.units.shape[0]
+        kept = self.scale > 0
+        per_unit = np.bincount(codes[kept] * n_units + self.index[kept], minlength=groups * n_units)
+        return np.rint(per_unit.reshape(groups, n_units).astype(np.float64) @ self.positive_units).astype(np.int64)
+
+
+def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWeights:
+    """``weights`` checked (one row per row of ``frame``, finite, non-negative) as :class:`RowWeights`."""
+    if isinstance(weights, RowWeights):
+        if weights.shape[0] != frame.height:
+            raise ValueError(f"weights must have {frame.height} rows, got {weights.shape[0]}")
+        return weights
+    matrix = np.asarray(weights, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[0] != frame.height:
+        raise ValueError(f"weights must have shape ({frame.height}, R), got {matrix.shape}")
+    if matrix.size and (not np.isfinite(matrix.sum()) or matrix.min() < 0):
+        raise ValueError("weights must be finite and non-negative")
+    return RowWeights(matrix)
+
+
+def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
+    """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
+    weights = row_weights(frame, weights)
+    label = frame.get_column("label").cast(pl.Float64).to_numpy()
+    prob = frame.get_column("prob").cast(pl.Float64).to_numpy()
+    used = ~(np.isnan(label) | np.isnan(prob))
+    if used.all():
+        return label == 1, prob, weights
+    return label[used] == 1, prob[used], weights.take(used)
+
+
+def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> ReplicateState:
+    """A state table for :meth:`SetMetric.finalize` with one slice per replicate: key ``_replicate``.
+
+    ``columns`` are (K × R) or (R,) arrays of sums (K state keys, e.g. bins); ``keys`` the K
+    values of each state key. Rows ordered by replicate, then key.
+    """
+    data: dict[str, np.ndarray] = {}
+    first = next(iter(columns.values()))
+    k = 1 if first.ndim == 1 else first.shape[0]
+    data[REPLICATE] = np.repeat(np.arange(replicates, dtype=np.int64), k)
+    for name, values in (keys or {}).items():
+        data[name] = np.tile(values, replicates)
+    for name, values in columns.items():
+        data[name] = values.reshape(k, replicates).T.reshape(-1)
+    return ReplicateState(pl.DataFrame(data), replicates)
+
+
+def finalized_values(table: pl.DataFrame, replicates: int) -> np.ndarray:
+    """The ``value`` of each replicate from ``finalize(..., by=[_replicate])`` (nan where null)."""
+    values = np.full(replicates, np.nan)
+    values[table.get_column(REPLICATE).to_numpy()] = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
+    return values
+
+
+#: The slice key of a state built per replicate (:func:`replicate_frame`).
+REPLICATE = "_replicate"
 
 
 def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:

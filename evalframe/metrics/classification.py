@@ -50,12 +50,21 @@ import math
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
+import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import SetMetric, TargetCategory, safe_divide
+from evalframe.metrics.base import (
+    ReplicateState,
+    SetMetric,
+    TargetCategory,
+    replicate_frame,
+    safe_divide,
+    scored_rows,
+)
 from evalframe.metrics.curves import (
     PROB,
     is_scored,
@@ -166,6 +175,97 @@ class RocMetric(SetMetric):
         })
         return finalized(table, by, pl.col("value"), [_no_scored_query(), *self.undefined()])
 
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
+        return roc_curves(frame, weights)
+
+    def values_from_replicate_state(self, state: RocCurves) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = self.values_on_curves(state)
+        return np.where(state.defined(self.needs_both_classes), values, np.nan)
+
+    #: Whether the value needs both classes (AUROC, TPR@FPR) or only positives (AUPRC).
+    needs_both_classes: ClassVar[bool] = True
+
+    @abstractmethod
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        """The metric under each weight column from :func:`roc_curves` (NumPy twin of :meth:`value`)."""
+
+
+class RocCurves:
+    """The ROC points of one slice under R weight columns (:func:`roc_curves`), class by class.
+
+    With the slice's distinct probabilities as points (highest first), the points holding a
+    positive row and those holding a negative row are kept apart:
+
+    - ``positive_here`` (R × P): the positive weight at each point with a positive row;
+      ``tp`` (R × (P + 1)): its cumulative sums after a column of zeros, so ``tp[:, k]`` is
+      the positive weight of the first ``k`` such points;
+    - ``negative_here`` (R × N) and ``fp`` (R × (N + 1)) likewise for the negative rows;
+    - ``fp_at_positive`` (P): for each positive point, how many negative points are at or
+      above it (``fp[:, fp_at_positive]`` is the FP at that threshold); ``tp_above_negative``
+      and ``tp_at_negative`` (N): positive points strictly above / at or above each negative
+      point;
+    - ``n`` (R): rows of positive weight.
+
+    Replicates are rows (cumulative sums run along contiguous memory), and no matrix of both
+    classes' points is built; metrics read what they need.
+    """
+
+    def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n):
+        self.positive_here, self.negative_here, self.n = positive_here, negative_here, n
+        self.fp_at_positive, self.tp_above_negative, self.tp_at_negative = fp_at_positive, tp_above_negative, tp_at_negative
+        self.tp = _with_zero_row(positive_here)
+        self.fp = _with_zero_row(negative_here)
+        self.total_positive = self.tp[:, -1]
+        self.total_negative = self.fp[:, -1]
+
+    @cached_property
+    def false_positive_rate(self) -> np.ndarray:
+        """FP / W_neg down to each negative point (R × N); 0 where W_neg is 0 (undefined anyway)."""
+        fp = self.fp[:, 1:]
+        return np.divide(fp, self.total_negative[:, None], out=np.zeros_like(fp), where=self.total_negative[:, None] > 0)
+
+    def defined(self, both_classes: bool) -> np.ndarray:
+        """Columns with a used row, positive weight and (if asked) negative weight."""
+        ok = (self.n > 0) & (self.total_positive > 0)
+        return ok & (self.total_negative > 0) if both_classes else ok
+
+
+def _with_zero_row(here: np.ndarray) -> np.ndarray:
+    """Cumulative sums along each row, after a column of zeros."""
+    out = np.zeros((here.shape[0], here.shape[1] + 1))
+    np.cumsum(here, axis=1, out=out[:, 1:])
+    return out
+
+
+def _point_sums(rows: np.ndarray, point: np.ndarray, w) -> tuple[np.ndarray, np.ndarray]:
+    """The weight of each point of ``rows`` (sorted by point): (R × points), and the points."""
+    if rows.size == 0:
+        return np.zeros((w.shape[1], 0)), np.zeros(0, np.int64)
+    first = np.r_[True, point[1:] != point[:-1]]
+    return np.ascontiguousarray(w.grouped(np.cumsum(first) - 1, rows).T), point[first]
+
+
+def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
+    """The ROC points of ``frame``'s rows under every column of ``weights``: one sort by ``prob``
+    (descending; tied probabilities are one point), per-point weights and cumulative sums per
+    column, class by class (:class:`RocCurves`). The NumPy twin of
+    :func:`~evalframe.metrics.curves.roc_points` for weight matrices."""
+    positive, prob, w = scored_rows(frame, weights)
+    order = np.argsort(-prob, kind="stable")
+    sorted_prob = prob[order]
+    point = np.cumsum(np.r_[False, sorted_prob[1:] != sorted_prob[:-1]]) if prob.size else np.zeros(0, np.int64)
+    is_positive = positive[order]
+    positive_here, positive_points = _point_sums(order[is_positive], point[is_positive], w)
+    negative_here, negative_points = _point_sums(order[~is_positive], point[~is_positive], w)
+    return RocCurves(
+        positive_here, negative_here,
+        fp_at_positive=np.searchsorted(negative_points, positive_points, side="right"),
+        tp_above_negative=np.searchsorted(positive_points, negative_points, side="left"),
+        tp_at_negative=np.searchsorted(positive_points, negative_points, side="right"),
+        n=w.positive_counts(np.zeros(w.shape[0], np.int64), 1)[0],
+    )
+
 
 def _one_class() -> Reason:
     return (pl.col("total_positive") == 0) | (pl.col("total_negative") == 0), ONE_CLASS
@@ -200,6 +300,24 @@ class AUROC(RocMetric):
     def undefined(self) -> list[Reason]:
         return [_one_class()]
 
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        # Σ over negative points of w_neg(t)·(TP(t⁻) + TP(t))/2, as column-wise dot products.
+        negative_here = curves.negative_here
+        area = _weighted_tp(negative_here, curves.tp, curves.tp_above_negative)
+        if not np.array_equal(curves.tp_above_negative, curves.tp_at_negative):  # a point holds both classes
+            area = (area + _weighted_tp(negative_here, curves.tp, curves.tp_at_negative)) / 2
+        return area / (curves.total_positive * curves.total_negative)
+
+
+def _weighted_tp(negative_here: np.ndarray, tp: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``Σ_t negative_here[:, t] · tp[:, index[t]]`` per row; ``index`` is non-decreasing, so the
+    negative weights are first added per distinct index (contiguous runs), then one dot product."""
+    if index.size == 0:
+        return np.zeros(tp.shape[0])
+    starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    summed = np.add.reduceat(negative_here, starts, axis=1)
+    return np.einsum("rk,rk->r", summed, tp[:, index[starts]])
+
 
 @dataclass(frozen=True)
 class AUPRC(RocMetric):
@@ -233,6 +351,16 @@ class AUPRC(RocMetric):
 
     def undefined(self) -> list[Reason]:
         return [(pl.col("total_positive") == 0, NO_POSITIVE)]
+
+    needs_both_classes = False
+
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        # Over the points with a positive row: TP(t) and FP(t) at each.
+        tp = curves.tp[:, 1:]
+        predicted = tp + curves.fp[:, curves.fp_at_positive]
+        # Where no weight is predicted positive, no positive weight is there either: term 0.
+        precision = np.divide(tp, predicted, out=np.zeros_like(predicted), where=predicted > 0)
+        return np.einsum("rt,rt->r", curves.positive_here, precision) / curves.total_positive
 
 
 @dataclass(frozen=True)
@@ -274,6 +402,15 @@ class TPRAtFPR(RocMetric):
 
     def undefined(self) -> list[Reason]:
         return [_one_class()]
+
+    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+        # FP and TP grow down the points, so the best point within target is the last one: just
+        # above the first negative point k whose FP exceeds the target (all points if none does).
+        # k = #{negative points whose FP / W_neg <= target} (the rate as the Polars path reads it).
+        allowed = np.count_nonzero(curves.false_positive_rate <= self.fpr, axis=1)
+        tp_above = np.append(curves.tp_above_negative, curves.tp.shape[1] - 1)
+        best = curves.tp[np.arange(curves.tp.shape[0]), tp_above[allowed]]
+        return best / curves.total_positive
 
 
 # --- the confusion family at a threshold -----------------------------------------------------
@@ -359,6 +496,18 @@ class ConfusionMetric(SetMetric):
         # The state has one row per slice already: finalize is row-wise.
         reasons = [] if self.defined_when_empty else [_no_scored_query()]
         return finalized(state, by, self.value(), [*reasons, *self.undefined()])
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
+        """The confusion counts per weight column: each used row's weights added to its cell
+        (:meth:`~evalframe.metrics.base.RowWeights.sums`, the cell one-hot ᵀ · weights), as a state
+        with one slice per column (key ``_replicate``)."""
+        positive, prob, w = scored_rows(frame, weights)
+        predicted = prob >= self.threshold
+        # Cells 0..3 = tp, fp, tn, fn.
+        cell = np.where(predicted, np.where(positive, 0, 1), np.where(positive, 3, 2))
+        counts = w.sums(cell, 4)
+        columns = {"n": w.positive_counts(cell, 4).sum(axis=0), **dict(zip(("tp", "fp", "tn", "fn"), counts, strict=True))}
+        return replicate_frame(columns, w.shape[1])
 
 
 _NO_POSITIVE: Reason = (TP + FN == 0, NO_POSITIVE)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
@@ -19,6 +19,7 @@ from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.report.run_info import sha256_of
+from evalframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
@@ -194,13 +195,26 @@ def run_pipeline(
     input: str | Path | pl.DataFrame | None = None,
     gold: str | Path | None = None,
     out: str | Path | None = None,
+    bootstrap: Bootstrap | None | Literal[False] = None,
 ) -> Evaluation:
     """Load and run a pipeline (``gold``: the gold file of formats that read one); write its
-    outputs when ``out`` is given."""
-    evaluation = load_pipeline(pipeline).run(input, gold=gold)
+    outputs when ``out`` is given.
+
+    ``bootstrap`` replaces the pipeline's ``bootstrap:`` settings (:class:`~evalframe.Bootstrap`;
+    ``False`` turns intervals off; None keeps the pipeline's).
+    """
+    loaded = load_pipeline(pipeline)
+    if bootstrap is not None:
+        loaded = with_bootstrap(loaded, bootstrap or None)
+    evaluation = loaded.run(input, gold=gold)
     if out is not None:
         evaluation.write(out)
     return evaluation
+
+
+def with_bootstrap(pipeline: Pipeline, bootstrap: Bootstrap | None) -> Pipeline:
+    """A copy of ``pipeline`` with other bootstrap settings (None: no intervals)."""
+    return replace(pipeline, plan=replace(pipeline.plan, bootstrap=bootstrap))
 
 
 def with_input(pipeline: Pipeline, path: str | Path) -> Pipeline:

@@ -34,6 +34,7 @@ from evalframe.errors import NO_VALUE, ConfigError, Problem
 from evalframe.metrics.registry import resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
+from evalframe.stats.bootstrap import Bootstrap
 
 #: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
 #: predictions JSON with its gold file (``input.gold``, ``--gold``).
@@ -189,6 +190,13 @@ def check_spec(spec: Any) -> list[Problem]:
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
+    bootstrap = spec.get("bootstrap")
+    malformed = any(str(p.location or "").startswith("bootstrap") for p in problems)
+    if isinstance(bootstrap, Mapping) and not malformed:  # a malformed block is reported once, above
+        try:
+            Bootstrap(**bootstrap)
+        except ConfigError as error:
+            problems.append(Problem("bootstrap", None, NO_VALUE, str(error)))
     slices = _mapping(spec.get("slices")) or {"overall": []}
     problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
     problems += _check_compare(_mapping(spec.get("compare")), spec, slices)
@@ -307,6 +315,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         for group in spec["metrics"]
     )
     policies = spec.get("policies") or {}
+    bootstrap = spec.get("bootstrap")
     name = spec.get("name") or Path(origin).stem
     description = " ".join(str(spec.get("description", "")).split())
     plan = Plan(
@@ -315,6 +324,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         units={unit: tuple(keys) for unit, keys in (spec.get("units") or {}).items()},
         weight=spec.get("weight"),
         across_folds=spec.get("across_folds"),
+        bootstrap=Bootstrap(**bootstrap) if bootstrap is not None else None,
         relevance_threshold=relevance_threshold,
         empty=policies.get("empty", "skip"),
         missing=policies.get("missing", "error"),

@@ -20,7 +20,8 @@ from evalframe.report.markdown import render_markdown
 
 
 #: Every output file, in the order they are written.
-OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
+OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
+                "replicates.parquet")
 
 
 def _current_umask() -> int:
@@ -36,7 +37,10 @@ def default_outputs(evaluation) -> tuple[str, ...]:
     if declared:
         return tuple(declared)
     coarse = any(m.unit != "query" for m in evaluation.metrics)
-    return tuple(name for name in OUTPUT_FILES if coarse or name != "per_unit.parquet")
+    skipped = {"per_unit.parquet"} if not coarse else set()
+    if evaluation.replicates is None:
+        skipped.add("replicates.parquet")
+    return tuple(name for name in OUTPUT_FILES if name not in skipped)
 
 
 def coarse_units_table(evaluation) -> pl.DataFrame:
@@ -48,6 +52,14 @@ def coarse_units_table(evaluation) -> pl.DataFrame:
         return evaluation.per_unit_values.clear()
     table = pl.concat(parts, how="diagonal_relaxed")
     return table.select("system", "unit", pl.exclude("system", "unit"))
+
+
+def replicates_table(evaluation) -> pl.DataFrame:
+    """``replicates.parquet``: :attr:`Evaluation.replicates` (empty, with the summary's keys, when no bootstrap ran)."""
+    if evaluation.replicates is not None:
+        return evaluation.replicates
+    keys = [c for c in evaluation.summary.columns if c in ("grouping", "system", *evaluation.plan.slice_keys, "metric", "unit", "subset")]
+    return evaluation.summary.select(keys).clear().with_columns(pl.lit(None, dtype=pl.List(pl.Float64)).alias("values"))
 
 
 def table_files(evaluation) -> dict[str, pl.DataFrame]:
@@ -76,6 +88,7 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
             "per_query.parquet": lambda path: evaluation.per_query.write_parquet(path, statistics=False),
             "per_unit.parquet": lambda path: coarse_units_table(evaluation).write_parquet(path, statistics=False),
             "summary.parquet": lambda path: evaluation.summary.write_parquet(path, statistics=False),
+            "replicates.parquet": lambda path: replicates_table(evaluation).write_parquet(path, statistics=False),
             "summary.csv": lambda path: evaluation.summary.write_csv(path, float_precision=10),
             "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
             "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),

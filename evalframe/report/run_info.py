@@ -72,6 +72,7 @@ def describe_run(evaluation) -> dict[str, Any]:
         "units": {name: list(keys) for name, keys in evaluation.units.keys.items()},
         "slices": {name: list(keys) for name, keys in plan.slices.items()},
         "analyses": dict(about.get("analyses", {})),
+        "bootstrap": plan.bootstrap.describe() if plan.bootstrap is not None else None,
         "metrics": [
             {"name": m.name, "level": m.level.value, "unit": m.unit, "target": m.target.value, "subset": group.subset.description}
             for group in plan.groups

@@ -40,6 +40,7 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+from evalframe.stats.bootstrap import intervals
 from evalframe.stats.corrections import adjust_in_families, check_correction
 from evalframe.stats.paired_tests import (
     _as_extreme,
@@ -546,17 +547,13 @@ def _delta_intervals(rows: pl.DataFrame, data, baseline: str, confidence: float,
     present = own.select(pl.col("values").is_not_null() & pl.col("_base").is_not_null()).to_series().to_numpy()
     if present.any():
         chosen = own.filter(pl.Series(present))
-        width = chosen.get_column("values").list.len().max()
-        system_values = _matrix(chosen.get_column("values"), width)
-        base_values = _matrix(chosen.get_column("_base"), width)
-        tail = (1.0 - confidence) / 2.0
-        with np.errstate(invalid="ignore"):
-            differences = system_values - base_values
-            all_nan = np.all(np.isnan(differences), axis=1)
-            differences[all_nan] = 0.0
-            bounds = np.nanquantile(differences, [tail, 1.0 - tail], axis=1)
-        bounds[:, all_nan] = np.nan
-        low[present], high[present] = bounds[0], bounds[1]
+        values = chosen.get_column("values")
+        width = values.dtype.size if values.dtype.base_type() is pl.Array else values.list.len().max()
+        differences = _matrix(values, width) - _matrix(chosen.get_column("_base"), width)
+        # The engine's own interval rule (percentile, linear interpolation, defined replicates only).
+        delta = rows.get_column("delta").cast(pl.Float64).fill_null(np.nan).to_numpy()[present]
+        found = intervals(differences, delta, confidence)
+        low[present], high[present] = found.low, found.high
     return rows.with_columns(delta_ci_low=pl.Series(low).fill_nan(None), delta_ci_high=pl.Series(high).fill_nan(None))
 
 

@@ -28,10 +28,12 @@ PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
 #: The five declared outputs and the result tables of the stages after the engine (issue 10).
-OUTPUT_FILES = ["ablation.csv", "checks.csv", "dynamic_k_sweep.csv", "per_query.parquet", "run.json", "summary.csv",
-                "summary.md", "summary.parquet", "threshold_tuning.csv", "tuning.csv"]
+OUTPUT_FILES = ["ablation.csv", "checks.csv", "dynamic_k_sweep.csv", "per_query.parquet", "per_unit.parquet",
+                "replicates.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet", "threshold_tuning.csv",
+                "tuning.csv"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "state", "label", "metric", "unit", "subset", "n",
-                   "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max", "note"]
+                   "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max",
+                   "se", "ci_low", "ci_high", "note"]
 #: The sample's six configs (contract §8.1), as the summary sorts them.
 SYSTEMS = ["full_pipeline", "plus_jina_reranker", "plus_p2_dynamic_k", "plus_p3_graph_reranker", "plus_p4_ne_gate",
            "retriever_only"]

@@ -50,12 +50,13 @@ def test_power_bad_result_dir_exits_2_naming_it(tmp_path, capsys):
 def test_compare_prints_the_overall_rows_and_writes_only_with_out(result_dir, tmp_path, capsys):
     before = sorted(p.name for p in result_dir.iterdir())
     assert main(["compare", str(result_dir), "--baseline", "retriever_only", "--metric", "ndcg@10", "--metric", "auroc",
-                 "--permutations", "500"]) == 0
+                 "--family", "grouping", "--permutations", "500"]) == 0
     out = capsys.readouterr().out
     assert "full_pipeline vs retriever_only · overall · p adjusted by holm" in out
     ndcg = next(line for line in out.splitlines() if " ndcg@10 " in line)
     assert "randomization" in ndcg and ndcg.rstrip().endswith("*")
-    assert "no vectorised values_under" in out                     # auroc: said, not silently blank
+    auroc = next(line for line in out.splitlines() if " auroc " in line)
+    assert "randomization" in auroc                                # set metrics swap units through values_under
     assert sorted(p.name for p in result_dir.iterdir()) == before  # nothing written into the result folder
     target = tmp_path / "cmp.csv"
     assert main(["compare", str(result_dir), "--baseline", "retriever_only", "--metric", "mrr", "--permutations", "200",

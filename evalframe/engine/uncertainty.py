@@ -1,0 +1,295 @@
+"""The uncertainty stage (DESIGN §3): bootstrap replicates of every summary row, and their CIs.
+
+Runs after the summary, on the same partials (so merged partials give the whole's intervals).
+For every (metric group, unit, grouping set, slice) it computes the metric under ``R``
+replicate weight vectors at once (:mod:`evalframe.stats.bootstrap` for the settings and the
+interval rule):
+
+- **per-unit metrics**: each row's replicate weight is its resampled unit's count times its
+  user weight; the rows are first summed per resampled unit (``Σ weight·value`` and
+  ``Σ weight`` where the value is present), then the slice's replicate means are two matrix
+  products, ``sᵀ · W`` and ``dᵀ · W`` (sums for count metrics);
+- **set metrics**: :meth:`~evalframe.metrics.base.SetMetric.values_under` on the slice's rows
+  with the weight matrix (one replicate state per ``state_id``), in blocks of replicate columns
+  that bound memory;
+- **across folds**: per replicate, the mean of the fold values (the folds with a value on the
+  data); a replicate where one of them is undefined is undefined.
+
+The result is the summary with ``se``, ``ci_low``, ``ci_high`` (a note counts undefined
+replicates) and the replicate values themselves (:func:`replicates_table`). No copy of a table
+per replicate and no Python loop over replicates or rows; the loops run over slices, metrics
+and blocks of replicate columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+from threadpoolctl import threadpool_limits
+
+from evalframe._progress import Progress
+from evalframe.data.units import SYSTEM
+from evalframe.engine.partials import Partials
+from evalframe.errors import ConfigError
+from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
+from evalframe.stats.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
+
+#: Summary columns that identify a row (with the slice keys between ``system`` and ``metric``).
+ROW_KEYS = ("grouping", SYSTEM, "metric", "unit", "subset")
+#: The columns the stage adds to the summary, before ``note``.
+CI_COLUMNS = ("se", "ci_low", "ci_high")
+#: At most this many row × replicate cells of a set metric's weight matrix at once.
+_BLOCK_CELLS = 1 << 22
+
+
+def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
+    """The summary with null ``se``, ``ci_low``, ``ci_high`` (no bootstrap ran), before ``note``."""
+    columns = [c for c in summary.columns if c != "note"]
+    return summary.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in CI_COLUMNS).select(*columns, *CI_COLUMNS, "note")
+
+
+class _ResampledUnits:
+    """Replicate weights of the distinct resampled units, per tuple of unit columns (cached)."""
+
+    def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
+        self.queries, self.settings, self.cache = queries, settings, {}
+
+    def matrix(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray]:
+        if columns not in self.cache:
+            missing = [c for c in (*columns, *([self.settings.strata] if self.settings.strata else [])) if c not in self.queries.columns]
+            if missing:
+                raise ConfigError(f"bootstrap: no column {missing} in the queries table (columns: {self.queries.columns})")
+            strata_column = self.settings.strata
+            selected = [*columns, *([strata_column] if strata_column and strata_column not in columns else [])]
+            distinct = self.queries.select(selected).unique().sort(selected, nulls_last=True)
+            keys = distinct.select(columns)
+            if keys.is_duplicated().any():
+                raise ConfigError(f"bootstrap `strata` column `{strata_column}` varies within a resampled unit {list(columns)}")
+            strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy() if strata_column else None
+            self.cache[columns] = (keys.with_row_index("_unit"), unit_weight_matrix(keys, self.settings, strata))
+        return self.cache[columns]
+
+    def rows(self, frame: pl.DataFrame, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's resampled-unit index, and the units' weight matrix."""
+        keys, weights = self.matrix(columns)
+        index = frame.select(columns).join(keys, on=list(columns), how="left", nulls_equal=True, maintain_order="left")
+        return index.get_column("_unit").to_numpy(), weights
+
+
+def _resampled_columns(settings: Bootstrap, partials: Partials, unit: str, available: Sequence[str]) -> tuple[str, ...]:
+    columns = settings.unit_columns or tuple(k for k in partials.units.key_columns(unit) if k != SYSTEM)
+    missing = [c for c in columns if c not in available]
+    if missing:
+        raise ConfigError(
+            f"bootstrap `unit` {list(columns)}: {missing} varies within a `{unit}` (or is not a column), so `{unit}` "
+            f"metrics cannot be resampled by it; resample `{unit}`s or a coarser unit"
+        )
+    return columns
+
+
+def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """One row per slice of ``by``: its key values and ``_rows`` (the frame's row positions)."""
+    return frame.with_row_index("_row").group_by(list(by), maintain_order=True).agg(pl.col("_row"))
+
+
+def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
+    wide = partials.values[(g, unit)]
+    columns = _resampled_columns(settings, partials, unit, wide.columns)
+    unit_index, unit_weights = units.rows(wide, columns)
+    values = wide.select(pl.col(m.name).cast(pl.Float64) for m in metrics).to_numpy()
+    present = ~np.isnan(values)
+    user = wide.get_column(WEIGHT).to_numpy() if partials.plan.weight is not None else np.ones(wide.height)
+    numerators = np.where(present, values * user[:, None], 0.0)
+    denominators = np.where(present, user[:, None], 0.0)
+    summed = np.array([m.summary == "sum" for m in metrics])
+    out = []
+    for grouping, keys in by.items():
+        if not partials.applies[(unit, grouping)]:
+            continue
+        for slice_row in _slices(wide, keys).iter_rows(named=True):
+            rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
+            drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
+            # Sum the slice's rows per resampled unit first: the products then run over units.
+            s = np.zeros((drawn.size, len(metrics)))
+            d = np.zeros((drawn.size, len(metrics)))
+            np.add.at(s, inverse.reshape(-1), numerators[rows])
+            np.add.at(d, inverse.reshape(-1), denominators[rows])
+            weights = unit_weights[drawn]
+            means = weighted_means(s, d, weights)
+            totals = s.T @ weights
+            replicate_values = np.where(summed[:, None], totals, means)
+            acceleration = jackknife_acceleration(s, d) if settings.method == "bca" else np.full(len(metrics), np.nan)
+            acceleration = np.where(summed, np.nan, acceleration)
+            for position, metric in enumerate(metrics):
+                out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
+                            "_g": g, "_values": replicate_values[position], "_acceleration": acceleration[position]})
+            progress.advance()
+    return out
+
+
+def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progress) -> list[dict]:
+    columns = _resampled_columns(settings, partials, unit, rows_frame.columns)
+    unit_index, unit_weights = units.rows(rows_frame, columns)
+    user = rows_frame.get_column(WEIGHT).to_numpy()
+    read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
+    out = []
+    columns_read = rows_frame.select(read)
+    for grouping, keys in by.items():
+        if not partials.applies[(unit, grouping)]:
+            continue
+        # Every slice of the grouping, in blocks of replicate columns, evaluated in one batch.
+        found_slices = []
+        where: list[tuple[int, int, int]] = []
+
+        def batch(keys=keys):
+            """Each slice's frame and weights, block by block, made only when asked for."""
+            for slice_row in _slices(rows_frame, keys).iter_rows(named=True):
+                rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
+                frame = columns_read[rows]
+                # The slice's own units only: products then run over the units the slice holds.
+                drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
+                block = max(1, _BLOCK_CELLS // max(1, rows.size))
+                for start in range(0, settings.resamples, block):
+                    stop = min(settings.resamples, start + block)
+                    block_weights = np.ascontiguousarray(unit_weights[drawn, start:stop])
+                    where.append((len(found_slices), start, stop))
+                    # Factored: the rows' units and user weights, never a rows × R copy up front.
+                    yield frame, RowWeights(block_weights, inverse.reshape(-1), user[rows])
+                found_slices.append(slice_row)
+
+        computed = values_under_slices(metrics, batch())
+        values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in found_slices]
+        for (position, start, stop), found in zip(where, computed, strict=True):
+            for name, array in found.items():
+                values[position][name][start:stop] = array
+        for slice_row, slice_values in zip(found_slices, values, strict=True):
+            for metric in metrics:
+                out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
+                            "_g": g, "_values": slice_values[metric.name], "_acceleration": np.nan})
+            progress.advance()
+    return out
+
+
+def _work(partials: Partials) -> int:
+    """Slices × (group, unit, kind) to visit, for the progress bar."""
+    plan = partials.plan
+    total = 0
+    for (unit, grouping), sizes in partials.sizes.items():
+        kinds = sum(
+            any(m.unit == unit and isinstance(m, SetMetric) == kind for m in group.metrics)
+            for group in plan.groups for kind in (False, True)
+        )
+        total += sizes.height * kinds
+    return total
+
+
+def replicate_values(partials: Partials) -> pl.DataFrame:
+    """Rows ``grouping, system, *slice keys, metric, unit, _g`` with each summary row's ``R``
+    replicate values (``_values``, nan where undefined) and BCa acceleration (``_acceleration``,
+    nan for set metrics and counts); across-folds rows are added by :func:`attach`."""
+    plan = partials.plan
+    settings = plan.bootstrap
+    units = _ResampledUnits(partials.queries, settings)
+    by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+    rows: list[dict] = []
+    # One BLAS thread: the products here are thin (few metrics or groups × units × R), where
+    # BLAS threads cost far more than they give, and one thread sums in one fixed order.
+    with Progress(_work(partials), "bootstrap") as progress, threadpool_limits(limits=1, user_api="blas"):
+        for g, group in enumerate(plan.groups):
+            inside = None
+            for unit in dict.fromkeys(m.unit for m in group.metrics):
+                per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
+                set_metrics = [m for m in group.metrics if m.unit == unit and isinstance(m, SetMetric)]
+                if per_unit:
+                    rows += _per_unit_rows(partials, units, settings, g, unit, per_unit, by, progress)
+                if set_metrics:
+                    if inside is None:
+                        inside = partials.queries.filter(group.subset.condition())
+                    rows += _set_rows(partials, units, settings, g, unit, set_metrics, by, inside, progress)
+    slice_keys = plan.slice_keys
+    schema = {"grouping": pl.String, SYSTEM: partials.queries.schema[SYSTEM],
+              **{k: partials.queries.schema[k] for k in slice_keys}, "metric": pl.String, "unit": pl.String,
+              "_g": pl.Int64, "_acceleration": pl.Float64}
+    table = pl.DataFrame([{k: row.get(k) for k in schema} for row in rows], schema=schema)
+    matrix = np.vstack([row["_values"] for row in rows]) if rows else np.zeros((0, settings.resamples))
+    return table.with_columns(pl.Series("_values", matrix, dtype=pl.Array(pl.Float64, settings.resamples)))
+
+
+def _across_folds(replicates: pl.DataFrame, summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence[str]) -> pl.DataFrame:
+    """Across-folds replicate values: per replicate, the mean of the folds with a value on the data."""
+    keys = [SYSTEM, *slice_keys, "metric", "unit", "subset"]
+    folds = replicates.filter(pl.col("grouping") == fold_grouping).join(
+        summary.filter(pl.col("grouping") == fold_grouping).select(*keys, "value"), on=keys, how="left", nulls_equal=True
+    ).filter(pl.col("value").is_not_null())
+    if folds.is_empty():
+        return replicates.clear()
+    grouped = folds.with_row_index("_row").group_by(SYSTEM, "metric", "unit", "subset", maintain_order=True).agg(pl.col("_row"), pl.col("_g").first())
+    matrix = folds.get_column("_values").to_numpy()
+    means = np.vstack([matrix[np.asarray(rows)].mean(axis=0) for rows in grouped.get_column("_row").to_list()])
+    resamples = matrix.shape[1]
+    return grouped.drop("_row").with_columns(
+        grouping=pl.lit("across_folds"),
+        _acceleration=pl.lit(np.nan),
+        _values=pl.Series(means, dtype=pl.Array(pl.Float64, resamples)),
+        *(pl.lit(None, dtype=replicates.schema[k]).alias(k) for k in slice_keys),
+    ).select(replicates.columns)
+
+
+def attach(summary: pl.DataFrame, partials: Partials, labels: dict[tuple[int, str], str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The summary with ``se``, ``ci_low``, ``ci_high`` and the replicates table (:func:`replicates_table`).
+
+    ``labels`` maps (group position, metric name) to the summary's ``subset`` text.
+    """
+    plan = partials.plan
+    settings = plan.bootstrap
+    slice_keys = plan.slice_keys
+    replicates = replicate_values(partials)
+    label_table = pl.DataFrame(
+        [{"_g": g, "metric": name, "subset": text} for (g, name), text in labels.items()],
+        schema={"_g": pl.Int64, "metric": pl.String, "subset": pl.String},
+    )
+    replicates = replicates.join(label_table, on=["_g", "metric"], how="left", maintain_order="left")
+    if plan.across_folds is not None:
+        replicates = pl.concat([replicates, _across_folds(replicates, summary, plan.fold_grouping, slice_keys)])
+    keys = ["grouping", SYSTEM, *slice_keys, "metric", "unit", "subset"]
+    joined = summary.with_row_index("_summary_row").join(
+        replicates, on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
+    resamples = settings.resamples
+    matrix = joined.get_column("_values").fill_null(pl.lit([np.nan] * resamples, dtype=pl.Array(pl.Float64, resamples))).to_numpy()
+    matrix = np.asarray(matrix, dtype=np.float64).reshape(joined.height, resamples)
+    estimates = joined.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
+    acceleration = joined.get_column("_acceleration").fill_null(np.nan).to_numpy() if settings.method == "bca" else None
+    result = intervals(matrix, estimates, settings.confidence, acceleration)
+    undefined = resamples - result.n_valid
+    method = np.where(np.isfinite(acceleration), "BCa", "percentile") if acceleration is not None else np.full(joined.height, "percentile")
+    counted = [
+        (f"CI ({kind}) from {valid} of {resamples} replicates ({missing} undefined: no unit drawn, too few units or one class)"
+         if missing and np.isfinite(estimate) else None)
+        for valid, missing, estimate, kind in zip(result.n_valid.tolist(), undefined.tolist(), estimates.tolist(), method.tolist(), strict=True)
+    ]
+    extra = pl.Series("_ci_note", counted, dtype=pl.String)
+    with_ci = joined.select(summary.columns).with_columns(
+        se=pl.Series(result.se).fill_nan(None),
+        ci_low=pl.Series(result.low).fill_nan(None),
+        ci_high=pl.Series(result.high).fill_nan(None),
+        note=pl.when(pl.col("note").is_null()).then(extra).when(extra.is_null()).then(pl.col("note"))
+        .otherwise(pl.concat_str(pl.col("note"), pl.lit("; "), extra)),
+    )
+    columns = [c for c in summary.columns if c != "note"]
+    with_ci = with_ci.select(*columns, *CI_COLUMNS, "note")
+    table = replicates_table(joined.filter(pl.col("_values").is_not_null()), keys)
+    return with_ci, table
+
+
+def replicates_table(replicates: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Interface for paired comparisons: the summary's key columns and ``values``, an
+    ``Array(Float64, R)`` of the row's ``R`` replicate values (nan where a replicate is undefined).
+
+    Replicate ``r`` of every row is computed under the same unit counts (they depend only on the
+    seed, the unit's key values and ``r``), so for two systems on the same units
+    ``values_system − values_baseline`` is the paired bootstrap distribution of the difference.
+    """
+    return replicates.select(*keys, pl.col("_values").alias("values"))
