@@ -80,7 +80,7 @@ def test_all_problems_reported_with_key_paths_and_hints():
         "outputs[0]: is not one of `per_query.parquet`, `per_unit.parquet`, `summary.parquet`, `summary.csv`, "
         "`summary.md`, `run.json`, `curves.parquet`, `report.md`, `report.html`, `report.tex`, `report_tables.csv`, `plots`; did you mean `summary.csv`? (value: 'summary.xlsx')",
         "bootstrp: unknown key; known keys: `version`, `name`, `description`, `input`, `parameters`, `policies`, "
-        "`units`, `weight`, `subsets`, `metrics`, `slices`, `across_folds`, `outputs`",
+        "`units`, `weight`, `subsets`, `metrics`, `slices`, `across_folds`, `targets`, `outputs`",
     ]
 
 
