@@ -49,7 +49,8 @@ def describe_run(evaluation) -> dict[str, Any]:
     about = dict(plan.about)
     undefined = evaluation.summary.filter(pl.col("note").is_not_null() & pl.col("value").is_null())
     return {
-        "pipeline": {"name": about.get("name"), "source": about.get("source"), "description": about.get("description", "")},
+        "pipeline": {"name": about.get("name"), "source": about.get("source"), "description": about.get("description", ""),
+                     "targets": dict(about.get("targets") or {})},
         "input": dict(evaluation.source),
         "parameters": {
             **dict(plan.parameters),
@@ -68,6 +69,8 @@ def describe_run(evaluation) -> dict[str, Any]:
         },
         "units": {name: list(keys) for name, keys in evaluation.units.keys.items()},
         "slices": {name: list(keys) for name, keys in plan.slices.items()},
+        "across_folds": plan.across_folds,
+        "result_tables": list(evaluation.tables),
         "metrics": [
             {"name": m.name, "level": m.level.value, "unit": m.unit, "target": m.target.value, "subset": group.subset.description}
             for group in plan.groups
