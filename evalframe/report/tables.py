@@ -254,9 +254,10 @@ def report_rows(data: ReportData, *, footnotes: Footnotes | None = None) -> pl.D
 
 
 def target_text(target: str, met: bool | None) -> str:
-    """``>= 0.85 ✓ met`` / ``< 0.05 ✗ not met``; "" without a target, the target alone for a null value."""
+    """``≥ 0.85 ✓ met`` / ``< 0.05 ✗ not met``; "" without a target, the target alone for a null value."""
     if not target:
         return ""
+    target = target.replace(">=", "≥").replace("<=", "≤")
     if met is None:
         return target
     return f"{target} ✓ met" if met else f"{target} ✗ not met"
