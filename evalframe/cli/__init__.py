@@ -1,8 +1,8 @@
 """The ``evalframe`` command line: one module per command, one place for errors and exit codes.
 
 Commands: ``run`` (a declarative pipeline), ``check-pipeline`` (validate a pipeline spec),
-``validate`` (a table contract check), ``trec`` (trec_eval-compatible evaluation) and
-``metrics`` (the registry). Every command exits with :class:`~evalframe.errors.ExitCode`:
+``validate`` (a table contract check), ``trec`` (trec_eval-compatible evaluation),
+``metrics`` (the registry) and ``report`` (re-render a result folder's report files). Every command exits with :class:`~evalframe.errors.ExitCode`:
 0 success, 1 a quality check or gate failed (outputs still written), 2 bad input or
 configuration (one message on stderr, nothing written), 3 an internal error (a short message
 and the path of the saved traceback, never a raw traceback).
@@ -27,6 +27,7 @@ COMMANDS = {
     "validate": "evalframe.cli.validate",
     "trec": "evalframe.cli.trec",
     "metrics": "evalframe.cli.metrics",
+    "report": "evalframe.cli.report",
 }
 
 
