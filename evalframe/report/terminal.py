@@ -1,35 +1,89 @@
-"""The compact table of overall results printed after a run."""
+"""The compact table of overall results printed after a run (at most :data:`WIDTH` columns).
+
+Per system: metric, n, value ± std, the 95% CI when the run computed one, the across-fold
+mean ± std and the target mark (✓ met / ✗ missed) when the pipeline declares targets; numbers
+right-aligned with the report's formatter; a null value prints as "—" with a numbered note
+below. When the result has a checks table, its failed checks are listed at the end.
+"""
 
 from __future__ import annotations
 
-
 from evalframe.report.formatting import (
-    fold_cell,
+    Footnotes,
+    ci_text,
+    format_value,
+    mean_std_text,
     metric_label,
-    number,
     overall_rows,
     parameters_line,
     repeated_metrics,
+    superscript,
 )
+
+#: The widest line of the overview (a terminal of 100 columns shows it unwrapped).
+WIDTH = 100
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_overview(evaluation) -> str:
-    """One block per system: metric, n, value, std and the across-fold mean ± std."""
-    summed = {m.name for m in evaluation.metrics if m.summary == "sum"}
+    """One block per system (module docstring)."""
+    from evalframe.metrics.interpretation import describe
+    from evalframe.report.tables import CI_COLUMNS, failed_checks
+    from evalframe.report.targets import Target
+
+    summary = evaluation.summary
+    kinds = {m.name: describe(m).kind for m in evaluation.metrics}
+    targets = {name: Target.parse(text) for name, text in (evaluation.plan.about.get("targets") or {}).items()}
+    has_ci = all(column in summary.columns for column in CI_COLUMNS)
     name = evaluation.plan.about.get("name", "evaluation")
     overall = next(iter(evaluation.plan.slices))
-    repeated = repeated_metrics(evaluation.summary)
-    lines = [parameters_line(evaluation.plan), ""]
+    repeated = repeated_metrics(summary)
+    footnotes = Footnotes()
+    columns = [("metric", 20, "<"), ("n", 7, ">"), ("value ± std", 17, ">")]
+    if has_ci:
+        columns.append(("95% CI", 20, ">"))
+    columns.append(("across folds", 16, ">"))
+    if targets:
+        columns.append(("target", 10, "<"))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(f"{_fit(cell, width):{align}{width}}" for cell, (_, width, align) in zip(cells, columns)).rstrip()
+
+    lines = [_fit(parameters_line(evaluation.plan), WIDTH), ""]
     for system in evaluation.info["tables"]["systems"]:
         header = f"{name} · system {system['system']}: {system['queries']:,} queries"
         if system.get("with_evidence") is not None:
             header += f", {system['with_evidence']:,} with evidence"
-        lines += [header, f"{'metric':<20} {'n':>7} {'value':>10} {'std':>8}  {'across folds':>17}"]
-        for row in overall_rows(evaluation.summary, system["system"], overall):
-            value = number(row["value"], count=row["metric"] in summed)
-            lines.append(
-                f"{metric_label(row, repeated):<20} {row['n']:>7,} {value:>10} {number(row['std']):>8}  {fold_cell(row):>17}"
-                + (f"  ({row['note']})" if row["note"] and row["value"] is None else "")
-            )
+        lines += [_fit(header, WIDTH), line([title for title, _, _ in columns])]
+        for row in overall_rows(summary, system["system"], overall):
+            kind = kinds.get(row["metric"], "score")
+            value = mean_std_text(row["value"], row["std"], kind)
+            if row["value"] is None:
+                value += superscript(footnotes.number(row["note"] or "undefined"))
+            cells = [metric_label(row, repeated), f"{row['n']:,}", value]
+            if has_ci:
+                cells.append(ci_text(row.get("ci_low"), row.get("ci_high"), kind))
+            cells.append(mean_std_text(row["fold_mean"], row["fold_std"], kind) if row.get("fold_mean") is not None else "—")
+            if targets:
+                target = targets.get(row["metric"])
+                met = target.met(row["value"]) if target else None
+                shown = str(target).replace(">=", "≥").replace("<=", "≤")
+                cells.append("" if target is None else f"{'✓' if met else '✗' if met is False else ' '} {shown}")
+            lines.append(line(cells))
         lines.append("")
+    for number, reason in enumerate(footnotes.reasons, 1):
+        lines.append(_fit(f"{superscript(number)} {reason}", WIDTH))
+    failed = failed_checks(evaluation.tables)
+    checks = evaluation.tables.get("checks")
+    if checks is not None and failed is not None:
+        lines += ["", f"checks: {checks.height - failed.height} of {checks.height} passed"]
+        for row in failed.iter_rows(named=True):
+            described = " · ".join(str(v) for k, v in row.items() if v is not None and k not in ("passed", "status"))
+            lines.append(_fit(f"  ✗ FAILED {described}", WIDTH))
     return "\n".join(lines).rstrip()
+
+
+__all__ = ["WIDTH", "render_overview", "format_value"]
