@@ -82,7 +82,8 @@ def _gt_html(table) -> str:
 
 
 def render_html(data: ReportData, figures: dict[str, object] | None = None) -> str:
-    """``report.html``: one self-contained page (module docstring)."""
+    """``report.html``: one self-contained page (module docstring). ``figures`` maps a plot's
+    name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`)."""
     from evalframe.report.plots import save
 
     footnotes = Footnotes()
@@ -136,7 +137,8 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None) -> s
     if figure_names:
         parts += ['<section id="plots">', "<h2>Plots</h2>"]
         for stem, figure in (figures or {}).items():
-            encoded = base64.b64encode(save(figure, "png")).decode("ascii")
+            png = figure if isinstance(figure, bytes) else save(figure, "png")
+            encoded = base64.b64encode(png).decode("ascii")
             caption = stem.replace("_", " ")
             parts.append(f'<figure id="{_anchor(stem)}"><img src="data:image/png;base64,{encoded}" alt="{esc(caption)}">'
                          f"<figcaption>{esc(caption)}</figcaption></figure>")

@@ -117,6 +117,7 @@ class ReportWriter:
     def __init__(self, data) -> None:
         self.data = data
         self._figures: dict | None = None
+        self._png: dict[str, bytes] | None = None
 
     @property
     def figures(self) -> dict:
@@ -125,6 +126,15 @@ class ReportWriter:
 
             self._figures = report_figures(self.data)
         return self._figures
+
+    @property
+    def png(self) -> dict[str, bytes]:
+        """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``."""
+        if self._png is None:
+            from evalframe.report.plots import save
+
+            self._png = {stem: save(figure, "png") for stem, figure in self.figures.items()}
+        return self._png
 
     def plot_paths(self) -> list[str]:
         return [f"plots/{stem}.png" for stem in self.figures]
@@ -140,12 +150,12 @@ class ReportWriter:
         return {
             "curves.parquet": lambda path: curves.write_parquet(path, statistics=False),
             "report.md": lambda path: path.write_text(render_report_markdown(self.data, self.plot_paths())),
-            "report.html": lambda path: path.write_text(render_html(self.data, self.figures)),
+            "report.html": lambda path: path.write_text(render_html(self.data, self.png)),
             "report.tex": lambda path: path.write_text(render_latex(self.data)),
             "report_tables.csv": lambda path: report_rows(self.data).write_csv(path, float_precision=10),
-            "plots": lambda path: write_plots(self.figures, path),
+            "plots": lambda path: write_plots(self.figures, path, png=self.png),
         }
 
     def close(self) -> None:
         """Release the figures' memory."""
-        self._figures = None
+        self._figures = self._png = None

@@ -385,14 +385,14 @@ def save(figure, format: str, *, dpi: int = 110) -> bytes:
     return buffer.getvalue()
 
 
-def write_plots(figures: dict[str, object], folder: Path) -> list[str]:
-    """Write every figure as ``<stem>.png`` and ``<stem>.svg`` under ``folder``; the PNG paths
-    relative to the folder's parent (``plots/roc.png``)."""
+def write_plots(figures: dict[str, object], folder: Path, *, png: dict[str, bytes] | None = None) -> list[str]:
+    """Write every figure as ``<stem>.png`` and ``<stem>.svg`` under ``folder`` (``png``: PNG
+    bytes already drawn); return the PNG paths relative to the folder's parent (``plots/roc.png``)."""
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for stem, figure in figures.items():
-        for format in ("png", "svg"):
-            (folder / f"{stem}.{format}").write_bytes(save(figure, format))
+        (folder / f"{stem}.png").write_bytes(png[stem] if png and stem in png else save(figure, "png"))
+        (folder / f"{stem}.svg").write_bytes(save(figure, "svg"))
         written.append(f"{folder.name}/{stem}.png")
     return written
 

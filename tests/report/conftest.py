@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+import yaml
 
 import evalframe as ef
 
@@ -26,9 +27,33 @@ def small_input(tmp_path_factory) -> Path:
     return path
 
 
+#: The metrics the report tests compute (a part of the bundled pipeline's, to keep them quick):
+#: every kind of number (rates, scores, counts), the targets, the per-post unit.
+METRICS = {
+    "all_queries": ["auroc", "auprc", "tpr@fpr=0.01", "tp", "fp", "sensitivity", "precision", "mcc", "brier", "ece",
+                    "exact_match", "micro_f1"],
+    "has_evidence": ["recall@10", "ndcg@10", "mrr"],
+}
+
+
 @pytest.fixture(scope="session")
-def evaluation(small_input):
-    return ef.run_pipeline(str(PIPELINE), input=str(small_input))
+def small_pipeline(tmp_path_factory) -> Path:
+    """The bundled pipeline with fewer metrics (same subsets, slices, units, targets)."""
+    spec = yaml.safe_load(PIPELINE.read_text())
+    groups = {}
+    for group in spec["metrics"]:
+        names = [n for n in group["names"] if n in METRICS[group["subset"]]]
+        if names:
+            groups.setdefault(group["subset"], []).extend(names)
+    spec["metrics"] = [{"subset": subset, "names": names} for subset, names in groups.items()]
+    path = tmp_path_factory.mktemp("report_pipeline") / "evidence_contract.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="session")
+def evaluation(small_pipeline, small_input):
+    return ef.run_pipeline(str(small_pipeline), input=str(small_input))
 
 
 def with_ci_and_extras(evaluation):
