@@ -68,9 +68,10 @@ def _replace_folder(target: Path, write) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.report.outputs import ReportWriter
+    from evalframe.report.outputs import ReportWriter, require_report_extra
     from evalframe.report.tables import ReportData
 
+    require_report_extra()
     data = ReportData.from_directory(args.result_dir, percent=args.percent)
     out = Path(args.out) if args.out else Path(args.result_dir)
     out.mkdir(parents=True, exist_ok=True)

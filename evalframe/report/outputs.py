@@ -91,6 +91,8 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         if any(name == "curves.parquet" or name in REPORT_FILES for name in outputs):
             from evalframe.report.tables import ReportData
 
+            if any(name in REPORT_FILES for name in outputs):
+                require_report_extra()
             report = ReportWriter(ReportData.from_evaluation(evaluation))
             writers |= report.writers()
         for name in outputs:
@@ -108,6 +110,16 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out_dir
+
+
+def require_report_extra() -> None:
+    """Report files need great-tables and matplotlib (the ``report`` extra): say so, before anything is written."""
+    from importlib.util import find_spec
+
+    missing = [name for name, module in (("great-tables", "great_tables"), ("matplotlib", "matplotlib")) if find_spec(module) is None]
+    if missing:
+        raise ConfigError(f"report outputs need {' and '.join(missing)}: pip install 'evalframe[report]' "
+                          "(or leave report files out of the pipeline's `outputs`)")
 
 
 class ReportWriter:
