@@ -31,8 +31,8 @@ header dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2em 1e
 header dt { font-weight: 600; } header dd { margin: 0; font-family: ui-monospace, monospace; word-break: break-all; }
 nav ul { columns: 3; }
 section { margin: 2em 0; }
-figure { display: inline-block; margin: 0.5em; vertical-align: top; max-width: 100%; }
-figure img { max-width: 100%; height: auto; border: 1px solid #ddd; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; width: calc(50% - 1.2em); }
+figure img { width: 100%; height: auto; border: 1px solid #ddd; }
 figcaption { font-size: 0.9em; color: #555; text-align: center; }
 .notes li { margin: 0.2em 0; }
 """
