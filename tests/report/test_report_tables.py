@@ -166,3 +166,19 @@ def test_report_tables_csv_is_the_model(evaluation, tmp_path):
     path = tmp_path / "report_tables.csv"
     rows.write_csv(path)
     assert pl.read_csv(path).columns == list(REPORT_COLUMNS)
+
+
+def test_pipeline_targets_are_checked_strictly(small_pipeline):
+    import yaml
+
+    from evalframe.pipeline.spec import PipelineSpec, check_spec
+
+    spec = yaml.safe_load(small_pipeline.read_text())
+    assert PipelineSpec.from_mapping(spec).plan.about["targets"] == {
+        "auroc": ">= 0.85", "auprc": ">= 0.55", "ece": "< 0.05", "brier": "< 0.1"}
+    spec["targets"] = {"aurco": ">= 0.8", "ndcg@7": ">= 0.5", "ece": "=< 0.05", "auroc": 0.85}
+    problems = {p.location: p.message for p in check_spec(spec)}
+    assert "did you mean `auroc`" in problems["targets.aurco"]
+    assert "does not compute" in problems["targets.ndcg@7"]
+    assert "operator" in problems["targets.ece"]
+    assert "targets.auroc" in problems  # a number, not "op number"
