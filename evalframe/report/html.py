@@ -52,15 +52,21 @@ def gt_table(rows: pl.DataFrame, title: str, *, table_id: str, subtitle: str | N
     import great_tables as gt
 
     columns = shown_columns(rows)
+    digits, superscripts = list("0123456789"), list("⁰¹²³⁴⁵⁶⁷⁸⁹")
+    mark = pl.when(pl.col("target_met")).then(pl.lit(" ✓ met")).when(~pl.col("target_met")).then(pl.lit(" ✗ not met"))
     body = rows.with_columns(
         metric=pl.concat_str(
             pl.col("metric"), pl.when(pl.col("direction") == "higher is better").then(pl.lit(" ↑")).otherwise(pl.lit(" ↓"))
         ),
-        value_text=pl.when(pl.col("footnote").is_not_null())
-        .then(pl.col("value_text") + pl.col("footnote").map_elements(superscript, return_dtype=pl.String))
-        .otherwise(pl.col("value_text")),
-        target=pl.struct("target", "target_met").map_elements(
-            lambda s: target_text(s["target"], s["target_met"]), return_dtype=pl.String),
+        value_text=pl.concat_str(
+            pl.col("value_text"),
+            pl.col("footnote").cast(pl.String).str.replace_many(digits, superscripts).fill_null(""),
+        ),
+        # the same text as tables.target_text, as an expression
+        target=pl.concat_str(
+            pl.col("target").str.replace(">=", "≥", literal=True).str.replace("<=", "≤", literal=True),
+            pl.when(pl.col("target") != "").then(mark).fill_null(""),
+        ),
         n=pl.col("n").map_elements(lambda n: f"{n:,}", return_dtype=pl.String),
     ).select(columns)
     table = (
