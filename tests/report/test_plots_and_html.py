@@ -280,3 +280,28 @@ def test_evalframe_report_rerenders_the_runs_files_without_the_input(evaluation_
 def test_evalframe_report_on_a_folder_without_outputs_is_an_input_error(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     assert "summary.parquet" in capsys.readouterr().err
+
+
+def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
+    import io
+    import sys
+
+    from evalframe.cli.progress import step
+
+    with step("working"):
+        pass
+    assert capsys.readouterr().err == ""  # not a terminal: silent
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with step("working"):
+        pass
+    assert terminal.getvalue().startswith("\r… working")
+    terminal.seek(0), terminal.truncate()
+    with step("working", quiet=True):
+        pass
+    assert terminal.getvalue() == ""
