@@ -86,6 +86,30 @@ INTERPRETATIONS: dict[str, tuple[str, Kind]] = {
     "micro_f1": ("F1 of all (post, criterion) decisions pooled.", "score"),
     "weighted_f1": ("F1 per criterion, averaged with each criterion's share of evidence.", "score"),
     "label_macro_f1": ("F1 per criterion, averaged with every criterion counting equally.", "score"),
+    # dynamic-K extraction (contract §4)
+    "selected_k": ("Sentences the system chose to extract per query (dynamic K).", "score"),
+    "n_extracted": ("Sentences extracted, summed over the queries: the reading workload.", "count"),
+    "evidence_recall": ("Share of a query's gold evidence sentences that the system extracted.", "rate"),
+    "evidence_precision": ("Share of the extracted sentences that are gold evidence.", "rate"),
+    # three-state gate (contract §5)
+    "neg_rate": ("Share of queries the gate skips (NEG): workload saved.", "rate"),
+    "uncertain_rate": ("Share of queries sent to conservative review (UNCERTAIN).", "rate"),
+    "pos_rate": ("Share of queries raised as high-confidence alerts (POS).", "rate"),
+    "alert_rate_per_1000": ("Alerts (POS) per 1000 queries: how many a reviewer must look at.", "score"),
+    "screening_sensitivity": ("Of 100 queries with evidence, how many the gate does not skip.", "rate"),
+    "screening_fn_per_1000": ("Queries with evidence the gate skips, per 1000 queries: missed evidence.", "score"),
+    "alert_precision": ("Of 100 alerts (POS), how many truly have evidence.", "rate"),
+    # per-criterion counts (contract §7.1)
+    "n_queries": ("Queries in the slice.", "count"),
+    "n_positive": ("Queries with evidence in the slice.", "count"),
+    "positive_rate": ("Share of the slice's queries that have evidence (a random ranker's precision).", "rate"),
+    # legal passage retrieval (seed 003)
+    "legal_exact_match": ("Share of questions whose answer text matches the gold answer exactly.", "rate"),
+    "legal_span_f1": ("Word overlap (F1) between the answer span and the gold span.", "score"),
+    "legal_recall": ("Share of a question's gold passages found in the top {k}.", "rate"),
+    "legal_ndcg": ("Quality of the top {k} order of passages against the ideal one (1 = gold first).", "score"),
+    "span_precision": ("Share of the text of the top {k} passages that lies inside gold spans.", "rate"),
+    "span_recall": ("Share of the gold spans' text covered by the top {k} passages.", "rate"),
 }
 
 
