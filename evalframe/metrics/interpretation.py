@@ -115,10 +115,18 @@ INTERPRETATIONS: dict[str, tuple[str, Kind]] = {
 
 def registered_name(metric: Metric) -> str | None:
     """The registry name of ``metric``'s spec (``recall`` for ``recall@5``); None if unregistered."""
+    import re
+
     from evalframe.metrics.registry import available
 
-    for spec in available():
+    specs = available()
+    for spec in specs:
         if spec.build is type(metric):
+            return spec.name
+    # A spec built by a function (not the class): match the printed name's stem (``legal_ndcg@10``).
+    stem = re.split(r"[@(]", metric.name, maxsplit=1)[0].lower()
+    for spec in specs:
+        if stem in (spec.name.lower(), *(alias.lower() for alias in spec.aliases)):
             return spec.name
     return None
 

@@ -22,10 +22,16 @@ def data_of(evaluation) -> ReportData:
 # --- interpretations, targets, the formatter -----------------------------------------------
 
 
+def example_cutoff(spec) -> str:
+    """A valid ``@`` value of a spec: its first choice, a rate for ``tpr``, else 10."""
+    choices = spec.param(spec.at).choices
+    return str(choices[0]) if choices else ("0.1" if spec.name == "tpr" else "10")
+
+
 def test_every_registered_metric_has_an_interpretation():
     assert {spec.name for spec in available()} <= set(INTERPRETATIONS)
     for spec in available():
-        metric = resolve(spec.name + (("@0.1" if spec.name == "tpr" else "@10") if spec.at_required else ""))
+        metric = resolve(spec.name + (f"@{example_cutoff(spec)}" if spec.at_required else ""))
         meaning = describe(metric)
         assert meaning.text and "{" not in meaning.text, spec.name
         assert meaning.kind in ("rate", "score", "count")
