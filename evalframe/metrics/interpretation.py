@@ -6,7 +6,7 @@ metric's registered name (``recall``, ``ppv``, …) and its text is a template f
 metric's parameters (``{k}``, ``{fpr}``, ``{threshold}``, ``{bins}``), so ``recall@5`` reads
 "… in the top 5".
 
-``kind`` says how a value is printed (:func:`evalframe.report.formatting.format_value`):
+``kind`` says how a value is printed (:func:`evalframe.report.formatting.format_number`):
 
 - ``rate``: a proportion in [0, 1] (may be shown as a percentage);
 - ``score``: any other real number (AUROC, nDCG, MCC, Brier, ECE);

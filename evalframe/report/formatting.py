@@ -56,23 +56,23 @@ def parameters_line(plan) -> str:
 # --- report tables (issue 12): one formatter for every number a report prints -------------
 
 #: What a missing value prints as; the reason goes in a footnote (:class:`Footnotes`).
-MISSING = "—"
+NULL_MARK = "—"
 
 
-def format_value(value: float | None, kind: str = "score", *, percent: bool = False, decimals: int = 4) -> str:
-    """Every number of a report: ``decimals`` decimals (4 by default); ``count`` values as
-    integers when whole (a mean of counts keeps one decimal); ``rate`` values as percentages
-    with ``decimals - 2`` decimals when ``percent``; a null or NaN as :data:`MISSING`.
+def format_number(value: float | None, kind: str = "score", *, percent: bool = False, decimals: int = 4) -> str:
+    """Every number of a report table: ``decimals`` decimals (4 by default); ``count`` values as
+    integers when whole (a mean of counts keeps two decimals); ``rate`` values as percentages
+    with ``decimals - 2`` decimals when ``percent``; a null or NaN as :data:`NULL_MARK`.
 
-    >>> format_value(0.91448), format_value(708.0, "count"), format_value(141.6, "count")
-    ('0.9145', '708', '141.6')
-    >>> format_value(0.51341, "rate", percent=True), format_value(None)
+    >>> format_number(0.91448), format_number(708.0, "count"), format_number(141.6, "count")
+    ('0.9145', '708', '141.60')
+    >>> format_number(0.51341, "rate", percent=True), format_number(None)
     ('51.34%', '—')
     """
     if value is None or value != value:
-        return MISSING
+        return NULL_MARK
     if kind == "count":
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
     if kind == "rate" and percent:
         return f"{value * 100:.{max(decimals - 2, 0)}f}%"
     return f"{value:.{decimals}f}"
@@ -80,17 +80,17 @@ def format_value(value: float | None, kind: str = "score", *, percent: bool = Fa
 
 def mean_std_text(value: float | None, std: float | None, kind: str = "score", *, percent: bool = False) -> str:
     """``value ± std`` (``0.9145 ± 0.0046``); the value alone when there is no std."""
-    shown = format_value(value, kind, percent=percent)
+    shown = format_number(value, kind, percent=percent)
     if value is None or std is None or std != std:
         return shown
-    return f"{shown} ± {format_value(std, kind, percent=percent)}"
+    return f"{shown} ± {format_number(std, kind, percent=percent)}"
 
 
 def ci_text(low: float | None, high: float | None, kind: str = "score", *, percent: bool = False) -> str:
-    """``[low, high]`` (``[0.8941, 0.9003]``); :data:`MISSING` without a bound."""
+    """``[low, high]`` (``[0.8941, 0.9003]``); :data:`NULL_MARK` without a bound."""
     if low is None or high is None or low != low or high != high:
-        return MISSING
-    return f"[{format_value(low, kind, percent=percent)}, {format_value(high, kind, percent=percent)}]"
+        return NULL_MARK
+    return f"[{format_number(low, kind, percent=percent)}, {format_number(high, kind, percent=percent)}]"
 
 
 class Footnotes:

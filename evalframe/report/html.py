@@ -17,8 +17,8 @@ import re
 
 import polars as pl
 
-from evalframe.report.formatting import Footnotes, superscript
-from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, shown_columns, target_text
+from evalframe.report.formatting import Footnotes
+from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, shown_columns
 
 _IMPORT = re.compile(r"@import\s+url\([^)]*\)\s*;?")
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=[\"']https?://[^>]*>", re.IGNORECASE)

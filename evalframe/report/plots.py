@@ -84,12 +84,12 @@ def _overall(data: ReportData, metric: str, system: str) -> dict | None:
 
 
 def _value_label(data: ReportData, metric: str, system: str) -> str:
-    from evalframe.report.formatting import ci_text, format_value
+    from evalframe.report.formatting import ci_text, format_number
 
     row = _overall(data, metric, system)
     if row is None:
         return ""
-    text = f"{metric.upper() if metric in ('auroc', 'auprc', 'ece') else metric} {format_value(row['value'])}"
+    text = f"{metric.upper() if metric in ('auroc', 'auprc', 'ece') else metric} {format_number(row['value'])}"
     if data.has_ci and row.get("ci_low") is not None:
         text += f" (95% CI {ci_text(row['ci_low'], row['ci_high'])})"
     return text

@@ -32,7 +32,7 @@ import polars as pl
 from evalframe.errors import ConfigError, InputError, Problem, NO_VALUE
 from evalframe.metrics.base import Metric
 from evalframe.metrics.interpretation import Interpretation, describe
-from evalframe.report.formatting import MISSING, Footnotes, ci_text, format_value, mean_std_text
+from evalframe.report.formatting import NULL_MARK, Footnotes, ci_text, format_number, mean_std_text
 from evalframe.report.targets import Target
 
 #: The grouping of the across-folds rows (mean ± std of the per-fold values).
@@ -277,7 +277,7 @@ def shown_columns(rows: pl.DataFrame) -> list[str]:
 def result_table_view(table: pl.DataFrame, data: ReportData | None = None) -> pl.DataFrame:
     """A further result table as text, formatted like the report table.
 
-    Floats by :func:`format_value` (columns named ``n`` or ``n_*`` as counts), a ``std`` beside
+    Floats by :func:`format_number` (columns named ``n`` or ``n_*`` as counts), a ``std`` beside
     a ``value`` / ``mean`` / ``delta`` folded into ``mean ± std``, every ``ci_low``/``ci_high``
     pair (or ``X_ci_low``/``X_ci_high``) folded into one ``95% CI`` column, booleans as ✓ / ✗
     (``✗ failed`` in a ``passed`` column), nulls as "—", and the metric's interpretation added
@@ -317,12 +317,12 @@ def result_table_view(table: pl.DataFrame, data: ReportData | None = None) -> pl
             if isinstance(value, bool):
                 values.append(("✓" if value else "✗ failed") if column == "passed" else ("✓" if value else "✗"))
             elif value is None:
-                values.append(MISSING)
+                values.append(NULL_MARK)
             elif isinstance(value, float):
                 if column == main and "std" in folded:
                     values.append(mean_std_text(value, r["std"], kind_of(column, r), percent=percent))
                 else:
-                    values.append(format_value(value, kind_of(column, r), percent=percent))
+                    values.append(format_number(value, kind_of(column, r), percent=percent))
             elif isinstance(value, int):
                 values.append(f"{value:,}" if column == "n" or column.startswith("n_") else str(value))
             else:

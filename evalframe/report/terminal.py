@@ -11,7 +11,6 @@ from __future__ import annotations
 from evalframe.report.formatting import (
     Footnotes,
     ci_text,
-    format_value,
     mean_std_text,
     metric_label,
     overall_rows,
@@ -86,4 +85,3 @@ def render_overview(evaluation) -> str:
     return "\n".join(lines).rstrip()
 
 
-__all__ = ["WIDTH", "render_overview", "format_value"]

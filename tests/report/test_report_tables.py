@@ -8,7 +8,7 @@ import pytest
 from evalframe.errors import ConfigError
 from evalframe.metrics.interpretation import INTERPRETATIONS, describe
 from evalframe.metrics.registry import available, resolve
-from evalframe.report.formatting import Footnotes, ci_text, format_value, mean_std_text
+from evalframe.report.formatting import Footnotes, ci_text, format_number, mean_std_text
 from evalframe.report.latex import escape, render_latex
 from evalframe.report.markdown import render_report_markdown
 from evalframe.report.tables import REPORT_COLUMNS, ReportData, report_rows, result_table_view
@@ -61,12 +61,12 @@ def test_malformed_targets_are_config_errors(text):
 
 
 def test_one_formatter():
-    assert format_value(0.914481) == "0.9145"
-    assert format_value(708.0, "count") == "708" and format_value(13072.0, "count") == "13,072"
-    assert format_value(141.6, "count") == "141.6"
-    assert format_value(0.51341, "rate", percent=True) == "51.34%"
-    assert format_value(0.51341, "score", percent=True) == "0.5134"  # only rates become percentages
-    assert format_value(None) == "—" and format_value(float("nan")) == "—"
+    assert format_number(0.914481) == "0.9145"
+    assert format_number(708.0, "count") == "708" and format_number(13072.0, "count") == "13,072"
+    assert format_number(141.6, "count") == "141.60"
+    assert format_number(0.51341, "rate", percent=True) == "51.34%"
+    assert format_number(0.51341, "score", percent=True) == "0.5134"  # only rates become percentages
+    assert format_number(None) == "—" and format_number(float("nan")) == "—"
     assert mean_std_text(0.8972, 0.0015) == "0.8972 ± 0.0015"
     assert mean_std_text(0.8972, None) == "0.8972"
     assert ci_text(0.8941, 0.9003) == "[0.8941, 0.9003]" and ci_text(None, 0.9) == "—"
