@@ -274,13 +274,18 @@ def shown_columns(rows: pl.DataFrame) -> list[str]:
 # --- further result tables (ablation, tuning, checks, sweep, comparison) -----------------
 
 
+#: A checks table's ``status`` as printed.
+_STATUS_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "— not applicable"}
+
+
 def result_table_view(table: pl.DataFrame, data: ReportData | None = None) -> pl.DataFrame:
     """A further result table as text, formatted like the report table.
 
     Floats by :func:`format_number` (columns named ``n`` or ``n_*`` as counts), a ``std`` beside
     a ``value`` / ``mean`` / ``delta`` folded into ``mean ± std``, every ``ci_low``/``ci_high``
     pair (or ``X_ci_low``/``X_ci_high``) folded into one ``95% CI`` column, booleans as ✓ / ✗
-    (``✗ failed`` in a ``passed`` column), nulls as "—", and the metric's interpretation added
+    (``✗ failed`` in a ``passed`` column; a checks ``status`` as ✓ pass / ✗ fail), nulls as "—",
+    and the metric's interpretation added
     when the table has a ``metric`` column.
     """
     columns = list(table.columns)
@@ -316,6 +321,8 @@ def result_table_view(table: pl.DataFrame, data: ReportData | None = None) -> pl
             value = r[column]
             if isinstance(value, bool):
                 values.append(("✓" if value else "✗ failed") if column == "passed" else ("✓" if value else "✗"))
+            elif column == "status" and value in _STATUS_MARKS:
+                values.append(_STATUS_MARKS[value])
             elif value is None:
                 values.append(NULL_MARK)
             elif isinstance(value, float):

@@ -80,8 +80,10 @@ def render_overview(evaluation) -> str:
     if checks is not None and failed is not None:
         lines += ["", f"checks: {checks.height - failed.height} of {checks.height} passed"]
         for row in failed.iter_rows(named=True):
-            described = " · ".join(str(v) for k, v in row.items() if v is not None and k not in ("passed", "status"))
-            lines.append(_fit(f"  ✗ FAILED {described}", WIDTH))
+            scope = ", ".join(f"{k} {row[k]}" for k in ("system", "fold", "criterion_id") if row.get(k) is not None)
+            rest = " · ".join(str(v) for k, v in row.items()
+                              if v is not None and k not in ("check", "passed", "status", "grouping", "system", "fold", "criterion_id"))
+            lines.append(_fit(f"  ✗ FAILED {row.get('check', '')}{f' [{scope}]' if scope else ''} {rest}", WIDTH))
     return "\n".join(lines).rstrip()
 
 

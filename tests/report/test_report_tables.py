@@ -161,6 +161,8 @@ def test_further_tables_render_with_ci_and_check_marks(evaluation_with_ci):
     assert comparison.get_column("p_value").to_list()[1] == "—"
     checks = result_table_view(data.tables["checks"], data)
     assert checks.get_column("passed").to_list() == ["✓", "✗ failed"]
+    statuses = result_table_view(pl.DataFrame({"check": ["a", "b", "c"], "status": ["pass", "fail", "not_applicable"]}))
+    assert statuses.get_column("status").to_list() == ["✓ pass", "✗ fail", "— not applicable"]
     markdown = render_report_markdown(data)
     assert "## Comparison" in markdown and "## Checks" in markdown and "✗ failed" in markdown
     latex = render_latex(data)
