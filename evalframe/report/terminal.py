@@ -81,8 +81,13 @@ def render_overview(evaluation) -> str:
         lines += ["", f"checks: {checks.height - failed.height} of {checks.height} passed"]
         for row in failed.iter_rows(named=True):
             scope = ", ".join(f"{k} {row[k]}" for k in ("system", "fold", "criterion_id") if row.get(k) is not None)
-            rest = " · ".join(str(v) for k, v in row.items()
-                              if v is not None and k not in ("check", "passed", "status", "grouping", "system", "fold", "criterion_id"))
+            if "message" in row:  # the checks table of evalframe.checks
+                rest = f"{row.get('severity') or ''}: {row['message']}"
+                if row.get("observed") is not None:
+                    rest += f" (observed {row['observed']}, expected {row.get('expected')})"
+            else:
+                rest = " · ".join(str(v) for k, v in row.items() if v is not None
+                                  and k not in ("check", "passed", "status", "grouping", "system", "fold", "criterion_id"))
             lines.append(_fit(f"  ✗ FAILED {row.get('check', '')}{f' [{scope}]' if scope else ''} {rest}", WIDTH))
     return "\n".join(lines).rstrip()
 
