@@ -3,8 +3,9 @@
 Commands: ``run`` (a declarative pipeline), ``check-pipeline`` (validate a pipeline spec),
 ``validate`` (a table contract check), ``trec`` (trec_eval-compatible evaluation), ``score``
 (the legal score.py), ``gate`` (quality gates for CI), ``compare`` (paired tests of systems in a
-result folder), ``power`` (sample size and minimum detectable effect) and ``metrics`` (the
-registry). Every command exits with :class:`~evalframe.errors.ExitCode`:
+result folder), ``power`` (sample size and minimum detectable effect), ``report`` (re-render a
+result folder's report files) and ``metrics`` (the registry). Every command exits with
+:class:`~evalframe.errors.ExitCode`:
 0 success, 1 a quality check or gate failed (outputs still written), 2 bad input or
 configuration (one message on stderr, nothing written), 3 an internal error (a short message
 and the path of the saved traceback, never a raw traceback).
@@ -33,6 +34,7 @@ COMMANDS = {
     "gate": "evalframe.cli.gate",
     "compare": "evalframe.cli.compare",
     "power": "evalframe.cli.power",
+    "report": "evalframe.cli.report",
 }
 
 

@@ -19,18 +19,22 @@ def add_parser(commands) -> None:
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
     run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
     run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar on stderr")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines on stderr")
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe._progress import set_quiet
     from evalframe.pipeline import load_pipeline
 
+    from evalframe.cli.progress import step
+
     set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline)
-    evaluation = pipeline.run(args.input, gold=args.gold)
+    with step("reading the input and computing the metrics", quiet=args.quiet):
+        evaluation = pipeline.run(args.input, gold=args.gold)
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
-    evaluation.write(out, pipeline.outputs)
+    with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
+        evaluation.write(out, pipeline.outputs)
     for note in evaluation.notes:
         print(f"evalframe: note: {note}", file=sys.stderr)
     written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]

@@ -208,6 +208,61 @@ class Evaluation:
 
         return render_overview(self)
 
+    # --- notebook display (issue 12): report tables and plots ------------------------------
+
+    @cached_property
+    def _report_tables(self):
+        """Report data without plot points (tables only; cheap)."""
+        import polars as pl
+
+        from evalframe.report.tables import ReportData
+
+        return ReportData.from_evaluation(self, curves=pl.DataFrame())
+
+    def report_table(self) -> pl.DataFrame:
+        """The report table of every grouping (``report_tables.csv``): metric, value (mean ± std),
+        95% CI, subset, n, interpretation, target; ``.to_pandas()`` for pandas."""
+        from evalframe.report.tables import report_rows
+
+        return report_rows(self._report_tables)
+
+    def table(self, grouping: str | None = None, metrics: list[str] | None = None, systems: list[str] | None = None):
+        """One grouping's report table (default overall) as a ``great_tables.GT``, optionally
+        restricted to ``metrics`` and ``systems``: ``ev.table(grouping="criterion", metrics=["auroc"])``."""
+        from evalframe.report.html import overall_gt
+
+        return overall_gt(self._report_tables, grouping=grouping, metrics=metrics, systems=systems)
+
+    def to_pandas(self, table: str = "summary"):
+        """``summary`` (default), ``per_query``, ``report`` or a further result table as pandas."""
+        if table == "summary":
+            return self.summary.to_pandas()
+        if table == "per_query":
+            return self.per_query.to_pandas()
+        if table == "report":
+            return self.report_table().to_pandas()
+        if table in self.tables:
+            return self.tables[table].to_pandas()
+        from evalframe.errors import ConfigError
+
+        known = ", ".join(["summary", "per_query", "report", *self.tables])
+        raise ConfigError(f"no table `{table}` in this result (tables: {known})")
+
+    def _repr_html_(self) -> str:
+        """A notebook shows the overall report table."""
+        from evalframe.report.html import strip_external
+
+        return strip_external(self.table().as_raw_html())
+
+    @cached_property
+    def plot(self):
+        """``ev.plot.roc()``, ``.pr()``, ``.reliability(system=...)``, ``.criterion_bars(metric)``,
+        ``.dynamic_k()``, ``.fold_spread()``, ``.forest()``: matplotlib Figures (never shown)."""
+        from evalframe.report.plots import PlotAccessor
+        from evalframe.report.tables import ReportData
+
+        return PlotAccessor(ReportData.from_evaluation(self))
+
     def write(self, out_dir: str | Path, outputs: tuple[str, ...] | None = None) -> Path:
         """Write the outputs (default: the pipeline's, else all) under ``out_dir`` atomically."""
         from evalframe.report.outputs import write_outputs

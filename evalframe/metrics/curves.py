@@ -213,3 +213,87 @@ def calibration_bins(rows: pl.LazyFrame, by: Sequence[str], bins: int) -> pl.Laz
             weighted_label=weighted_sum(scored, pl.col("label").cast(pl.Float64)),
         )
     )
+
+
+# --- ROC curves under many weight vectors (bootstrap replicates) ---------------------------
+
+#: The fixed false-positive-rate grid of ROC bands: 0, 0.001, …, 1.
+FPR_GRID_POINTS = 1001
+#: Replicate columns handled at once by :func:`replicate_roc` (bounds temporary memory).
+_REPLICATE_BLOCK = 128
+
+
+def replicate_roc(prob, label, weights, fpr_grid=None):
+    """ROC curves of one slice under each column of ``weights``, on a fixed FPR grid, and their AUROC.
+
+    ``prob`` (n,), ``label`` (n,, 1 positive, anything else negative) and ``weights`` (n, R):
+    column ``r`` is a weight vector (a bootstrap replicate: unit weight × Poisson count, from
+    :func:`evalframe.stats.replicates.poisson_counts`, so the replicates are the ones the
+    engine's AUROC CIs use). Rows must have both label and prob (:func:`is_scored`).
+
+    One sort of ``prob`` (descending, ties kept together as one threshold, as
+    :func:`roc_points`), then per column the cumulative weighted positives and negatives at
+    each distinct threshold (``TP_r(t)``, ``FP_r(t)``), from the point (0, 0)::
+
+        TPR_r(t) = TP_r(t) / TP_r(min t)        FPR_r(t) = FP_r(t) / FP_r(min t)
+        AUROC_r  = Σ_t (FPR_r(t) − FPR_r(t−1)) · (TPR_r(t) + TPR_r(t−1)) / 2   (trapezoids, ties as diagonals)
+
+    and ``TPR_r`` at each grid FPR by linear interpolation along the curve (at a vertical step,
+    the top of the step). A column without positive or without negative weight gives NaN.
+    Vectorised over rows and replicates: no Python loop over either (replicates are taken in
+    blocks of 128 columns to bound memory). Returns ``(tpr_on_grid (R, G), auroc (R,))``.
+    """
+    import numpy as np
+
+    prob = np.asarray(prob, dtype=np.float64)
+    positive = np.asarray(label) == 1
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim == 1:
+        weights = weights[:, None]
+    grid = np.linspace(0.0, 1.0, FPR_GRID_POINTS) if fpr_grid is None else np.asarray(fpr_grid, dtype=np.float64)
+    order = np.argsort(-prob, kind="stable")
+    sorted_prob = prob[order]
+    last_of_threshold = np.append(sorted_prob[1:] != sorted_prob[:-1], True) if prob.size else np.zeros(0, bool)
+    is_positive = positive[order][:, None]
+    replicates = weights.shape[1]
+    tpr_grid = np.empty((replicates, grid.size))
+    auroc = np.empty(replicates)
+    for start in range(0, replicates, _REPLICATE_BLOCK):
+        block = weights[order, start: start + _REPLICATE_BLOCK]
+        width = block.shape[1]
+        zero = np.zeros((1, width))
+        cumulative = np.cumsum(block, axis=0)[last_of_threshold]
+        tp = np.vstack([zero, np.cumsum(block * is_positive, axis=0)[last_of_threshold]])
+        fp = np.vstack([zero, cumulative]) - tp
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tpr = tp / tp[-1]
+            fpr = fp / fp[-1]
+        auroc[start: start + width] = (np.diff(fpr, axis=0) * (tpr[1:] + tpr[:-1]) / 2).sum(axis=0)
+        tpr_grid[start: start + width] = _interpolate_columns(fpr, tpr, grid)
+    return tpr_grid, auroc
+
+
+def _interpolate_columns(x, y, grid):
+    """``y`` at ``grid`` for every column of the non-decreasing ``x`` (P, C), linearly; (C, G).
+
+    One search over all columns at once: column ``c`` is shifted by ``2c`` (x lies in [0, 1]),
+    so the flattened columns form one sorted array. NaN columns give NaN.
+    """
+    import numpy as np
+
+    points, columns = x.shape
+    valid = ~np.isnan(x[-1]) & ~np.isnan(y[-1])
+    x = np.where(valid, x, 0.0)
+    y = np.where(valid, y, np.nan)
+    shift = 2.0 * np.arange(columns)
+    flat_x = (x + shift).T.ravel()
+    flat_y = y.T.ravel()
+    queries = (grid[None, :] + shift[:, None]).ravel()
+    right = np.searchsorted(flat_x, queries, side="right")
+    column_end = (np.repeat(np.arange(columns), grid.size) + 1) * points - 1
+    at = np.maximum(right - 1, np.repeat(np.arange(columns), grid.size) * points)
+    after = np.minimum(at + 1, column_end)
+    x0, x1, y0, y1 = flat_x[at], flat_x[after], flat_y[at], flat_y[after]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.where(x1 > x0, (queries - x0) / (x1 - x0), 0.0)
+    return (y0 + step * (y1 - y0)).reshape(columns, grid.size)

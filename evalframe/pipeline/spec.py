@@ -35,6 +35,7 @@ from evalframe.metrics.registry import resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
 from evalframe.stats.bootstrap import Bootstrap
+from evalframe.report.targets import Target
 
 #: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
 #: predictions JSON with its gold file (``input.gold``, ``--gold``).
@@ -188,6 +189,7 @@ def check_spec(spec: Any) -> list[Problem]:
                     continue  # one bad shared parameter (tau_neg > tau_pos) is reported once
                 reported.add(str(error))
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
+    problems += _target_problems(spec, metric_parameters)
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
     bootstrap = spec.get("bootstrap")
@@ -296,6 +298,41 @@ def _check_compare(block: Mapping[str, Any], spec: Mapping[str, Any], slices: Ma
     return problems
 
 
+def _target_problems(spec: Mapping[str, Any], metric_parameters: Mapping[str, Any]) -> list[Problem]:
+    """``targets:`` must name metrics the pipeline computes, each with a well-formed target."""
+    computed: list[str] = []
+    complete = True  # every metric name resolves: only then is "not computed" worth saying
+    for group in _list(spec.get("metrics")):
+        for name in _list(_mapping(group).get("names")):
+            try:
+                computed.append(resolve(name, defaults=metric_parameters).name)
+            except (ConfigError, TypeError):
+                complete = False
+    problems = []
+    for key, text in _mapping(spec.get("targets")).items():
+        try:
+            Target.parse(text, where=f"targets.{key}")
+        except ConfigError as error:
+            problems.append(Problem(f"targets.{key}", None, text, str(error)))
+        try:
+            name = resolve(str(key), defaults=metric_parameters).name
+        except ConfigError as error:
+            problems.append(Problem(f"targets.{key}", None, NO_VALUE, str(error)))
+            continue
+        if complete and name not in computed:
+            problems.append(Problem(f"targets.{key}", None, NO_VALUE,
+                                    f"names a metric the pipeline does not compute{_near(name, sorted(set(computed)))}"))
+    return problems
+
+
+def _targets(spec: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, str]:
+    """``targets:`` keyed by canonical metric name, each target in its printed form (``>= 0.85``)."""
+    return {
+        resolve(str(key), defaults=parameters).name: str(Target.parse(text))
+        for key, text in (spec.get("targets") or {}).items()
+    }
+
+
 def _subset(name: str, body: Mapping[str, Any] | None) -> Subset:
     body = body or {}
     return Subset(name, body.get("description", name), body.get("where"))
@@ -329,7 +366,8 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         empty=policies.get("empty", "skip"),
         missing=policies.get("missing", "error"),
         parameters=parameters,
-        about={"name": name, "description": description, "source": origin},
+        about={"name": name, "description": description, "source": origin,
+               "targets": _targets(spec, {k: v for k, v in parameters.items() if k in shared_parameters()})},
     )
     return {
         "name": name,

@@ -144,3 +144,63 @@ def _signed(rounded: Decimal) -> str:
     if rounded == 0:
         return text
     return ("+" if rounded > 0 else MINUS) + text
+
+
+# --- report tables (issue 12): one formatter for every number a report prints -------------
+
+#: What a missing value prints as; the reason goes in a footnote (:class:`Footnotes`).
+NULL_MARK = "—"
+
+
+def format_number(value: float | None, kind: str = "score", *, percent: bool = False, decimals: int = 4) -> str:
+    """Every number of a report table: ``decimals`` decimals (4 by default); ``count`` values as
+    integers when whole (a mean of counts keeps two decimals); ``rate`` values as percentages
+    with ``decimals - 2`` decimals when ``percent``; a null or NaN as :data:`NULL_MARK`.
+
+    >>> format_number(0.91448), format_number(708.0, "count"), format_number(141.6, "count")
+    ('0.9145', '708', '141.60')
+    >>> format_number(0.51341, "rate", percent=True), format_number(None)
+    ('51.34%', '—')
+    """
+    if value is None or value != value:
+        return NULL_MARK
+    if kind == "count":
+        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
+    if kind == "rate" and percent:
+        return f"{value * 100:.{max(decimals - 2, 0)}f}%"
+    return f"{value:.{decimals}f}"
+
+
+def mean_std_text(value: float | None, std: float | None, kind: str = "score", *, percent: bool = False) -> str:
+    """``value ± std`` (``0.9145 ± 0.0046``); the value alone when there is no std."""
+    shown = format_number(value, kind, percent=percent)
+    if value is None or std is None or std != std:
+        return shown
+    return f"{shown} ± {format_number(std, kind, percent=percent)}"
+
+
+def ci_text(low: float | None, high: float | None, kind: str = "score", *, percent: bool = False) -> str:
+    """``[low, high]`` (``[0.8941, 0.9003]``); :data:`NULL_MARK` without a bound."""
+    if low is None or high is None or low != low or high != high:
+        return NULL_MARK
+    return f"[{format_number(low, kind, percent=percent)}, {format_number(high, kind, percent=percent)}]"
+
+
+class Footnotes:
+    """Numbered reasons for missing values: equal reasons share one number, in order of first use."""
+
+    def __init__(self) -> None:
+        self.reasons: list[str] = []
+
+    def number(self, reason: str) -> int:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        return self.reasons.index(reason) + 1
+
+
+_SUPERSCRIPT = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def superscript(number: int) -> str:
+    """``12`` → ``¹²`` (footnote marks in Markdown, HTML and the terminal)."""
+    return str(number).translate(_SUPERSCRIPT)

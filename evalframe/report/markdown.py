@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 
 import polars as pl
 
@@ -124,3 +125,69 @@ def _slice_table(
     ]
     title = " × ".join(keys)
     return [f"### By {title} — system `{system}`", "", *_table(["metric", *(f"{title} {s}" for s in slices)], body), ""]
+
+
+# --- report.md (issue 12): the report tables of every grouping ----------------------------
+
+
+def report_header_lines(data) -> list[str]:
+    """Pipeline, input file and its sha256, date-free (the same run gives the same bytes)."""
+    info = data.info
+    pipeline = info.get("pipeline") or {}
+    source = info.get("input") or {}
+    lines = []
+    if pipeline.get("source"):
+        lines.append(f"Pipeline: `{pipeline['source']}`")
+    if source.get("path"):
+        lines.append(f"Input: `{source['path']}` ({source.get('rows') or 0:,} rows), sha256 `{source.get('sha256') or '—'}`")
+    return lines
+
+
+def render_report_markdown(data, plots: list[str] | tuple[str, ...] = ()) -> str:
+    """``report.md``: one table per grouping (metric | value (mean ± std) | 95% CI | subset | n |
+    interpretation | target), the further result tables, footnotes for null values and links
+    to ``plots`` (paths relative to the report)."""
+    from evalframe.report.formatting import Footnotes, superscript
+    from evalframe.report.tables import HEADERS, report_rows, result_table_view, shown_columns, target_text
+
+    footnotes = Footnotes()
+    rows = report_rows(data, footnotes=footnotes)
+    lines = [f"# {data.name} — report", ""]
+    description = (data.info.get("pipeline") or {}).get("description")
+    if description:
+        lines += [description, ""]
+    lines += [f"{line}  " for line in report_header_lines(data)]
+    lines += ["", *(f"- {note}" for note in data.notes()), ""]
+    for title in rows.get_column("table").unique(maintain_order=True).to_list():
+        part = rows.filter(pl.col("table") == title)
+        columns = shown_columns(part)
+        body = []
+        for row in part.iter_rows(named=True):
+            cells = []
+            for column in columns:
+                if column == "metric":
+                    cells.append(f"`{row['metric']}` {'↑' if row['direction'] == 'higher is better' else '↓'}")
+                elif column == "value_text" and row["footnote"] is not None:
+                    cells.append(f"{row['value_text']}{superscript(row['footnote'])}")
+                elif column == "target":
+                    cells.append(target_text(row["target"], row["target_met"]))
+                elif column == "n":
+                    cells.append(f"{row['n']:,}" if row["n"] is not None else "—")
+                else:
+                    cells.append(str(row[column]).replace("|", "\\|"))
+            body.append(cells)
+        lines += [f"## {title}", "", *_table([HEADERS[c] for c in columns], body), ""]
+    for name, table in data.tables.items():
+        view = result_table_view(table, data)
+        cells = [[str(value).replace("|", "\\|") for value in row] for row in view.iter_rows()]
+        lines += [f"## {name.replace('_', ' ').capitalize()}", "", *_table(view.columns, cells), ""]
+    if plots:
+        lines += ["## Plots", ""]
+        lines += [f"![{Path(plot).stem.replace('_', ' ')}]({plot})" for plot in plots]
+        lines.append("")
+    if footnotes.reasons:
+        lines += ["## Notes", ""]
+        lines += [f"{superscript(number)} {reason}  " for number, reason in enumerate(footnotes.reasons, 1)]
+        lines.append("")
+    lines += ["↑ higher is better, ↓ lower is better.", ""]
+    return "\n".join(lines).rstrip() + "\n"

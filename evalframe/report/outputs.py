@@ -19,9 +19,12 @@ from evalframe.errors import ConfigError
 from evalframe.report.markdown import render_markdown
 
 
+#: Report files (issue 12): rendered from :class:`~evalframe.report.tables.ReportData`; ``plots``
+#: is the folder ``plots/`` with a PNG and an SVG of every plot.
+REPORT_FILES = ("report.md", "report.html", "report.tex", "report_tables.csv", "plots")
 #: Every output file, in the order they are written.
 OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
-                "replicates.parquet")
+                "replicates.parquet", "curves.parquet", *REPORT_FILES)
 
 
 def _current_umask() -> int:
@@ -37,10 +40,12 @@ def default_outputs(evaluation) -> tuple[str, ...]:
     if declared:
         return tuple(declared)
     coarse = any(m.unit != "query" for m in evaluation.metrics)
+    basic = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
+             "replicates.parquet")
     skipped = {"per_unit.parquet"} if not coarse else set()
     if evaluation.replicates is None:
         skipped.add("replicates.parquet")
-    return tuple(name for name in OUTPUT_FILES if name not in skipped)
+    return tuple(name for name in basic if name not in skipped)
 
 
 def coarse_units_table(evaluation) -> pl.DataFrame:
@@ -70,6 +75,9 @@ def table_files(evaluation) -> dict[str, pl.DataFrame]:
 def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
     """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
 
+    Report files (:data:`REPORT_FILES`, ``curves.parquet``) are rendered from one
+    :class:`~evalframe.report.tables.ReportData` of the result, its plot data computed once.
+
     ``per_unit.parquet`` holds the values of every unit other than the query (a ``unit`` column
     and each unit's keys); ``per_query.parquet`` those of the query unit. Every further result
     table (an ablation table, the checks, …) is written as ``<name>.csv`` as well.
@@ -93,6 +101,13 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
             "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
             "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),
         }
+        if any(name == "curves.parquet" or name in REPORT_FILES for name in outputs):
+            from evalframe.report.tables import ReportData
+
+            if any(name in REPORT_FILES for name in outputs):
+                require_report_extra()
+            report = ReportWriter(ReportData.from_evaluation(evaluation))
+            writers |= report.writers()
         for name in outputs:
             writers[name](staging / name)
         for name, table in extra.items():
@@ -108,3 +123,64 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return out_dir
+
+
+def require_report_extra() -> None:
+    """Report files need great-tables and matplotlib (the ``report`` extra): say so, before anything is written."""
+    from importlib.util import find_spec
+
+    missing = [name for name, module in (("great-tables", "great_tables"), ("matplotlib", "matplotlib")) if find_spec(module) is None]
+    if missing:
+        raise ConfigError(f"report outputs need {' and '.join(missing)}: pip install 'evalframe[report]' "
+                          "(or leave report files out of the pipeline's `outputs`)")
+
+
+class ReportWriter:
+    """Writers of the report files of one :class:`~evalframe.report.tables.ReportData`; the
+    figures are drawn once and shared by ``plots/``, ``report.md`` and ``report.html``."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+        self._figures: dict | None = None
+        self._png: dict[str, bytes] | None = None
+
+    @property
+    def figures(self) -> dict:
+        if self._figures is None:
+            from evalframe.report.plots import report_figures
+
+            self._figures = report_figures(self.data)
+        return self._figures
+
+    @property
+    def png(self) -> dict[str, bytes]:
+        """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``."""
+        if self._png is None:
+            from evalframe.report.plots import save
+
+            self._png = {stem: save(figure, "png") for stem, figure in self.figures.items()}
+        return self._png
+
+    def plot_paths(self) -> list[str]:
+        return [f"plots/{stem}.png" for stem in self.figures]
+
+    def writers(self) -> dict:
+        from evalframe.report.html import render_html
+        from evalframe.report.latex import render_latex
+        from evalframe.report.markdown import render_report_markdown
+        from evalframe.report.plots import write_plots
+        from evalframe.report.tables import report_rows
+
+        curves = self.data.curves if self.data.curves is not None else pl.DataFrame()
+        return {
+            "curves.parquet": lambda path: curves.write_parquet(path, statistics=False),
+            "report.md": lambda path: path.write_text(render_report_markdown(self.data, self.plot_paths())),
+            "report.html": lambda path: path.write_text(render_html(self.data, self.png)),
+            "report.tex": lambda path: path.write_text(render_latex(self.data)),
+            "report_tables.csv": lambda path: report_rows(self.data).write_csv(path, float_precision=10),
+            "plots": lambda path: write_plots(self.figures, path, png=self.png),
+        }
+
+    def close(self) -> None:
+        """Release the figures' memory."""
+        self._figures = self._png = None

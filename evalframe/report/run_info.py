@@ -52,7 +52,8 @@ def describe_run(evaluation) -> dict[str, Any]:
     about = dict(plan.about)
     undefined = evaluation.summary.filter(pl.col("note").is_not_null() & pl.col("value").is_null())
     return {
-        "pipeline": {"name": about.get("name"), "source": about.get("source"), "description": about.get("description", "")},
+        "pipeline": {"name": about.get("name"), "source": about.get("source"), "description": about.get("description", ""),
+                     "targets": dict(about.get("targets") or {})},
         "input": dict(evaluation.source),
         "parameters": {
             **dict(plan.parameters),
@@ -73,6 +74,8 @@ def describe_run(evaluation) -> dict[str, Any]:
         "slices": {name: list(keys) for name, keys in plan.slices.items()},
         "analyses": dict(about.get("analyses", {})),
         "bootstrap": plan.bootstrap.describe() if plan.bootstrap is not None else None,
+        "across_folds": plan.across_folds,
+        "result_tables": list(evaluation.tables),
         "metrics": [
             {"name": m.name, "level": m.level.value, "unit": m.unit, "target": m.target.value, "subset": group.subset.description}
             for group in plan.groups

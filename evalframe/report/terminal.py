@@ -1,41 +1,115 @@
-"""The compact table of overall results printed after a run."""
+"""The compact table of overall results printed after a run (at most :data:`WIDTH` columns).
+
+Per system: metric, n, value ± std, the 95% CI when the run computed one, the across-fold
+mean ± std and the target mark (✓ met / ✗ missed) when the pipeline declares targets; numbers
+right-aligned with the report's formatter; a null value prints as "—" with a numbered note
+below. When the result has a checks table, its failed checks are listed at the end.
+"""
 
 from __future__ import annotations
 
-
 from evalframe.report.formatting import (
-    fold_cell,
-    format_value,
+    Footnotes,
+    ci_text,
+    mean_std_text,
     metric_label,
-    outside_cell,
     overall_rows,
     parameters_line,
     repeated_metrics,
+    superscript,
 )
+
+#: The widest line of the overview (a terminal of 100 columns shows it unwrapped).
+WIDTH = 100
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def render_overview(evaluation) -> str:
-    """One block per system: metric, n, the units outside the metric's subset, value, std and
-    the across-fold mean ± std."""
-    metrics = {m.name: m for m in evaluation.metrics}
+    """One block per system (module docstring)."""
+    from evalframe.metrics.interpretation import describe
+    from evalframe.report.tables import failed_checks, has_intervals
+    from evalframe.report.targets import Target
+
+    summary = evaluation.summary
+    kinds = {m.name: describe(m).kind for m in evaluation.metrics}
+    targets = {name: Target.parse(text) for name, text in (evaluation.plan.about.get("targets") or {}).items()}
+    has_ci = has_intervals(summary)
     name = evaluation.plan.about.get("name", "evaluation")
     overall = next(iter(evaluation.plan.slices))
-    repeated = repeated_metrics(evaluation.summary)
-    lines = [parameters_line(evaluation.plan), ""]
+    repeated = repeated_metrics(summary)
+    footnotes = Footnotes()
+    columns = [("metric", 20, "<"), ("n", 7, ">"), ("value ± std", 17, ">")]
+    if has_ci:
+        columns.append(("95% CI", 20, ">"))
+    columns.append(("across folds", 16, ">"))
+    if targets:
+        columns.append(("target", 10, "<"))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(f"{_fit(cell, width):{align}{width}}" for cell, (_, width, align) in zip(cells, columns)).rstrip()
+
+    lines = [_fit(parameters_line(evaluation.plan), WIDTH), ""]
     for system in evaluation.info["tables"]["systems"]:
-        header = f"{name} · system {system['system']}: {format_value(system['queries'], kind='count')} queries"
+        header = f"{name} · system {system['system']}: {system['queries']:,} queries"
         if system.get("with_evidence") is not None:
-            header += f", {format_value(system['with_evidence'], kind='count')} with evidence"
-        rows = overall_rows(evaluation.summary, system["system"], overall)
-        width = max([20, *(len(metric_label(row, repeated)) for row in rows)])  # long names keep the columns aligned
-        lines += [header, f"{'metric':<{width}} {'n':>7} {'outside subset':>14} {'value':>10} {'std':>8}  {'across folds':>17}"]
+            header += f", {system['with_evidence']:,} with evidence"
+        lines += [_fit(header, WIDTH), line([title for title, _, _ in columns])]
+        rows = list(overall_rows(summary, system["system"], overall))
         for row in rows:
-            metric = metrics.get(row["metric"])
-            lines.append(
-                f"{metric_label(row, repeated):<{width}} {format_value(row['n'], kind='count'):>7} {outside_cell(row):>14} "
-                f"{format_value(row['value'], metric=metric):>10} {format_value(row['std'], metric=metric):>8}  "
-                f"{fold_cell(row, metric):>17}"
-                + (f"  ({row['note']})" if row["note"] and row["value"] is None else "")
-            )
+            kind = kinds.get(row["metric"], "score")
+            value = mean_std_text(row["value"], row["std"], kind)
+            if row["value"] is None:
+                value += superscript(footnotes.number(row["note"] or "undefined"))
+            cells = [metric_label(row, repeated), f"{row['n']:,}", value]
+            if has_ci:
+                cells.append(ci_text(row.get("ci_low"), row.get("ci_high"), kind))
+            cells.append(mean_std_text(row["fold_mean"], row["fold_std"], kind) if row.get("fold_mean") is not None else "—")
+            if targets:
+                target = targets.get(row["metric"])
+                met = target.met(row["value"]) if target else None
+                shown = str(target).replace(">=", "≥").replace("<=", "≤")
+                cells.append("" if target is None else f"{'✓' if met else '✗' if met is False else ' '} {shown}")
+            lines.append(line(cells))
+        lines += [_fit(text, WIDTH) for text in _outside_lines(rows)]
         lines.append("")
+    for number, reason in enumerate(footnotes.reasons, 1):
+        lines.append(_fit(f"{superscript(number)} {reason}", WIDTH))
+    failed = failed_checks(evaluation.tables)
+    checks = evaluation.tables.get("checks")
+    if checks is not None and failed is not None:
+        lines += ["", f"checks: {checks.height - failed.height} of {checks.height} passed"]
+        for row in failed.iter_rows(named=True):
+            scope = ", ".join(f"{k} {row[k]}" for k in ("system", "fold", "criterion_id") if row.get(k) is not None)
+            if "message" in row:  # the checks table of evalframe.checks
+                rest = f"{row.get('severity') or ''}: {row['message']}"
+                if row.get("observed") is not None:
+                    rest += f" (observed {row['observed']}, expected {row.get('expected')})"
+            else:
+                rest = " · ".join(str(v) for k, v in row.items() if v is not None
+                                  and k not in ("check", "passed", "status", "grouping", "system", "fold", "criterion_id"))
+            lines.append(_fit(f"  ✗ FAILED {row.get('check', '')}{f' [{scope}]' if scope else ''} {rest}", WIDTH))
     return "\n".join(lines).rstrip()
+
+
+def _outside_lines(rows: list[dict]) -> list[str]:
+    """Per subset, how many units lie outside it: not scored there, which is not a failure
+    (``n`` counts the units inside; the summary's ``n_outside_subset`` the others)."""
+    outside: dict[tuple[str, int, str], list[str]] = {}
+    for row in rows:
+        if row.get("n_outside_subset"):
+            outside.setdefault((row["subset"] or "", row["n_outside_subset"], row["unit"]), []).append(row["metric"])
+    return [
+        f"outside subset: {count:,} {_plural(unit, count)} not in \"{subset}\" "
+        f"({len(metrics)} metric{'s' if len(metrics) != 1 else ''}: {', '.join(metrics[:3])}{', …' if len(metrics) > 3 else ''})"
+        for (subset, count, unit), metrics in outside.items()
+    ]
+
+
+
+def _plural(unit: str, count: int) -> str:
+    if count == 1:
+        return unit
+    return "queries" if unit == "query" else f"{unit}s"

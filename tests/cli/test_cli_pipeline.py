@@ -28,8 +28,9 @@ PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
 SAMPLE = REPO_ROOT / "data_samples" / "per_query.csv"
 EXECUTABLE = Path(sys.executable).with_name("evalframe")
 #: The five declared outputs and the result tables of the stages after the engine (issue 10).
-OUTPUT_FILES = ["ablation.csv", "checks.csv", "dynamic_k_sweep.csv", "per_query.parquet", "per_unit.parquet",
-                "replicates.parquet", "run.json", "summary.csv", "summary.md", "summary.parquet", "threshold_tuning.csv",
+OUTPUT_FILES = ["ablation.csv", "checks.csv", "curves.parquet", "dynamic_k_sweep.csv", "per_query.parquet",
+                "per_unit.parquet", "plots", "replicates.parquet", "report.html", "report.md", "report.tex",
+                "report_tables.csv", "run.json", "summary.csv", "summary.md", "summary.parquet", "threshold_tuning.csv",
                 "tuning.csv"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "state", "label", "metric", "unit", "subset", "n",
                    "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max",
@@ -85,15 +86,19 @@ def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
     assert "system full_pipeline" in stdout and "system retriever_only" in stdout
 
 
-def test_writes_exactly_the_declared_outputs_and_nothing_beside_them(sample_runs):
+def test_writes_exactly_the_listed_outputs_and_nothing_beside_them(sample_runs):
     for out in (sample_runs["cli"], sample_runs["python"]):
         assert sorted(p.name for p in out.iterdir()) == OUTPUT_FILES
         assert [p.name for p in out.parent.iterdir()] == ["out"]  # no staging folder left behind
 
 
 def test_two_runs_give_byte_identical_files(sample_runs):
-    """Two runs in two processes (CLI and Python API) write the same bytes."""
-    for name in OUTPUT_FILES:
+    """Two runs in two processes (CLI and Python API) write the same bytes, report files and
+    every plot (PNG and SVG) included."""
+    files = sorted(p.relative_to(sample_runs["cli"]) for p in sample_runs["cli"].rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(sample_runs["python"]) for p in sample_runs["python"].rglob("*") if p.is_file())
+    assert any(name.suffix == ".svg" for name in files) and any(name.suffix == ".png" for name in files)
+    for name in files:
         assert sha256(sample_runs["cli"] / name) == sha256(sample_runs["python"] / name), name
 
 

@@ -78,7 +78,8 @@ def test_all_problems_reported_with_key_paths_and_hints():
         "metrics[1].subest: unknown key; did you mean `subset`?",
         "slices.fold: expected a list of strings, found a string; write `[fold]` for a list of one (value: 'fold')",
         "outputs[0]: is not one of `per_query.parquet`, `per_unit.parquet`, `summary.parquet`, `summary.csv`, "
-        "`summary.md`, `run.json`, `replicates.parquet`; did you mean `summary.csv`? (value: 'summary.xlsx')",
+        "`summary.md`, `run.json`, `replicates.parquet`, `curves.parquet`, `report.md`, `report.html`, `report.tex`, "
+        "`report_tables.csv`, `plots`; did you mean `summary.csv`? (value: 'summary.xlsx')",
         "bootstrp: unknown key; did you mean `bootstrap`?",
     ]
 

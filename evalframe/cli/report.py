@@ -1,0 +1,87 @@
+"""``evalframe report RESULT_DIR [--format md|html|tex|csv] [--out DIR] [--percent]``.
+
+Re-renders the report files from a folder written by ``evalframe run`` (its
+``summary.parquet``, ``run.json``, ``curves.parquet`` and ``<table>.csv``), without the input
+and without recomputing anything. Without ``--format`` every format is written (``report.md``,
+``report.html``, ``report.tex``, ``report_tables.csv``, and ``plots/``); ``md`` writes the plots
+too, as the Markdown links to them. Files are replaced one by one (each written beside its
+target, then renamed), so a failure leaves the previous files whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from evalframe.errors import ExitCode
+
+#: ``--format`` → the files it writes.
+FORMATS = {
+    "md": ("report.md", "plots"),
+    "html": ("report.html",),
+    "tex": ("report.tex",),
+    "csv": ("report_tables.csv",),
+}
+
+
+def add_parser(commands) -> None:
+    report = commands.add_parser(
+        "report",
+        help="re-render report.md/.html/.tex, report_tables.csv and plots/ from a result folder",
+        description="Re-render the report files of RESULT_DIR (written by `evalframe run`) without recomputing.",
+    )
+    report.add_argument("result_dir", metavar="RESULT_DIR", help="folder written by `evalframe run` (summary.parquet, run.json, …)")
+    report.add_argument("--format", choices=sorted(FORMATS), action="append",
+                        help="format to write (repeatable; default: all)")
+    report.add_argument("--out", help="output folder (default: RESULT_DIR)")
+    report.add_argument("--percent", action="store_true", help="print rates as percentages")
+
+
+def _replace_file(target: Path, write) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(handle)
+    try:
+        write(Path(temporary))
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _replace_folder(target: Path, write) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        write(staging / target.name)
+        if target.exists():
+            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            target.rename(retired / target.name)
+            (staging / target.name).rename(target)
+            shutil.rmtree(retired, ignore_errors=True)
+        else:
+            (staging / target.name).rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe.report.outputs import ReportWriter, require_report_extra
+    from evalframe.report.tables import ReportData
+
+    require_report_extra()
+    data = ReportData.from_directory(args.result_dir, percent=args.percent)
+    out = Path(args.out) if args.out else Path(args.result_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    names = list(dict.fromkeys(name for fmt in (args.format or sorted(FORMATS)) for name in FORMATS[fmt]))
+    writers = ReportWriter(data).writers()
+    for name in names:
+        target = out / name
+        if name == "plots":
+            _replace_folder(target, writers[name])
+        else:
+            _replace_file(target, writers[name])
+    notes = "" if data.curves is not None else " (no curves.parquet: ROC, PR, reliability and selected-K plots left out)"
+    return f"wrote {out}/ ({', '.join(names)}){notes}", ExitCode.OK

@@ -1,0 +1,358 @@
+"""The report-table model (contract §10.2): what every report format renders, built once.
+
+:class:`ReportData` gathers what a report needs: the summary, the run description
+(``run.json``), the metrics (for their interpretation), the targets, the further result
+tables and the plot data (``curves.parquet``). It is built from an
+:class:`~evalframe.engine.result.Evaluation` (:meth:`ReportData.from_evaluation`) or from a
+result folder written by ``evalframe run`` (:meth:`ReportData.from_directory`), so
+``evalframe report`` re-renders without recomputing.
+
+:func:`report_rows` is the one table every format renders: for each grouping (overall, each
+slice, and the across-folds rows after the fold grouping) and each system, one row per metric
+and slice with::
+
+    metric | value (mean ± std) | 95% CI | subset | n | interpretation | target (met / not met)
+
+plus the raw numbers, so ``report_tables.csv`` is the same table. A null value prints as "—"
+with a numbered footnote giving its reason (the summary's ``note``). The 95% CI comes from the
+summary's ``ci_low`` / ``ci_high`` columns when the run computed them (bootstrap), else "—"
+and a report note says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from evalframe.errors import ConfigError, InputError, Problem, NO_VALUE
+from evalframe.metrics.base import Metric
+from evalframe.metrics.interpretation import Interpretation, describe
+from evalframe.report.formatting import NULL_MARK, Footnotes, ci_text, format_number, mean_std_text
+from evalframe.report.targets import Target
+
+#: The grouping of the across-folds rows (mean ± std of the per-fold values).
+ACROSS_FOLDS = "across_folds"
+#: Summary columns of a bootstrap confidence interval, used when present.
+CI_COLUMNS = ("ci_low", "ci_high")
+
+
+def has_intervals(summary: pl.DataFrame) -> bool:
+    """Whether the run computed confidence intervals: the columns are there (they always are)
+    and a bootstrap filled some of them."""
+    return all(column in summary.columns for column in CI_COLUMNS) and summary.get_column(CI_COLUMNS[0]).null_count() < summary.height
+#: Columns of :func:`report_rows` (and of ``report_tables.csv``), in order.
+REPORT_COLUMNS = (
+    "table", "system", "slice", "metric", "value_text", "ci_text", "subset", "n", "interpretation",
+    "direction", "target", "target_met", "value", "std", "ci_low", "ci_high", "note", "footnote",
+)
+#: The printed header of each column that a rendered table shows.
+HEADERS = {
+    "system": "system", "slice": "slice", "metric": "metric", "value_text": "value (mean ± std)",
+    "ci_text": "95% CI", "subset": "subset", "n": "n", "interpretation": "interpretation", "target": "target",
+}
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything a report renders (see the module docstring)."""
+
+    summary: pl.DataFrame
+    info: Mapping[str, Any]
+    metrics: Mapping[str, Metric]
+    targets: Mapping[str, str] = field(default_factory=dict)
+    tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    curves: pl.DataFrame | None = None
+    #: Print rates as percentages.
+    percent: bool = False
+
+    @classmethod
+    def from_evaluation(cls, evaluation, *, curves: pl.DataFrame | None = None, percent: bool = False) -> ReportData:
+        """The report data of a result; ``curves`` (the plot data) is computed when not given."""
+        if curves is None:
+            from evalframe.report.curve_data import curve_table
+
+            curves = curve_table(evaluation)
+        return cls(
+            summary=evaluation.summary,
+            info=evaluation.info,
+            metrics={metric.name: metric for metric in evaluation.metrics},
+            targets=dict(evaluation.plan.about.get("targets") or {}),
+            tables=dict(evaluation.tables),
+            curves=curves,
+            percent=percent,
+        )
+
+    @classmethod
+    def from_directory(cls, directory: str | Path, *, percent: bool = False) -> ReportData:
+        """The report data of a folder written by ``evalframe run`` (``summary.parquet`` and
+        ``run.json`` needed; ``curves.parquet`` and ``<table>.csv`` used when there)."""
+        from evalframe.metrics.registry import resolve, shared_parameters
+
+        directory = Path(directory)
+        for needed in ("summary.parquet", "run.json"):
+            if not (directory / needed).exists():
+                raise InputError(str(directory / needed), Problem(
+                    None, None, NO_VALUE, "not found: `evalframe report` needs a folder written by `evalframe run` "
+                    "whose outputs include summary.parquet and run.json"))
+        summary = pl.read_parquet(directory / "summary.parquet")
+        info = json.loads((directory / "run.json").read_text())
+        shared = shared_parameters()
+        defaults = {key: value for key, value in (info.get("parameters") or {}).items() if key in shared}
+        metrics = {}
+        for name in summary.get_column("metric").unique(maintain_order=True).to_list():
+            try:
+                metrics[name] = resolve(name, defaults=defaults)
+            except ConfigError:
+                continue  # a metric the registry no longer knows: rendered without interpretation
+        tables = {}
+        for name in info.get("result_tables") or []:
+            path = directory / f"{name}.csv"
+            if path.exists():
+                tables[name] = pl.read_csv(path, infer_schema_length=None)
+        curves_path = directory / "curves.parquet"
+        return cls(
+            summary=summary,
+            info=info,
+            metrics=metrics,
+            targets=dict((info.get("pipeline") or {}).get("targets") or {}),
+            tables=tables,
+            curves=pl.read_parquet(curves_path) if curves_path.exists() else None,
+            percent=percent,
+        )
+
+    # --- derived facts ---------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return (self.info.get("pipeline") or {}).get("name") or "evaluation"
+
+    @property
+    def slices(self) -> dict[str, list[str]]:
+        """Grouping name → slice keys, in the pipeline's order (``run.json``'s ``slices``)."""
+        declared = self.info.get("slices") or {}
+        if declared:
+            return {name: list(keys) for name, keys in declared.items()}
+        groupings = self.summary.get_column("grouping").unique(maintain_order=True).to_list()
+        return {name: [] for name in groupings if name != ACROSS_FOLDS}
+
+    @property
+    def systems(self) -> list[str]:
+        return self.summary.get_column("system").unique(maintain_order=True).to_list()
+
+    @property
+    def has_ci(self) -> bool:
+        return has_intervals(self.summary)
+
+    def interpretation(self, metric: str) -> Interpretation:
+        known = self.metrics.get(metric)
+        if known is not None:
+            return describe(known)
+        return Interpretation("", "score", True)
+
+    def groupings(self) -> list[tuple[str, list[str]]]:
+        """(grouping, slice keys) in report order: the declared slices, with the across-folds
+        rows right after the slice that groups by the fold key alone."""
+        present = set(self.summary.get_column("grouping").unique().to_list())
+        order: list[tuple[str, list[str]]] = []
+        for name, keys in self.slices.items():
+            if name in present:
+                order.append((name, keys))
+            if ACROSS_FOLDS in present and keys and len(keys) == 1 and keys[0] == self.fold_key:
+                order.append((ACROSS_FOLDS, []))
+        if ACROSS_FOLDS in present and all(name != ACROSS_FOLDS for name, _ in order):
+            order.append((ACROSS_FOLDS, []))
+        return order
+
+    @property
+    def fold_key(self) -> str | None:
+        return self.info.get("across_folds") or _fold_key(self)
+
+    def notes(self) -> list[str]:
+        """Report-level notes printed under the header of every format."""
+        notes = [
+            "value (mean ± std): the value over the subset's units, ± the sample std (ddof = 1) of the "
+            "per-unit values; set-level metrics (AUROC, ECE, …) have no std. Across folds: mean ± std of "
+            "the per-fold values. n counts units (queries, or posts for the per-post metrics)."
+        ]
+        if not self.has_ci:
+            notes.append("95% CI: not computed in this run (no bootstrap), shown as —.")
+        else:
+            notes.append("95% CI: bootstrap percentile interval.")
+        return notes
+
+
+def _fold_key(data: ReportData) -> str | None:
+    """The fold key when only the summary tells: the single-key grouping named ``fold``."""
+    keys = data.slices.get("fold")
+    return keys[0] if keys and len(keys) == 1 else None
+
+
+def grouping_title(grouping: str, keys: list[str]) -> str:
+    if grouping == ACROSS_FOLDS:
+        return "Across folds (mean ± std of the per-fold values)"
+    if not keys:
+        return grouping.replace("_", " ").capitalize()
+    return "By " + " × ".join(keys)
+
+
+def slice_label(row: Mapping[str, Any], keys: list[str]) -> str:
+    """``1`` for one key, ``fold=1 × criterion_id=A.1`` for several; "" for the overall rows."""
+    if not keys:
+        return ""
+    if len(keys) == 1:
+        return str(row.get(keys[0]))
+    return " × ".join(f"{key}={row.get(key)}" for key in keys)
+
+
+def report_rows(data: ReportData, *, footnotes: Footnotes | None = None) -> pl.DataFrame:
+    """The report table (:data:`REPORT_COLUMNS`), every grouping and system, in report order.
+
+    ``footnotes`` collects the reasons of null values (numbered in the order met); pass one to
+    share numbering with further tables.
+    """
+    footnotes = footnotes if footnotes is not None else Footnotes()
+    summary = data.summary
+    targets = {name: Target.parse(text) for name, text in data.targets.items()}
+    records: list[dict[str, Any]] = []
+    for grouping, keys in data.groupings():
+        title = grouping_title(grouping, keys)
+        rows = summary.filter(pl.col("grouping") == grouping)
+        for row in rows.iter_rows(named=True):
+            meaning = data.interpretation(row["metric"])
+            value = row["value"]
+            target = targets.get(row["metric"])
+            footnote = None
+            if value is None or value != value:
+                footnote = footnotes.number(row.get("note") or "undefined")
+            low, high = (row.get("ci_low"), row.get("ci_high")) if data.has_ci else (None, None)
+            records.append({
+                "table": title,
+                "system": row["system"],
+                "slice": slice_label(row, keys),
+                "metric": row["metric"],
+                "value_text": mean_std_text(value, row.get("std"), meaning.kind, percent=data.percent),
+                "ci_text": ci_text(low, high, meaning.kind, percent=data.percent),
+                "subset": row.get("subset") or "",
+                "n": row.get("n"),
+                "interpretation": meaning.text,
+                "direction": meaning.direction,
+                "target": str(target) if target else "",
+                "target_met": target.met(value) if target else None,
+                "value": value,
+                "std": row.get("std"),
+                "ci_low": low,
+                "ci_high": high,
+                "note": row.get("note"),
+                "footnote": footnote,
+            })
+    schema = {
+        "table": pl.String, "system": pl.String, "slice": pl.String, "metric": pl.String, "value_text": pl.String,
+        "ci_text": pl.String, "subset": pl.String, "n": pl.Int64, "interpretation": pl.String, "direction": pl.String,
+        "target": pl.String, "target_met": pl.Boolean, "value": pl.Float64, "std": pl.Float64, "ci_low": pl.Float64,
+        "ci_high": pl.Float64, "note": pl.String, "footnote": pl.Int64,
+    }
+    return pl.DataFrame(records, schema=schema, orient="row")
+
+
+def target_text(target: str, met: bool | None) -> str:
+    """``≥ 0.85 ✓ met`` / ``< 0.05 ✗ not met``; "" without a target, the target alone for a null value."""
+    if not target:
+        return ""
+    target = target.replace(">=", "≥").replace("<=", "≤")
+    if met is None:
+        return target
+    return f"{target} ✓ met" if met else f"{target} ✗ not met"
+
+
+def shown_columns(rows: pl.DataFrame) -> list[str]:
+    """Columns a rendered grouping table shows: ``slice`` only for slice groupings."""
+    columns = ["system", "slice", "metric", "value_text", "ci_text", "subset", "n", "interpretation", "target"]
+    if rows.height == 0 or (rows.get_column("slice") == "").all():
+        columns.remove("slice")
+    return columns
+
+
+# --- further result tables (ablation, tuning, checks, sweep, comparison) -----------------
+
+
+#: A checks table's ``status`` as printed.
+_STATUS_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "— not applicable"}
+
+
+def result_table_view(table: pl.DataFrame, data: ReportData | None = None) -> pl.DataFrame:
+    """A further result table as text, formatted like the report table.
+
+    Floats by :func:`format_number` (columns named ``n`` or ``n_*`` as counts), a ``std`` beside
+    a ``value`` / ``mean`` / ``delta`` folded into ``mean ± std``, every ``ci_low``/``ci_high``
+    pair (or ``X_ci_low``/``X_ci_high``) folded into one ``95% CI`` column, booleans as ✓ / ✗
+    (``✗ failed`` in a ``passed`` column; a checks ``status`` as ✓ pass / ✗ fail), nulls as "—",
+    and the metric's interpretation added
+    when the table has a ``metric`` column.
+    """
+    columns = list(table.columns)
+    out: dict[str, list[str]] = {}
+    rows = table.to_dicts()
+    folded: set[str] = set()
+    for column in columns:
+        if column.endswith("ci_low") and column[:-6] + "ci_high" in columns:
+            folded |= {column, column[:-6] + "ci_high"}
+    main = next((c for c in ("value", "mean", "delta") if c in columns), None)
+    if main and "std" in columns:
+        folded.add("std")
+
+    def kind_of(column: str, row: dict) -> str:
+        if column == "n" or column.startswith("n_"):
+            return "count"
+        metric = row.get("metric")
+        if data is not None and isinstance(metric, str) and column in ("value", "mean", "delta", "ci_low", "ci_high"):
+            return data.interpretation(metric).kind
+        return "score"
+
+    percent = data.percent if data is not None else False
+    for column in columns:
+        if column in folded and not column.endswith("ci_low"):
+            continue
+        if column.endswith("ci_low") and column in folded:
+            prefix = column[:-6]
+            name = (prefix.rstrip("_") + " 95% CI").strip() if prefix else "95% CI"
+            out[name] = [ci_text(r[column], r[prefix + "ci_high"], kind_of("ci_low", r), percent=percent) for r in rows]
+            continue
+        values = []
+        for r in rows:
+            value = r[column]
+            if isinstance(value, bool):
+                values.append(("✓" if value else "✗ failed") if column == "passed" else ("✓" if value else "✗"))
+            elif column == "status" and value in _STATUS_MARKS:
+                values.append(_STATUS_MARKS[value])
+            elif value is None:
+                values.append(NULL_MARK)
+            elif isinstance(value, float):
+                if column == main and "std" in folded:
+                    values.append(mean_std_text(value, r["std"], kind_of(column, r), percent=percent))
+                else:
+                    values.append(format_number(value, kind_of(column, r), percent=percent))
+            elif isinstance(value, int):
+                values.append(f"{value:,}" if column == "n" or column.startswith("n_") else str(value))
+            else:
+                values.append(str(value))
+        out[column if not (column == main and "std" in folded) else f"{column} (mean ± std)"] = values
+    if "metric" in columns and data is not None:
+        out["interpretation"] = [data.interpretation(str(r["metric"])).text for r in rows]
+    return pl.DataFrame(out, schema={name: pl.String for name in out})
+
+
+def failed_checks(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame | None:
+    """Rows of the checks table that failed (a false ``passed``, or a ``status`` of fail/failed)."""
+    checks = tables.get("checks")
+    if checks is None or checks.height == 0:
+        return None
+    if "passed" in checks.columns:
+        return checks.filter(pl.col("passed").cast(pl.Boolean, strict=False) == False)  # noqa: E712
+    if "status" in checks.columns:
+        return checks.filter(pl.col("status").cast(pl.String).str.to_lowercase().is_in(["fail", "failed", "error"]))
+    return None

@@ -1,0 +1,309 @@
+"""Plots checked through their Figure objects, the replicate ROC against scikit-learn, report.html
+parsed, byte-identical reruns, notebook display and `evalframe report` (issue 12, parts 2–7)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from matplotlib.collections import PolyCollection
+from matplotlib.figure import Figure
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from evalframe.cli import main
+from evalframe.metrics.curves import replicate_roc
+from evalframe.report import plots
+from evalframe.report.html import render_html
+from evalframe.report.latex import render_latex
+from evalframe.report.markdown import render_report_markdown
+from evalframe.report.tables import ReportData
+
+# --- replicate ROC curves (the engine's AUROC CIs may share them) ------------------------------
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 1), st.integers(0, 20)), min_size=2, max_size=60),
+    st.integers(0, 2**32 - 1),
+)
+def test_replicate_roc_matches_scikit_learn_under_every_weight_column(rows, seed):
+    labels = np.array([label for label, _ in rows])
+    probs = np.array([score / 20 for _, score in rows])  # few distinct values: many ties
+    weights = np.random.default_rng(seed).poisson(1.0, size=(len(rows), 7)).astype(float)
+    grid = np.linspace(0, 1, 51)
+    tpr_grid, auroc = replicate_roc(probs, labels, weights, grid)
+    for r in range(weights.shape[1]):
+        w = weights[:, r]
+        if w[labels == 1].sum() == 0 or w[labels == 0].sum() == 0:
+            assert np.isnan(auroc[r]) and np.isnan(tpr_grid[r]).all()
+            continue
+        assert auroc[r] == pytest.approx(roc_auc_score(labels, probs, sample_weight=w), abs=1e-12)
+        fpr, tpr, _ = roc_curve(labels, probs, sample_weight=w, drop_intermediate=False)
+        assert np.allclose(tpr_grid[r], np.interp(grid, fpr, tpr), atol=1e-12)
+
+
+# --- plots through their Figure objects --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def data(evaluation) -> ReportData:
+    return ReportData.from_evaluation(evaluation)
+
+
+@pytest.fixture(scope="module")
+def data_with_ci(evaluation_with_ci) -> ReportData:
+    return ReportData.from_evaluation(evaluation_with_ci)
+
+
+def by_gid(figure: Figure, prefix: str) -> list:
+    return [artist for ax in figure.axes for artist in ax.get_children() if (artist.get_gid() or "").startswith(prefix)]
+
+
+def bars_of(figure: Figure, gid: str):
+    """The bar container whose bars carry ``gid``."""
+    from matplotlib.container import BarContainer
+
+    found = [c for ax in figure.axes for c in ax.containers
+             if isinstance(c, BarContainer) and c.patches and c.patches[0].get_gid() == gid]
+    assert len(found) == 1, gid
+    return found[0]
+
+
+def test_roc_band_contains_the_curve_and_legend_has_auroc(data, data_with_ci):
+    figure = plots.roc(data)
+    for system in data.systems:
+        (line,) = by_gid(figure, f"roc-{system}")
+        (band,) = by_gid(figure, f"band-{system}")
+        assert isinstance(band, PolyCollection)
+        x, y = line.get_xdata(), line.get_ydata()
+        assert x[0] == 0 and x[-1] == 1 and len(x) == 1001
+        vertices = pl.DataFrame(band.get_paths()[0].vertices, schema=["x", "y"], orient="row")
+        edges = vertices.group_by("x").agg(low=pl.col("y").min(), high=pl.col("y").max()).sort("x")
+        assert edges["x"].to_numpy() == pytest.approx(x)  # the band's polygon spans the grid
+        lower, upper = edges["low"].to_numpy(), edges["high"].to_numpy()
+        assert (lower <= y + 1e-12).all() and (y <= upper + 1e-12).all()
+        assert (upper - lower).max() > 0.01  # a real band, not the curve twice
+    labels = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    auroc = data.summary.filter((pl.col("grouping") == "overall") & (pl.col("metric") == "auroc")
+                                & (pl.col("system") == data.systems[0]))["value"][0]
+    assert f"{data.systems[0]}: AUROC {auroc:.4f}" in labels
+    with_ci = [t.get_text() for t in plots.roc(data_with_ci).axes[0].get_legend().get_texts()]
+    assert any(f"AUROC {auroc:.4f} (95% CI [{auroc - 0.01:.4f}, {auroc + 0.01:.4f}])" in t for t in with_ci)
+
+
+def test_roc_curve_is_the_one_of_the_data(evaluation, data):
+    queries = evaluation.queries.filter(pl.col("system") == data.systems[0])
+    (line,) = by_gid(plots.roc(data), f"roc-{data.systems[0]}")
+    fpr, tpr, _ = roc_curve(queries["label"].to_numpy(), queries["prob"].to_numpy(), drop_intermediate=False)
+    assert np.allclose(line.get_ydata(), np.interp(line.get_xdata(), fpr, tpr))
+
+
+def test_pr_baseline_is_the_positive_rate(evaluation, data):
+    figure = plots.pr(data)
+    for system in data.systems:
+        (baseline,) = by_gid(figure, f"baseline-{system}")
+        labels = evaluation.queries.filter(pl.col("system") == system)["label"]
+        assert baseline.get_ydata()[0] == pytest.approx(labels.mean(), abs=1e-15)
+        (curve,) = by_gid(figure, f"pr-{system}")
+        assert curve.get_xdata().max() == pytest.approx(1.0)
+
+
+def test_reliability_bins_are_the_ece_bins(evaluation, data):
+    for system in data.systems:
+        figure = plots.reliability(data, system)
+        (points,) = by_gid(figure, f"reliability-{system}")
+        bars = bars_of(figure, f"bins-{system}")
+        heights = np.array([patch.get_height() for patch in bars.patches])
+        assert [patch.get_x() for patch in bars.patches] == pytest.approx([b / 10 for b in range(10)])
+        assert heights.sum() == evaluation.queries.filter(pl.col("system") == system).height
+        nonempty = heights[heights > 0]
+        gap = np.abs(points.get_xdata() - points.get_ydata())
+        ece_from_plot = (gap * nonempty).sum() / nonempty.sum()
+        ece = evaluation.summary.filter((pl.col("grouping") == "overall") & (pl.col("system") == system)
+                                        & (pl.col("metric") == "ece"))["value"][0]
+        assert ece_from_plot == pytest.approx(ece, abs=1e-12)
+        assert f"ECE {ece:.4f}" in figure.axes[0].get_title()
+
+
+def test_criterion_bars_have_ci_error_bars_when_the_run_has_cis(data, data_with_ci):
+    figure = plots.criterion_bars(data_with_ci, "auroc")
+    bars = bars_of(figure, f"bars-{data.systems[0]}")
+    rows = data_with_ci.summary.filter((pl.col("grouping") == "criterion") & (pl.col("metric") == "auroc")
+                                       & (pl.col("system") == data.systems[0]))
+    expected = [float("nan") if value is None else value for value in rows["value"].to_list()]  # undefined: no bar
+    assert [patch.get_height() for patch in bars.patches] == pytest.approx(expected, nan_ok=True)
+    assert bars.errorbar is not None
+    assert "95% CI" in figure.axes[0].get_title()
+    assert "no CI" in plots.criterion_bars(data, "auroc").axes[0].get_title()
+
+
+def test_dynamic_k_histograms_count_every_query(evaluation, data):
+    figure = plots.dynamic_k(data, data.systems[0])
+    overall = bars_of(figure, f"k-all-{data.systems[0]}")
+    assert sum(p.get_height() for p in overall.patches) == evaluation.queries.filter(pl.col("system") == data.systems[0]).height
+    states = by_gid(figure, "k-state-")
+    assert {s.get_gid() for s in states} == {f"k-state-{s}" for s in evaluation.queries["state"].unique().to_list()}
+
+
+def test_forest_plot_of_a_comparison(data, data_with_ci):
+    figure = plots.forest(data_with_ci)
+    from matplotlib.container import ErrorbarContainer
+
+    (container,) = [c for c in figure.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    points, _, (whiskers,) = container.lines
+    assert list(points.get_xdata()) == pytest.approx([0.08, 0.07])
+    assert [tuple(segment[:, 0]) for segment in whiskers.get_segments()] == [(0.05, 0.11), (0.03, 0.10)]
+    assert "forest" not in plots.report_figures(data)
+    assert "forest" in plots.report_figures(data_with_ci)
+
+
+def test_one_colour_per_system_in_every_plot(data):
+    palette = plots.colours(data)
+    roc_line = by_gid(plots.roc(data), f"roc-{data.systems[1]}")[0]
+    pr_line = by_gid(plots.pr(data), f"pr-{data.systems[1]}")[0]
+    assert roc_line.get_color() == pr_line.get_color() == palette[data.systems[1]] == plots.PALETTE[1]
+
+
+# --- report.html, byte-identical reruns -------------------------------------------------------
+
+
+class _Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images, self.tables, self.urls, self.scripts = [], 0, [], 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images.append(attrs)
+        if tag == "table":
+            self.tables += 1
+        if tag == "script":
+            self.scripts += 1
+        for key in ("href", "src"):
+            value = attrs.get(key) or ""
+            if value and not value.startswith(("#", "data:")):
+                self.urls.append(value)
+
+
+def test_report_html_is_self_contained_with_every_plot(data_with_ci):
+    figures = plots.report_figures(data_with_ci)
+    page = render_html(data_with_ci, figures)
+    parser = _Collector()
+    parser.feed(page)
+    assert parser.urls == [] and parser.scripts == 0
+    assert not re.search(r"https?://|@import|url\(", page)
+    assert {img["alt"] for img in parser.images} == {stem.replace("_", " ") for stem in figures}
+    assert all(img["src"].startswith("data:image/png;base64,") for img in parser.images)
+    assert parser.tables == 4 + 2  # one per grouping, comparison and checks
+    assert "sha256" in page and data_with_ci.info["input"]["sha256"] in page
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", page)  # no date
+
+
+def test_every_report_file_is_byte_identical_on_a_rerun(evaluation_with_ci):
+    """In one process (tests/cli/test_cli_pipeline.py compares every file of two processes)."""
+    def render():
+        data = ReportData.from_evaluation(evaluation_with_ci)
+        figures = {stem: figure for stem, figure in plots.report_figures(data).items()
+                   if stem in ("roc", "pr", "forest", "fold_spread") or stem.startswith(("reliability", "dynamic_k"))}
+        files = {"md": render_report_markdown(data).encode(), "tex": render_latex(data).encode(),
+                 "html": render_html(data, figures).encode()}
+        files |= {f"{stem}.{fmt}": plots.save(figure, fmt) for stem, figure in figures.items() for fmt in ("png", "svg")}
+        return files
+
+    first, second = render(), render()
+    assert first.keys() == second.keys()
+    for name in first:
+        assert first[name] == second[name], name
+    assert b"<dc:date>" not in first["roc.svg"] and b"Software" not in first["roc.png"]
+
+
+# --- notebook display ------------------------------------------------------------------------
+
+
+def test_notebook_display(evaluation):
+    import great_tables as gt
+
+    html = evaluation._repr_html_()
+    assert "auroc" in html and "value (mean ± std)" in html and "http" not in html
+    table = evaluation.table(grouping="criterion", metrics=["auroc", "ndcg@10"])
+    assert isinstance(table, gt.GT)
+    assert set(table._tbl_data["metric"].to_list()) == {"auroc ↑", "ndcg@10 ↑"}
+    assert isinstance(evaluation.plot.roc(), Figure)
+    assert isinstance(evaluation.plot.reliability(system=evaluation.summary["system"][0]), Figure)
+    assert evaluation.to_pandas("report").shape[0] == evaluation.report_table().height
+    with pytest.raises(Exception, match="grouping"):
+        evaluation.table(grouping="nope")
+
+
+# --- the terminal ------------------------------------------------------------------------------
+
+
+def test_terminal_overview_fits_100_columns_with_cis_targets_and_failed_checks(evaluation, evaluation_with_ci):
+    plain = evaluation.overview()
+    assert max(len(line) for line in plain.splitlines()) <= 100
+    assert "95% CI" not in plain and "✓ ≥ 0.5" in plain and "✗ < 0.0001" in plain
+    shown = evaluation_with_ci.overview()
+    assert max(len(line) for line in shown.splitlines()) <= 100
+    auroc = next(line for line in shown.splitlines() if line.startswith("auroc"))
+    value = evaluation_with_ci.summary.filter((pl.col("grouping") == "overall") & (pl.col("metric") == "auroc"))["value"][0]
+    assert f"[{value - 0.01:.4f}, {value + 0.01:.4f}]" in auroc
+    assert "checks: 1 of 2 passed" in shown and "✗ FAILED confusion total" in shown
+    assert "¹ no positive prediction" in shown
+    # numbers right-aligned: every CI ends in the same column
+    ends = {line.index("]") for line in shown.splitlines() if line.endswith(("]", "met")) or "] " in line}
+    assert len(ends) == 1
+
+
+# --- `evalframe report` ---------------------------------------------------------------------------
+
+
+def test_evalframe_report_rerenders_the_runs_files_without_the_input(evaluation_with_ci, tmp_path, capsys):
+    out = evaluation_with_ci.write(tmp_path / "result", (
+        "summary.parquet", "run.json", "curves.parquet", "report.md", "report.html", "report.tex",
+        "report_tables.csv", "plots"))
+    assert main(["report", str(out), "--out", str(tmp_path / "again")]) == 0
+    for name in ("report.md", "report.html", "report.tex", "report_tables.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "again" / name).read_bytes(), name
+    for plot in (out / "plots").iterdir():
+        assert plot.read_bytes() == (tmp_path / "again" / "plots" / plot.name).read_bytes(), plot.name
+    assert main(["report", str(out), "--format", "tex", "--out", str(tmp_path / "tex")]) == 0
+    assert sorted(p.name for p in (tmp_path / "tex").iterdir()) == ["report.tex"]
+    assert main(["report", str(out), "--format", "csv", "--percent", "--out", str(tmp_path / "pct")]) == 0
+    percent = pl.read_csv(tmp_path / "pct" / "report_tables.csv").filter(pl.col("metric") == "sensitivity")
+    shown = percent.filter(pl.col("value_text") != "—")  # an undefined sensitivity (no positive) has no number
+    assert shown.height > 0 and shown["value_text"].str.ends_with("%").all()
+
+
+def test_evalframe_report_on_a_folder_without_outputs_is_an_input_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "summary.parquet" in capsys.readouterr().err
+
+
+def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
+    import io
+    import sys
+
+    from evalframe.cli.progress import step
+
+    with step("working"):
+        pass
+    assert capsys.readouterr().err == ""  # not a terminal: silent
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with step("working"):
+        pass
+    assert terminal.getvalue().startswith("\r… working")
+    terminal.seek(0), terminal.truncate()
+    with step("working", quiet=True):
+        pass
+    assert terminal.getvalue() == ""
