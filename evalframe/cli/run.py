@@ -38,11 +38,8 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     for note in evaluation.notes:
         print(f"evalframe: note: {note}", file=sys.stderr)
     written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]
+    # The overview ends with the checks' counts and the failed checks, when the pipeline ran them.
     report = f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(written)})"
-    if evaluation.checks is not None:
-        statuses = evaluation.checks.get_column("status")
-        report += (f"\nchecks: {(statuses == 'pass').sum()} passed, {(statuses == 'fail').sum()} failed, "
-                   f"{(statuses == 'not_applicable').sum()} not applicable (checks.csv)")
     return report, _checks_outcome(evaluation)
 
 

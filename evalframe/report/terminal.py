@@ -80,7 +80,13 @@ def render_overview(evaluation) -> str:
     failed = failed_checks(evaluation.tables)
     checks = evaluation.tables.get("checks")
     if checks is not None and failed is not None:
-        lines += ["", f"checks: {checks.height - failed.height} of {checks.height} passed"]
+        if "status" in checks.columns:  # the checks table of evalframe.checks
+            statuses = checks.get_column("status")
+            counts = (f"{(statuses == 'pass').sum()} passed, {(statuses == 'fail').sum()} failed, "
+                      f"{(statuses == 'not_applicable').sum()} not applicable")
+        else:
+            counts = f"{checks.height - failed.height} of {checks.height} passed"
+        lines += ["", f"checks: {counts}"]
         for row in failed.iter_rows(named=True):
             scope = ", ".join(f"{k} {row[k]}" for k in ("system", "fold", "criterion_id") if row.get(k) is not None)
             if "message" in row:  # the checks table of evalframe.checks
