@@ -1,13 +1,14 @@
-"""Number formatting shared by every renderer (terminal, Markdown; later HTML and LaTeX).
+"""Number formatting shared by every renderer (terminal, Markdown, HTML, LaTeX, the PR comment).
 
-:func:`format_value` is the one formatter: renderers pass a number and what it is, never a
-format string of their own, so a count prints the same way everywhere.
+:func:`format_number` is the one formatter of report numbers (:func:`format_value` is its
+shortcut for a metric's value or a count): renderers pass a number and what it is, never a
+format string of their own, so a count prints the same way everywhere. The plain-language
+helpers (:func:`percent`, :func:`points`, …) round half up for sentences of the gate's PR comment.
 """
 
 from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
-import math
 from typing import Literal
 
 import polars as pl
@@ -17,8 +18,9 @@ from evalframe.metrics.base import Metric
 #: What a number is: a metric's ``value`` (or a statistic of its values: std, quantiles, fold
 #: mean), or a ``count`` of units (``n``, ``n_skipped``, ``n_outside_subset``, queries).
 Kind = Literal["value", "count"]
-#: Shown for a missing value (null or NaN).
-MISSING = "–"
+#: Shown for a missing value (null or NaN); a report adds the reason in a footnote.
+NULL_MARK = "—"
+MISSING = NULL_MARK
 
 
 def format_value(value: float | int | None, *, metric: Metric | None = None, kind: Kind = "value") -> str:
@@ -31,13 +33,10 @@ def format_value(value: float | int | None, *, metric: Metric | None = None, kin
     - anything else: 4 decimals (``0.9145``).
 
     >>> format_value(13072.0, kind="count"), format_value(0.91448), format_value(None)
-    ('13,072', '0.9145', '–')
+    ('13,072', '0.9145', '—')
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return MISSING
-    if kind == "count" or (metric is not None and metric.summary == "sum"):
-        return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}"
-    return f"{value:.4f}"
+    counted = kind == "count" or (metric is not None and metric.summary == "sum")
+    return format_number(value, "count" if counted else "score")
 
 
 def meaning(metric: Metric) -> str:
@@ -111,30 +110,30 @@ def _half_up(number: Decimal, places: int) -> Decimal:
 
 
 def percent(value: float | None, places: int = 0) -> str:
-    """A rate as a percentage, rounded half up: ``percent(0.865) == "87%"``; an en dash for None."""
+    """A rate as a percentage, rounded half up: ``percent(0.865) == "87%"``; :data:`NULL_MARK` for None."""
     if value is None:
-        return "–"
+        return NULL_MARK
     return f"{_half_up(_exact(value) * 100, places)}%"
 
 
 def decimal(value: float | None, places: int = 2) -> str:
     """A value with ``places`` decimals, rounded half up: ``decimal(0.6049) == "0.60"``."""
     if value is None:
-        return "–"
+        return NULL_MARK
     return f"{_half_up(_exact(value), places)}"
 
 
 def points(delta: float | None, places: int = 1) -> str:
     """A change of a rate in percentage points, signed with a true minus: ``points(-0.06) == "−6.0"``."""
     if delta is None:
-        return "–"
+        return NULL_MARK
     return _signed(_half_up(_exact(delta) * 100, places))
 
 
 def signed_decimal(delta: float | None, places: int = 2) -> str:
     """A signed change with ``places`` decimals: ``signed_decimal(-0.05) == "−0.05"``."""
     if delta is None:
-        return "–"
+        return NULL_MARK
     return _signed(_half_up(_exact(delta), places))
 
 
@@ -147,10 +146,6 @@ def _signed(rounded: Decimal) -> str:
 
 
 # --- report tables (issue 12): one formatter for every number a report prints -------------
-
-#: What a missing value prints as; the reason goes in a footnote (:class:`Footnotes`).
-NULL_MARK = "—"
-
 
 def format_number(value: float | None, kind: str = "score", *, percent: bool = False, decimals: int = 4) -> str:
     """Every number of a report table: ``decimals`` decimals (4 by default); ``count`` values as

@@ -47,7 +47,7 @@ def test_format_value_is_the_one_number_format():
     assert format_value(12.5, metric=tp) == "12.50"  # a weighted count keeps its fraction
     assert format_value(14770, kind="count") == "14,770"
     assert format_value(0.914481, metric=resolve("auroc")) == "0.9145"
-    assert format_value(None) == format_value(float("nan")) == "–"
+    assert format_value(None) == format_value(float("nan")) == "—"
     assert format_value(3.0) == "3.0000"  # a mean value stays a mean
 
 

@@ -14,7 +14,7 @@ from evalframe.report.formatting import decimal, percent, points, signed_decimal
     (1.0, 0, "100%"),
     (0.0, 0, "0%"),
     (0.8496, 2, "84.96%"),
-    (None, 0, "–"),
+    (None, 0, "—"),
 ])
 def test_percent(value, places, text):
     assert percent(value, places) == text
