@@ -26,7 +26,7 @@ demo: $(VENV)/.installed-run
 	$(BIN)/evalframe run pipelines/evidence_contract.yaml
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python benchmarks/bench_ranking.py

@@ -108,6 +108,20 @@ UNDEFINED_RATIO = "undefined (zero denominator)"
 QUERY_UNIT = "query"
 
 
+class Parameterless:
+    """Mixin of a metric class without parameters: its instances are equal, hash alike and print
+    as ``Name()`` (put it first among the bases)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
 class Metric(ABC):
     """Common description of every metric."""
 

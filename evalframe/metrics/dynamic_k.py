@@ -30,25 +30,16 @@ from typing import ClassVar
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import QueryMetric, TargetCategory, safe_divide
+from evalframe.metrics.base import Parameterless, QueryMetric, TargetCategory, safe_divide
 
 #: The only "cutoff" of the evidence metrics: the K the system selected.
 SELECTED_K = "selected_k"
 NO_EXTRACTION = "no extraction (selected_k and extracted_sent_uids are empty)"
 
 
-class _Extraction(QueryMetric):
+class _Extraction(Parameterless, QueryMetric):
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     required_columns: ClassVar = {"queries": ("selected_k", "n_extracted", "n_extracted_relevant")}
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
     def skip_reason(self) -> pl.Expr:
         return pl.lit(NO_EXTRACTION)

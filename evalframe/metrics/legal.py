@@ -48,7 +48,7 @@ import polars as pl
 
 from evalframe.data.text import normalise_series, tokenise_series
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, QueryMetric, TargetCategory, safe_divide, span_columns
+from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, Parameterless, QueryMetric, TargetCategory, safe_divide, span_columns
 from evalframe.metrics.retrieval_basic import check_cutoff
 
 #: The queries-table columns of the legal reader that the query-level metrics read.
@@ -94,21 +94,12 @@ def span_f1_batch(batch: pl.Series) -> pl.Series:
     return _best_per_row(long, f1.fill_null(0.0), batch.len())
 
 
-class _TopPassageMetric(QueryMetric):
+class _TopPassageMetric(Parameterless, QueryMetric):
     """A query-level metric of the top passage against the gold answers (a batch function)."""
 
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
     required_columns = {"queries": (TOP_PASSAGE, GOLD_ANSWERS)}
     batch_function: ClassVar = None
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
     def expr(self) -> pl.Expr:
         return pl.struct(TOP_PASSAGE, GOLD_ANSWERS).map_batches(type(self).batch_function, return_dtype=pl.Float64)

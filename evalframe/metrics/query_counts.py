@@ -14,21 +14,12 @@ from typing import ClassVar
 
 import polars as pl
 
-from evalframe.metrics.base import QueryMetric, TargetCategory
+from evalframe.metrics.base import Parameterless, QueryMetric, TargetCategory
 
 
-class _QueryCount(QueryMetric):
+class _QueryCount(Parameterless, QueryMetric):
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     higher_is_better: ClassVar[bool] = True
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
 
 class NumQueries(_QueryCount):

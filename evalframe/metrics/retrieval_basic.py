@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import ItemMetric, TargetCategory, safe_divide
+from evalframe.metrics.base import ItemMetric, Parameterless, TargetCategory, safe_divide
 
 
 def check_cutoff(k: int | None, metric: str, *, required: bool) -> None:
@@ -128,7 +128,7 @@ class HitRateAtK(ItemMetric):
         return (pl.col(hits_at(self.k)[0]) > 0).cast(pl.Float64)
 
 
-class _Count(ItemMetric):
+class _Count(Parameterless, ItemMetric):
     """Counts are defined for every query (no subset) and summed over a slice."""
 
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
@@ -137,15 +137,6 @@ class _Count(ItemMetric):
     value_range = (0.0, float("inf"))
     subset_where = None
     reads_unjudged_items: ClassVar[bool] = False  # n_retrieved is counted by the evaluator
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self).__name__)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
 
 
 class NumRetrieved(_Count):
