@@ -70,56 +70,51 @@ class NumExtracted(_Extraction):
         return pl.col("n_extracted").cast(pl.Float64)
 
 
-def _check_selected(k: str, metric: str) -> None:
-    if k != SELECTED_K:
-        msg = f"`{metric}` is measured at the K the system selected: write `{metric}@{SELECTED_K}` (got `@{k}`)"
-        raise ConfigError(msg)
-
-
 @dataclass(frozen=True)
-class EvidenceRecallAtSelectedK(_Extraction):
-    """Fraction of the query's relevant sentences that the system extracted (contract §4.2).
-
-    ``|gold ∩ extracted| / |gold|``; null ("no relevant item") for a query without gold.
-    """
+class _ExtractedSetMetric(_Extraction):
+    """A metric of the extracted set on queries with at least one relevant item, named
+    ``<family>@selected_k``: its only cutoff is the K the system selected (Appendix A.3 keeps it
+    apart from the fixed-K ``recall@k``)."""
 
     k: str = SELECTED_K
+    family: ClassVar[str]
     subset: ClassVar[str] = "queries with at least one relevant item"
     subset_where: ClassVar[str] = "n_relevant > 0"
     outside_reason: ClassVar[str] = "no relevant item"
     required_columns: ClassVar = {"queries": ("selected_k", "n_extracted", "n_extracted_relevant", "n_relevant")}
 
     def __post_init__(self) -> None:
-        _check_selected(self.k, "evidence_recall")
+        if self.k != SELECTED_K:
+            msg = f"`{self.family}` is measured at the K the system selected: write `{self.family}@{SELECTED_K}` (got `@{self.k}`)"
+            raise ConfigError(msg)
 
     @property
     def name(self) -> str:
-        return f"evidence_recall@{self.k}"
+        return f"{self.family}@{self.k}"
+
+
+@dataclass(frozen=True)
+class EvidenceRecallAtSelectedK(_ExtractedSetMetric):
+    """Fraction of the query's relevant sentences that the system extracted (contract §4.2).
+
+    ``|gold ∩ extracted| / |gold|``; null ("no relevant item") for a query without gold.
+    """
+
+    family: ClassVar[str] = "evidence_recall"
 
     def expr(self) -> pl.Expr:
         return safe_divide(pl.col("n_extracted_relevant").cast(pl.Float64), pl.col("n_relevant"))
 
 
 @dataclass(frozen=True)
-class EvidencePrecisionAtSelectedK(_Extraction):
+class EvidencePrecisionAtSelectedK(_ExtractedSetMetric):
     """Fraction of the extracted sentences that are relevant (contract §4.3).
 
     ``|gold ∩ extracted| / |extracted|``, and 0.0 when nothing was extracted (the contract's
     code); computed on queries with at least one relevant item.
     """
 
-    k: str = SELECTED_K
-    subset: ClassVar[str] = "queries with at least one relevant item"
-    subset_where: ClassVar[str] = "n_relevant > 0"
-    outside_reason: ClassVar[str] = "no relevant item"
-    required_columns: ClassVar = {"queries": ("selected_k", "n_extracted", "n_extracted_relevant", "n_relevant")}
-
-    def __post_init__(self) -> None:
-        _check_selected(self.k, "evidence_precision")
-
-    @property
-    def name(self) -> str:
-        return f"evidence_precision@{self.k}"
+    family: ClassVar[str] = "evidence_precision"
 
     def expr(self) -> pl.Expr:
         extracted = pl.col("n_extracted")
