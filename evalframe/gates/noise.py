@@ -1,7 +1,9 @@
 """Is a drop noise? The paired bootstrap interval of the change of a per-query mean metric.
 
-One function, :func:`paired_delta_ci`, so that it can later be pointed at the shared paired
-comparison code (``ef.compare``) without touching the gate.
+One function, :func:`paired_delta_ci`, on the engine's bootstrap arithmetic
+(:func:`evalframe.stats.bootstrap.weighted_means` and :func:`~evalframe.stats.bootstrap.intervals`,
+the rule of every CI evalframe reports). The two runs are two result folders, so the gate pairs
+their per-query values itself.
 
 Two runs of one gold set are paired by ``query_id``: ``d_u = candidate_u − baseline_u`` per case.
 A bootstrap replicate is a weight vector over cases (:func:`evalframe.stats.replicates.poisson_counts`:
@@ -25,6 +27,7 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import NO_VALUE, InputError, Problem
+from evalframe.stats.bootstrap import intervals, weighted_means
 from evalframe.stats.replicates import poisson_counts
 
 
@@ -78,10 +81,10 @@ def paired_delta_ci(
     pairs = pairs.sort("query_id")
     differences = (pairs.get_column("cand") - pairs.get_column("base")).to_numpy().astype(np.float64)
     weights = poisson_counts(pairs.select("query_id"), resamples, seed).astype(np.float64)
-    totals = weights.sum(axis=0)
-    drawn = totals > 0
-    replicates = (differences @ weights[:, drawn]) / totals[drawn]
-    alpha = 1.0 - confidence
-    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
-    return DeltaInterval(delta=float(differences.mean()), low=float(low), high=float(high), n=pairs.height,
+    # The engine's bootstrap arithmetic: replicate means (nan where a replicate draws no case,
+    # left out) and its percentile interval.
+    replicates = weighted_means(differences[:, None], np.ones((pairs.height, 1)), weights)
+    delta = float(differences.mean())
+    found = intervals(replicates, np.array([delta]), confidence)
+    return DeltaInterval(delta=delta, low=float(found.low[0]), high=float(found.high[0]), n=pairs.height,
                          resamples=resamples, confidence=confidence)
