@@ -1,11 +1,18 @@
-"""A progress bar on stderr for long stages: shown only when the work has taken more than a
-second and stderr is a terminal; silent otherwise, and always when :func:`set_quiet` says so
-(the CLI's ``-q``)."""
+"""Progress on stderr, only when stderr is a terminal and :func:`set_quiet` (the CLI's ``-q``)
+has not silenced it, so pipes, logs and CI output stay as they were:
+
+- :class:`Progress`, a bar for long stages (the bootstrap), shown once the work has taken more
+  than a second;
+- :func:`step`, one line per step of a command, rewritten in place and closed with the step's
+  time when it took over a second.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 _QUIET = False
 #: Seconds of work before the bar appears.
@@ -13,9 +20,31 @@ DELAY = 1.0
 
 
 def set_quiet(quiet: bool) -> None:
-    """Silence (or allow) every progress bar of this process."""
+    """Silence (or allow) every progress bar and step line of this process."""
     global _QUIET
     _QUIET = quiet
+
+
+def _shown(quiet: bool = False) -> bool:
+    return not (quiet or _QUIET) and sys.stderr.isatty()
+
+
+@contextmanager
+def step(label: str, *, quiet: bool = False) -> Iterator[None]:
+    """``with step("computing metrics"):`` shows ``… computing metrics`` while it runs."""
+    stream = sys.stderr
+    shown = _shown(quiet)
+    start = time.perf_counter()
+    if shown:
+        stream.write(f"\r… {label}")
+        stream.flush()
+    try:
+        yield
+    finally:
+        if shown:
+            elapsed = time.perf_counter() - start
+            stream.write(f"\r✓ {label} ({elapsed:.1f} s)\n" if elapsed >= 1 else "\r\033[K")
+            stream.flush()
 
 
 class Progress:
@@ -25,7 +54,7 @@ class Progress:
         self.total, self.label, self.done = max(1, total), label, 0
         self.started = time.monotonic()
         self.shown = False
-        self.enabled = not _QUIET and sys.stderr.isatty()
+        self.enabled = _shown()
 
     def __enter__(self) -> Progress:
         return self

@@ -23,10 +23,9 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe._progress import set_quiet
+    from evalframe._progress import set_quiet, step
     from evalframe.pipeline import load_pipeline
 
-    from evalframe.cli.progress import step
 
     set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline)

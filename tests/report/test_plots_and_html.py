@@ -288,7 +288,7 @@ def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
     import io
     import sys
 
-    from evalframe.cli.progress import step
+    from evalframe._progress import step
 
     with step("working"):
         pass
