@@ -209,7 +209,9 @@ def evaluate(
         A queries column holding each unit's non-negative weight (default: every unit weighs 1).
     parameters
         Values for the metric parameters that metrics share (``threshold``), where a metric's
-        name does not set them.
+        name does not set them. ``tau_neg`` and ``tau_pos`` derive the gate ``state`` column
+        from ``prob`` (contract §5.1), usable in slices and subsets; the gate metrics keep their
+        plain names (``neg_rate``).
     relevance_threshold
         Items with relevance >= this grade are relevant (trec_eval ``-l``).
     empty, missing
@@ -263,6 +265,9 @@ def evaluate(
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets
+    from evalframe.engine.derive import split_state_parameters
+
+    state_thresholds, parameters = split_state_parameters(parameters)
     plan = Plan(
         groups=build_groups(metrics, subsets, parameters=parameters),
         slices={name: tuple(keys) for name, keys in (chosen or {"overall": ()}).items()},
@@ -276,5 +281,6 @@ def evaluate(
         score_precision=score_precision,
         bootstrap=bootstrap,
         parameters=dict(parameters or {}),
+        state_thresholds=state_thresholds,
     )
     return run(tables, plan)

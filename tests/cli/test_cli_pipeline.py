@@ -171,7 +171,7 @@ def test_run_json_describes_input_counts_and_skips(sample_runs):
     assert info["tables"]["systems"] == [
         {"system": system, "queries": N_QUERIES, "with_evidence": N_WITH_EVIDENCE} for system in SYSTEMS
     ]
-    skipped = {(entry["system"], entry["metric"]): (entry["reason"], entry["count"]) for entry in info["skipped"]}
+    skipped = {(entry["system"], entry["metric"]): (entry["reason"], entry["count"]) for entry in info["skipped_units"]}
     assert skipped == {(system, metric): (OUTSIDE, N_QUERIES - N_WITH_EVIDENCE) for system in SYSTEMS
                        for metric in [*RANKING_METRICS, *EXTRACTION_WITH_EVIDENCE]}
     summary = pl.read_parquet(sample_runs["cli"] / "summary.parquet")
