@@ -49,6 +49,11 @@ class ResultData:
     replicates: pl.DataFrame | None = None
     rows: Callable[[], tuple[pl.DataFrame, Any]] | None = None
     source: str = "evaluation"
+    #: The run's bootstrap replicates recomputed for some groupings (a folder written without
+    #: replicates.parquet): the replicate weights depend only on the unit keys and the seed, so
+    #: re-running the bootstrap on the run's input gives the run's replicates exactly. None: no
+    #: bootstrap ran.
+    recompute_replicates: Callable[[list[str]], pl.DataFrame] | None = None
 
     @property
     def systems(self) -> list[str]:
@@ -158,6 +163,7 @@ def read_result_dir(path: str | Path) -> ResultData:
         replicates=replicates,
         rows=lambda: _reread_input(info, source),
         source=source,
+        recompute_replicates=(lambda groupings: _recomputed_replicates(info, source, groupings)) if info.get("bootstrap") else None,
     )
 
 
@@ -179,6 +185,27 @@ def _reread_input(info: Mapping[str, Any], source: str) -> tuple[pl.DataFrame, A
     (set metrics need the rows, which the folder does not keep). Raises an InputError saying
     what is unavailable and why."""
     from evalframe.engine.derive import prepare
+
+    tables, pipeline = _reread_tables(info, source)
+    plan, queries, _units, _index, _notes = prepare(tables, pipeline.plan)
+    return queries, plan
+
+
+def _recomputed_replicates(info: Mapping[str, Any], source: str, groupings: list[str]) -> pl.DataFrame:
+    """The run's replicates of the summary rows of ``groupings`` (no across-folds rows), from its input."""
+    from dataclasses import replace
+
+    from evalframe.engine.evaluation import run
+
+    tables, pipeline = _reread_tables(info, source)
+    plan = pipeline.plan
+    chosen = {name: keys for name, keys in plan.slices.items() if name in groupings} or {"overall": ()}
+    plan = replace(plan, slices=chosen, across_folds=None)
+    return run(tables, plan).replicates
+
+
+def _reread_tables(info: Mapping[str, Any], source: str):
+    """The input tables and the adapted pipeline of a result folder's run (:func:`_reread_input`)."""
     from evalframe.pipeline import load_pipeline
     from evalframe.pipeline.run import read_input
     from evalframe.report.run_info import sha256_of
@@ -194,13 +221,18 @@ def _reread_input(info: Mapping[str, Any], source: str) -> tuple[pl.DataFrame, A
         raise unavailable(f"run.json's input `{recorded.get('path')}` is not found from this folder")
     if sha256_of(Path(recorded["path"])) != recorded.get("sha256"):
         raise unavailable(f"the input `{recorded['path']}` changed since the run (its sha256 differs from run.json's)")
+    from evalframe.pipeline.preflight import preflight
+
+    overrides = info.get("overrides") or {}
     try:
-        pipeline = load_pipeline(pipeline_source)
+        pipeline = load_pipeline(pipeline_source, config=overrides.get("config") or (), set=overrides.get("set"),
+                                 bootstrap=False if overrides.get("bootstrap") is False else None,
+                                 outputs=overrides.get("outputs"), baseline=overrides.get("baseline"))
     except EvalframeError as error:
         raise unavailable(f"the pipeline `{pipeline_source}` no longer loads ({error})") from None
+    tables = read_input(pipeline.input, recorded["path"])
+    pipeline = preflight(pipeline, tables)  # the same parts skipped as in the run
     listed = [entry["name"] for entry in info.get("metrics", [])]
     if [m.name for g in pipeline.plan.groups for m in g.metrics] != listed:
         raise unavailable(f"the pipeline `{pipeline_source}` changed since the run (its metrics differ from run.json's)")
-    tables = read_input(pipeline.input, recorded["path"])
-    plan, queries, _units, _index, _notes = prepare(tables, pipeline.plan)
-    return queries, plan
+    return tables, pipeline

@@ -8,8 +8,8 @@ what was expected):
   merged key by key into the pipeline: mappings merge, any other value (a list, a number)
   replaces the pipeline's;
 - ``--set a.b.c=VALUE`` sets one key; ``VALUE`` is read as YAML (``[fold]`` a list, ``0.2`` a
-  number, ``null``); missing mappings on the way are created; ``metrics[2].names`` indexes a
-  list;
+  number); ``null`` removes the key (absent means null everywhere: ``--set across_folds=null``);
+  missing mappings on the way are created; ``metrics[2].names`` indexes a list;
 - ``--no-bootstrap`` is ``--set bootstrap=null``, ``--outputs a,b`` is ``--set outputs=[a,b]``;
 - ``--baseline NAME`` names the system every comparison starts from: it is the compare block's
   baseline and the ablation's first row.
@@ -76,7 +76,9 @@ def set_value(spec: dict[str, Any], key: str, value: Any) -> None:
             continue
         if not isinstance(node, dict):
             raise ConfigError(f"--set {key}: `{where}` is not a mapping, so it has no key `{step}`")
-        if last:
+        if last and value is None:
+            node.pop(step, None)  # `null` removes the key: absent is what null means everywhere
+        elif last:
             node[step] = value
         else:
             if not isinstance(node.get(step), (dict, list)):

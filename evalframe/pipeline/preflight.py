@@ -38,7 +38,10 @@ REPORT_OUTPUTS = ("report.md", "report.html", "report.tex", "report_tables.csv",
 
 
 def systems_of(tables: Tables) -> list[str]:
-    """The input's systems (configs), in order of first appearance."""
+    """The input's systems (configs), in order of first appearance (a per_query file's ranked
+    lists keep the file's row order; its queries table is sorted)."""
+    if tables.ranked_lists is not None:
+        return tables.ranked_lists.get_column(SYSTEM).unique(maintain_order=True).to_list()
     if tables.queries is not None:
         return tables.queries.get_column(SYSTEM).unique(maintain_order=True).to_list()
     return tables.ranked_pairs().get_column(SYSTEM).unique(maintain_order=True).to_list()

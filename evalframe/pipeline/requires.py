@@ -29,7 +29,7 @@ from typing import Any
 STAGES = ("dynamic_k_sweep", "ablation", "tuning", "compare", "checks")
 #: Another way to get a column than adding it to the input.
 ENABLERS = {
-    "state": "derive it from p_has_evidence: `--set parameters.tau_neg=0.2 --set parameters.tau_pos=0.7`",
+    "state": "or derive it from p_has_evidence: `--set parameters.tau_neg=0.2 --set parameters.tau_pos=0.7`",
 }
 #: Stages in words.
 STAGE_NAMES = {

@@ -57,6 +57,7 @@ def describe_run(evaluation) -> dict[str, Any]:
         "input": dict(evaluation.source),
         "parameters": {
             **dict(plan.parameters),
+            **(dict(zip(("tau_neg", "tau_pos"), plan.state_thresholds, strict=True)) if plan.state_thresholds else {}),
             "relevance_threshold": plan.relevance_threshold,
             "empty": plan.empty,
             "missing": plan.missing,

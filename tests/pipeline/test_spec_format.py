@@ -422,7 +422,7 @@ def test_broken_bare_node_is_our_bug():
 
 def test_node_vocabulary_is_the_documented_one():
     assert set(NODE_WORDS) == {"type", "description", "keys", "values", "items", "required", "nullable", "allowed",
-                               "min_items"}
+                               "min_items", "or"}
     assert set(TYPES) == {"mapping", "list", "string", "int", "float", "number", "bool", "scalar"}
     header = PIPELINE_FORMAT.read_text().split("\nversion:")[0]
     for word in NODE_WORDS:
