@@ -72,7 +72,8 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
             chosen = rows.filter(pl.col("grouping") == grouping)
             if chosen.height == 0:
                 continue
-            header = (f"{'slice':<12} {'metric':<18} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} "
+            width = max(18, *(len(m) for m in chosen.get_column("metric").to_list()))
+            header = (f"{'slice':<12} {'metric':<{width}} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} "
                       f"{f'{confidence:.0%} CI of delta':>21} {'effect':>7} {'test':>13} {'p':>8} {'p adj':>8}")
             lines += [f"{system} vs {baseline} · {grouping} · p adjusted by {correction} · * significant at α = {alpha}", header]
             for row in chosen.iter_rows(named=True):
@@ -81,11 +82,15 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
                 test = row["test"] or "–"
                 p = row[f"p_{test}"] if row["test"] else None
                 adjusted = row[f"p_{test}_adjusted"] if row["test"] else None
-                floor = 1.0 / (row["permutations"] + 1.0) if test == "randomization" and not row["randomization_exact"] else None
+                floor = None
+                if test == "randomization" and not row["randomization_exact"]:
+                    floor = 1.0 / (row["permutations"] + 1.0)
+                elif test == "bootstrap" and row["resamples"]:
+                    floor = 2.0 / (row["resamples"] + 1.0)
                 mark = "*" if row["significant"] else " "
                 delta = "–" if row["delta"] is None else f"{row['delta']:+.4f}"
                 lines.append(
-                    f"{label:<12} {row['metric']:<18} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value']):>9} {_cell(row['value']):>9} "
+                    f"{label:<12} {row['metric']:<{width}} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value']):>9} {_cell(row['value']):>9} "
                     f"{delta:>9} {interval:>21} {_cell(row['effect_size'], 3):>7} {test:>13} {_p(p, floor):>8} {_p(adjusted):>8}{mark}"
                 )
             lines.append("")

@@ -207,7 +207,7 @@ def compare(
         "n_pairs", "baseline_value", "value", "delta", "delta_ci_low", "delta_ci_high", "effect_size",
         *(c for t in P_TESTS for c in (f"p_{t}", f"p_{t}_adjusted")), "randomization_exact", "test", "significant", "note",
     ).with_columns(pl.lit(correction).alias("correction"), pl.lit(alpha).alias("alpha"),
-                   pl.lit(permutations).alias("permutations"))
+                   pl.lit(permutations).alias("permutations"), pl.lit(_width(replicates), dtype=pl.Int64).alias("resamples"))
 
 
 def _canonical(name: str, data) -> str:
@@ -573,6 +573,14 @@ def _side_values(metrics, rows: pl.DataFrame, bits: np.ndarray, unit_index: np.n
 
 
 # --- the delta's paired bootstrap interval ------------------------------------------------------------
+
+
+def _width(replicates) -> int | None:
+    """The number of bootstrap replicates R (None without replicates)."""
+    if replicates is None or "values" not in replicates.columns or replicates.height == 0:
+        return None
+    values = replicates.get_column("values")
+    return values.dtype.size if values.dtype.base_type() is pl.Array else int(values.list.len().max() or 0)
 
 
 def _replicates(data, groupings: list[str]) -> pl.DataFrame | None:
