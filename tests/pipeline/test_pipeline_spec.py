@@ -93,7 +93,7 @@ def test_check_pipeline_command(tmp_path, capsys):
     assert main(["check-pipeline", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "metrics[0].subest: unknown key; did you mean `subset`?" in err
-    assert "slices.fold: expected a list of strings, found a string" in err
+    assert "slices.fold: expected a list of strings or a mapping, found a string" in err
 
 
 def test_policies_reach_the_engine(tmp_path):

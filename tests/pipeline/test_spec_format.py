@@ -76,7 +76,7 @@ def test_all_problems_reported_with_key_paths_and_hints():
         "input.format: is not one of `per_query`, `retrieval_results`, `legal` (value: 'csv')",
         "policies.empty: is not one of `skip`, `zero`; did you mean `skip`? (value: 'skp')",
         "metrics[1].subest: unknown key; did you mean `subset`?",
-        "slices.fold: expected a list of strings, found a string; write `[fold]` for a list of one (value: 'fold')",
+        "slices.fold: expected a list of strings or a mapping, found a string; write `[fold]` for a list of one (value: 'fold')",
         "outputs[0]: is not one of `per_query.parquet`, `per_unit.parquet`, `summary.parquet`, `summary.csv`, "
         "`summary.md`, `run.json`, `replicates.parquet`, `curves.parquet`, `report.md`, `report.html`, `report.tex`, "
         "`report_tables.csv`, `plots`; did you mean `summary.csv`? (value: 'summary.xlsx')",
