@@ -32,7 +32,6 @@ does not change the exit status.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,12 +41,10 @@ import polars as pl
 from evalframe.errors import NO_VALUE, ConfigError, ExitCode, InputError, Problem
 from evalframe.gates.criteria import DEFAULT_BREAKDOWN_COLUMN, Criteria, Gate
 from evalframe.gates.noise import DeltaInterval, paired_delta_ci
+from evalframe.results.reader import PER_QUERY, read_result
 
 #: Differences smaller than this count as equality (module docstring).
 TOLERANCE = 1e-9
-SUMMARY = "summary.parquet"
-PER_QUERY = "per_query.parquet"
-RUN_INFO = "run.json"
 
 
 @dataclass(frozen=True)
@@ -61,28 +58,9 @@ class RunOutputs:
 
     @classmethod
     def load(cls, path: str | Path, role: str = "results") -> RunOutputs:
-        path = Path(path)
-        if not path.is_dir():
-            raise InputError(str(path), Problem(None, None, NO_VALUE, f"{role} folder not found (the --out of `evalframe run`)"))
-        summary_path = path / SUMMARY
-        if not summary_path.is_file():
-            raise InputError(str(path), Problem(None, None, NO_VALUE,
-                                                f"has no {SUMMARY}; is it the output folder of `evalframe run`?"))
-        try:
-            summary = pl.read_parquet(summary_path)
-        except (pl.exceptions.PolarsError, OSError) as error:
-            raise InputError(str(summary_path), Problem(None, None, NO_VALUE, f"cannot be read: {error}")) from None
-        missing = [c for c in ("grouping", "system", "metric", "n", "value") if c not in summary.columns]
-        if missing:
-            raise InputError(str(summary_path), Problem(None, missing[0], NO_VALUE, "required column is missing"))
-        info = None
-        if (path / RUN_INFO).is_file():
-            try:
-                info = json.loads((path / RUN_INFO).read_text())
-            except (OSError, ValueError):
-                info = None
-        per_query = path / PER_QUERY
-        return cls(path=path, summary=summary, per_query_path=per_query if per_query.is_file() else None, info=info)
+        """The outputs in ``path`` (read by :func:`evalframe.results.reader.read_result`)."""
+        folder = read_result(path, role=role, need_info=False)
+        return cls(path=folder.path, summary=folder.summary, per_query_path=folder.file(PER_QUERY), info=folder.info)
 
 
 @dataclass(frozen=True)

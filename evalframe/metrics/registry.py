@@ -164,6 +164,16 @@ def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) 
     return spec.build(**values)
 
 
+def canonical_name(name: str) -> str:
+    """The registered name of a metric spelling (``P@5`` → ``precision@5``, ``NDCG@10`` →
+    ``ndcg@10``); text the registry cannot resolve is returned as given, so a caller can look it
+    up among names it already has (a result's own metric names) before calling it unknown."""
+    try:
+        return resolve(name).name
+    except ConfigError:
+        return name
+
+
 def shared_parameters() -> dict[str, list[str]]:
     """Each parameter a pipeline's ``parameters:`` may set, and the metrics that read it."""
     readers: dict[str, list[str]] = {}

@@ -18,8 +18,8 @@ from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
-from evalframe.report.run_info import sha256_of
-from evalframe.stats.bootstrap import Bootstrap
+from evalframe.results.run_info import sha256_of
+from evalframe.engine.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables

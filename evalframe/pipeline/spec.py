@@ -31,11 +31,11 @@ from evalframe.data.contracts import load_yaml
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
 from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.errors import NO_VALUE, ConfigError, Problem
-from evalframe.metrics.registry import resolve, shared_parameters
+from evalframe.metrics.registry import canonical_name, resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
-from evalframe.stats.bootstrap import Bootstrap
-from evalframe.report.targets import Target
+from evalframe.engine.bootstrap import Bootstrap
+from evalframe.metrics.targets import Target
 
 #: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
 #: predictions JSON with its gold file (``input.gold``, ``--gold``).
@@ -267,22 +267,15 @@ def _check_sweep(block: Any, slices: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _canonical_name(name: str) -> str:
-    try:
-        return resolve(name).name
-    except ConfigError:
-        return name
-
-
 def _check_compare(block: Mapping[str, Any], spec: Mapping[str, Any], slices: Mapping[str, Any]) -> list[Problem]:
     """The ``compare:`` block's names: its metrics must be listed (under any spelling: ``P@5`` is
     ``precision@5``), its groupings be slices, its levels in (0, 1). (Whether the baseline is a
     system is known once the input is read.)"""
     problems = []
-    listed = sorted({_canonical_name(name) for group in _list(spec.get("metrics"))
+    listed = sorted({canonical_name(name) for group in _list(spec.get("metrics"))
                      for name in _list(_mapping(group).get("names")) if isinstance(name, str)})
     for index, name in enumerate(_list(block.get("metrics"))):
-        if isinstance(name, str) and _canonical_name(name) not in listed:
+        if isinstance(name, str) and canonical_name(name) not in listed:
             problems.append(Problem(f"compare.metrics[{index}]", None, name, f"is not a metric of the pipeline{_near(name, listed)}"))
     for index, name in enumerate(_list(block.get("groupings"))):
         if isinstance(name, str) and name not in slices:
