@@ -36,8 +36,6 @@ from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
 from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
 
-#: Summary columns that identify a row (with the slice keys between ``system`` and ``metric``).
-ROW_KEYS = ("grouping", SYSTEM, "metric", "unit", "subset")
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
 #: At most this many row × replicate cells of a set metric's weight matrix at once.

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from evalframe._preload import preload
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
@@ -95,7 +94,6 @@ def run_loaded(
         hint = "" if input is not None else " (the pipeline's `input.path`; pass another with `--input FILE`, or `input=` in Python)"
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     gold_source = gold_file(pipeline, gold)
-    preload()  # modules the metric stage imports on first use, while the input is read
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None

@@ -37,9 +37,6 @@ from evalframe.pipeline.format import load_format
 from evalframe.engine.bootstrap import Bootstrap
 from evalframe.metrics.targets import Target
 
-#: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
-#: predictions JSON with its gold file (``input.gold``, ``--gold``).
-INPUT_FORMATS = ("per_query", "retrieval_results", "legal")
 #: Input formats that read a second file, the gold standard (``input.gold``).
 GOLD_FORMATS = ("legal",)
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).

@@ -166,7 +166,7 @@ def read_result(path: str | Path, *, role: str = "result", need_info: bool = Tru
     needed = (SUMMARY, RUN_INFO) if need_info else (SUMMARY,)
     missing = [name for name in needed if not (folder / name).is_file()]
     if missing:
-        raise _problem(source, f"not a result folder of `evalframe run`: {', '.join(missing)} missing "
+        raise _problem(source, f"has no {' and no '.join(missing)}: not a result folder of `evalframe run` "
                                "(its outputs must include them)")
     summary = _read_parquet(folder / SUMMARY, source)
     absent = [column for column in SUMMARY_KEYS if column not in summary.columns]

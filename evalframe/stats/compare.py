@@ -133,7 +133,7 @@ def compare(
         unknown = [g for g in groupings if g not in data.slices]
         if unknown:
             raise ConfigError(f"unknown groupings {unknown} (groupings: {', '.join(data.slices)})")
-    chosen_groupings = [g for g in (groupings or data.slices) if g in data.slices]
+    chosen_groupings = list(groupings or data.slices)  # unknown groupings were refused above
     slice_keys = data.slice_keys
 
     rows = _summary_pairs(data, baseline, systems, metrics, chosen_groupings)

@@ -54,7 +54,7 @@ def test_the_folder_gives_the_statistics_the_same_values_as_the_evaluation(writt
 
 @pytest.mark.parametrize(("make", "message"), [
     (lambda path: None, "result folder not found"),
-    (lambda path: path.mkdir(), "summary.parquet, run.json missing"),
+    (lambda path: path.mkdir(), "has no summary.parquet and no run.json"),
     (lambda path: (path.mkdir(), pl.DataFrame({"x": [1]}).write_parquet(path / "summary.parquet"),
                    (path / "run.json").write_text("{}")), "column `grouping`: required column is missing"),
 ])
