@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from evalframe.io.retrieval_results import read_retrieval_results
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
+    from evalframe.metrics.registry import MetricSpec, Param, register_metric
     from evalframe.results import ResultFolder, load
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
     from evalframe.stats.compare import compare
@@ -83,6 +84,9 @@ _LAZY = {
     "tune_thresholds": "evalframe.analyses",
     "check": "evalframe.checks",
     "load": "evalframe.results",
+    "register_metric": "evalframe.metrics.registry",
+    "MetricSpec": "evalframe.metrics.registry",
+    "Param": "evalframe.metrics.registry",
     "ResultFolder": "evalframe.results",
     "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
     "compare": "evalframe.stats.compare",
@@ -119,12 +123,14 @@ __all__ = [
     "InputError",
     "Level",
     "MRRAtK",
+    "MetricSpec",
     "MeanAveragePrecision",
     "Metric",
     "NDCGAtK",
     "NumRelevant",
     "NumRelevantRetrieved",
     "NumRetrieved",
+    "Param",
     "Pipeline",
     "Plan",
     "PrecisionAtK",
@@ -150,6 +156,7 @@ __all__ = [
     "read_retrieval_results",
     "read_run",
     "read_table",
+    "register_metric",
     "resolve_metric",
     "run_pipeline",
     "sample_size",
