@@ -38,7 +38,8 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.gates.check import RunOutputs, check_gates
+    from evalframe.gates.check import check_gates
+    from evalframe.gates.outcome import RunOutputs
     from evalframe.gates.comment import render_comment
     from evalframe.gates.criteria import load_criteria
 
