@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from evalframe.io.retrieval_results import read_retrieval_results
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
+    from evalframe.io.readers import register_reader
     from evalframe.metrics.registry import MetricSpec, Param, register_metric
     from evalframe.results import ResultFolder, load
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
@@ -85,6 +86,7 @@ _LAZY = {
     "check": "evalframe.checks",
     "load": "evalframe.results",
     "register_metric": "evalframe.metrics.registry",
+    "register_reader": "evalframe.io.readers",
     "MetricSpec": "evalframe.metrics.registry",
     "Param": "evalframe.metrics.registry",
     "ResultFolder": "evalframe.results",
@@ -157,6 +159,7 @@ __all__ = [
     "read_run",
     "read_table",
     "register_metric",
+    "register_reader",
     "resolve_metric",
     "run_pipeline",
     "sample_size",

@@ -27,12 +27,20 @@ if TYPE_CHECKING:
 
 def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | Path | None = None) -> Tables:
     """Read the pipeline input into the long tables with the reader its ``format`` names (and,
-    for the ``legal`` format, its ``gold`` file)."""
-    if spec.format == "retrieval_results":
+    for the ``legal`` format, its ``gold`` file). A format added by
+    :func:`~evalframe.io.readers.register_reader` gives a table that its contract's reader takes."""
+    from evalframe.io.readers import registered_reader
+
+    format = spec.format
+    custom = registered_reader(format)
+    if custom is not None:
+        source = source if isinstance(source, pl.DataFrame) else custom.table(source)
+        format = custom.schema
+    if format == "retrieval_results":
         from evalframe.io.retrieval_results import read_retrieval_results
 
         return read_retrieval_results(source, columns=spec.columns)
-    if spec.format == "legal":
+    if format == "legal":
         from evalframe.io.legal import read_legal
 
         if isinstance(source, pl.DataFrame):

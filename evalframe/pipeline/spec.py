@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -131,13 +131,33 @@ def _list(value: Any) -> list:
     return list(value) if isinstance(value, list) else []
 
 
+def _pipeline_format():
+    """The pipeline format, its ``input.format`` allowing every reader's format (bundled and
+    registered: :func:`evalframe.io.readers.register_reader`)."""
+    from types import MappingProxyType
+
+    from evalframe.io.readers import BUNDLED_FORMATS, reader_formats
+
+    loaded = load_format("pipeline")
+    formats = reader_formats()
+    if formats == BUNDLED_FORMATS:
+        return loaded
+    document = loaded.document
+    keys = document["keys"]
+    source = keys["input"]
+    node = MappingProxyType({**source["keys"]["format"], "allowed": formats})
+    source = MappingProxyType({**source, "keys": MappingProxyType({**source["keys"], "format": node})})
+    document = MappingProxyType({**document, "keys": MappingProxyType({**keys, "input": source})})
+    return replace(loaded, document=document)
+
+
 def check_spec(spec: Any) -> list[Problem]:
     """Every problem of a pipeline spec (module docstring, steps 1 and 2); [] when it is valid.
 
     The meaning is checked wherever the structure allows (a malformed part is reported once,
     by the structure check), so one pass reports both kinds.
     """
-    problems = check_format(spec, load_format("pipeline"))
+    problems = check_format(spec, _pipeline_format())
     if not isinstance(spec, Mapping) or any(p.location == "version" or p.location is None for p in problems):
         return problems  # not a pipeline of this version: its meaning cannot be read
     source = _mapping(spec.get("input"))
