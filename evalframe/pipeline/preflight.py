@@ -33,8 +33,19 @@ if TYPE_CHECKING:
     from evalframe.data.tables import Tables
     from evalframe.pipeline.spec import PipelineSpec
 
-#: Outputs drawn with the report packages (great-tables, matplotlib).
-REPORT_OUTPUTS = ("report.md", "report.html", "report.tex", "report_tables.csv", "plots", "curves.parquet")
+#: Report files, drawn with the report packages (great-tables, matplotlib).
+REPORT_FILES = ("report.md", "report.html", "report.tex", "report_tables.csv", "plots")
+
+
+def require_report_extra() -> None:
+    """Report files need great-tables and matplotlib (core dependencies; a trimmed install may
+    lack them): say so before anything is computed or written."""
+    from importlib.util import find_spec
+
+    missing = [name for name, module in (("great-tables", "great_tables"), ("matplotlib", "matplotlib")) if find_spec(module) is None]
+    if missing:
+        raise ConfigError(f"report outputs need {' and '.join(missing)}: pip install 'evalframe[report]' "
+                          "(or leave report files out of the pipeline's `outputs`)")
 
 
 def systems_of(tables: Tables) -> list[str]:
@@ -122,9 +133,7 @@ def _problems(pipeline: PipelineSpec, tables: Tables, available: set[str], syste
         missing = [c for c in ("label", "prob", fold) if c not in available]
         if missing:
             problems.append(Problem("tuning", None, NO_VALUE, f"needs the columns {_listing(missing)}"))
-    if any(name in REPORT_OUTPUTS for name in pipeline.outputs):
-        from evalframe.report.outputs import require_report_extra
-
+    if any(name in REPORT_FILES for name in pipeline.outputs):
         try:
             require_report_extra()
         except ConfigError as error:

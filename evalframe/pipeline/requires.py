@@ -188,7 +188,7 @@ def adapt(spec: Mapping[str, Any], available: set[str], n_configs: int) -> tuple
 
 def _prune_references(spec: dict, metrics: set[str], slices: set[str], skipped: list[Skipped]) -> None:
     """Remove what names a skipped metric or slice; a stage left without metrics is skipped too."""
-    from evalframe.pipeline.spec import _canonical_name
+    from evalframe.metrics.registry import canonical_name as _canonical_name
 
     canonical = {_canonical_name(m) for m in metrics}
 
