@@ -165,7 +165,7 @@ def test_an_extra_column_as_a_slice_through_set(tmp_path, capsys):
     assert status == 0, err
     summary = pl.read_csv(out / "summary.csv")
     assert set(summary.filter(pl.col("grouping") == "domain").get_column("domain")) == {"news", "forum"}
-    assert sorted(p.name for p in out.iterdir() if p.suffix in (".csv", ".json", ".parquet", ".md")) == sorted(
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == sorted(
         ["summary.csv", "run.json", "ablation.csv", "tuning.csv", "threshold_tuning.csv", "checks.csv"])
 
 
