@@ -83,13 +83,13 @@ def _summary(partials: Partials) -> pl.DataFrame:
             for grouping in plan.slices:
                 if not partials.applies[(unit, grouping)]:
                     continue
-                sizes = partials.sizes[(unit, grouping)]
+                sizes = partials.sizes[(unit, grouping)].lazy()
                 tables_of_grouping = []
                 if per_unit:
-                    wide = partials.values[(g, unit)]
+                    wide = partials.values[(g, unit)].lazy()
                     quantile_rows = aggregate.quantiles(rows_of_slices(wide, by[grouping]), per_unit, by[grouping], weighted=weighted)
                     tables_of_grouping.append(aggregate.unit_summary(
-                        sizes, partials.moments[(g, unit, grouping)], quantile_rows, per_unit, by=by[grouping], notes=notes
+                        sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
                     ))
                 if set_metrics:
                     found = pl.concat([
@@ -97,7 +97,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
                         .select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
                                 pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
                         for metric in set_metrics
-                    ]).collect(engine="in-memory")
+                    ])
                     tables_of_grouping.append(aggregate.set_summary(sizes, found, by=by[grouping]))
                 for table in tables_of_grouping:
                     rows.append(table.with_columns(
@@ -106,6 +106,8 @@ def _summary(partials: Partials) -> pl.DataFrame:
                         subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
                         *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
                     ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note"))
+    # Every grouping set's rows are one lazy plan: all of them collected at once.
+    rows = pl.collect_all(rows, engine="in-memory")
     summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
