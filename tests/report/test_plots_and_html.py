@@ -362,3 +362,12 @@ def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
     with step("working", quiet=True):
         pass
     assert terminal.getvalue() == ""
+
+
+def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(data):
+    """The process pool (issue 22) changes where the plots are drawn, not one byte of them."""
+    here = plots.render_report_plots(data, ("png",), workers=0)
+    pooled = plots.render_report_plots(data, ("png",), workers=2)
+    assert list(pooled) == list(here) == list(plots.report_plots(data))
+    assert pooled == here
+    assert plots.plot_workers(3) == 0  # a few plots: drawn here, no worker to start
