@@ -124,22 +124,25 @@ def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
         group = plan.groups[g]
         per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
         keys = [c for c in wide.columns if c in set(units.key_columns(unit)) | set(slice_keys) | set(TRACE_KEYS)]
-        long = long_values(wide, per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
+        long = long_values(wide.lazy(), per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
         long_parts.append(long)
         skipped.append(long.filter(pl.col("skip_reason").is_not_null()).group_by(SYSTEM, "unit", "metric", "skip_reason").agg(count=pl.len().cast(pl.Int64)))
         applicable = [grouping for grouping in plan.slices if partials.applies[(unit, grouping)]]
         if not applicable:
             continue
         outside = (
-            partials.sizes[(unit, applicable[0])].group_by(SYSTEM).agg(pl.col("n_units").sum())
-            .join(partials.inside[(g, unit)], on=SYSTEM, how="left", suffix="_inside")
+            partials.sizes[(unit, applicable[0])].lazy().group_by(SYSTEM).agg(pl.col("n_units").sum())
+            .join(partials.inside[(g, unit)].lazy(), on=SYSTEM, how="left", suffix="_inside")
             .select(SYSTEM, count=pl.col("n_units") - pl.col("n_units_inside").fill_null(0))
             .filter(pl.col("count") > 0)
         )
-        names = pl.DataFrame({"metric": [m.name for m in per_unit]}, schema={"metric": pl.String})
+        names = pl.LazyFrame({"metric": [m.name for m in per_unit]}, schema={"metric": pl.String})
         skipped.append(outside.join(names, how="cross").select(
             SYSTEM, pl.lit(unit).alias("unit"), "metric", pl.lit(group.subset.outside_reason).alias("skip_reason"), "count"
         ))
+    # The long values and the skip counts of every group and unit: lazy plans, collected at once.
+    collected = pl.collect_all([*long_parts, *skipped], engine="in-memory") if long_parts or skipped else []
+    long_parts, skipped = collected[:len(long_parts)], collected[len(long_parts):]
     per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long()
     skipped_table = (
         pl.concat(skipped, how="vertical_relaxed").sort(SYSTEM, "unit", "metric", "skip_reason") if skipped else _empty_skipped()
