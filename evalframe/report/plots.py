@@ -686,11 +686,12 @@ def render_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
     processes (a fork server that has imported matplotlib once; each worker receives the report
     data once), else here; the bytes are the same either way.
     """
+    import multiprocessing
+
     plots = report_plots(data)
     workers = plot_workers(len(plots)) if workers is None else workers
-    if workers <= 1:
+    if workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():  # e.g. Windows: here
         return {stem: _render_one(name, args, formats, data) for stem, (name, args) in plots.items()}
-    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("forkserver")
