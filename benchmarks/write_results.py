@@ -60,20 +60,23 @@ def rows(speed: dict, ranking: dict | None) -> list[str]:
 
     if (case := cases.get("trec")) is not None:
         out.append(f"| 1. `evalframe trec`, 7 measures, {case['size']}: ≥ 8× pytrec_eval, memory ≤ 0.4× | "
-                   f"{_s(case['a']['wall_s'])} | pytrec_eval {_s(case['b']['wall_s'])} | {_x(1 / case['a_over_b_wall'])} | "
+                   f"{_s(case['a']['wall_s'])} | pytrec_eval {_s(case['b']['wall_s'])} | {_x(1 / case['a_over_b_wall'])} (cpu {_x(1 / case['a_over_b_cpu'])}) | "
                    f"{_mb(case['a']['peak_mb'])} vs {_mb(case['b']['peak_mb'])} ({case['a_over_b_peak']:.2f}×) | "
                    f"{met(case)} | {case['runs']} | {load(case)} |")
     if ranking is not None:
         timings = {row["tool"]: row for row in ranking.get("timings", [])}
         ef = (timings.get("evalframe") or {}).get("seconds")
         warm = next((row["seconds"] for tool, row in timings.items() if tool.startswith("ranx") and "warm" in tool), None)
+        if not warm:
+            out.append("| 1. ≥ 25× ranx (warm JIT cache) | — | not measured in this run (`bench_ranking.py --skip-ranx`) "
+                       "| — | — | — | — | — |")
         if ef and warm:
             out.append(f"| 1. ≥ 25× ranx (warm JIT cache), same data (`bench_ranking.py`, read + evaluate in process) | "
                        f"{_s(ef)} | ranx {_s(warm)} | {_x(warm / ef)} | — | {'yes' if warm / ef >= 25 else '**no**'} | "
                        f"best of {ranking.get('repeat', '?')} | {ranking.get('load_average_at_start', [0])[0]:.1f} |")
     if (case := cases.get("pipeline")) is not None:
         out.append(f"| 2. evidence pipeline, summary only, {case['size']}: ≥ 10× the lean pandas script | "
-                   f"{_s(case['a']['wall_s'])} | pandas {_s(case['b']['wall_s'])} | {_x(1 / case['a_over_b_wall'])} | "
+                   f"{_s(case['a']['wall_s'])} | pandas {_s(case['b']['wall_s'])} | {_x(1 / case['a_over_b_wall'])} (cpu {_x(1 / case['a_over_b_cpu'])}) | "
                    f"{_mb(case['a']['peak_mb'])} vs {_mb(case['b']['peak_mb'])} | {met(case)} | {case['runs']} | {load(case)} |")
         if case.get("with_analyses"):
             whole = case["with_analyses"]
