@@ -327,7 +327,7 @@ def test_evalframe_report_rerenders_the_runs_files_without_the_input(evaluation_
     for plot in (out / "plots").iterdir():
         assert plot.read_bytes() == (tmp_path / "again" / "plots" / plot.name).read_bytes(), plot.name
     assert main(["report", str(out), "--format", "tex", "--out", str(tmp_path / "tex")]) == 0
-    assert sorted(p.name for p in (tmp_path / "tex").iterdir()) == ["report.tex"]
+    assert sorted(p.name for p in (tmp_path / "tex").iterdir()) == [".evalframe-manifest.json", "report.tex"]
     assert main(["report", str(out), "--format", "csv", "--percent", "--out", str(tmp_path / "pct")]) == 0
     percent = pl.read_csv(tmp_path / "pct" / "report_tables.csv").filter(pl.col("metric") == "sensitivity")
     shown = percent.filter(pl.col("value_text") != "—")  # an undefined sensitivity (no positive) has no number
