@@ -23,7 +23,7 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed-test $(VENV)/.installed-run
 
 demo: $(VENV)/.installed-run
-	$(BIN)/evalframe run pipelines/evidence_contract.yaml
+	$(BIN)/evalframe run pipelines/evidence_contract.yaml --config data_samples/evidence_contract.sample.yaml
 
 test: $(VENV)/.installed-test
 	$(BIN)/lint-imports

@@ -55,7 +55,14 @@ def _input_rows(info, source):
     return input_rows(info, source)
 
 
-_use_input_loader(_input_rows)
+def _input_replicates(info, source, groupings):
+    """A result folder's bootstrap replicates, recomputed by the pipeline layer."""
+    from evalframe.pipeline.rerun import input_replicates
+
+    return input_replicates(info, source, groupings)
+
+
+_use_input_loader(_input_rows, _input_replicates)
 
 if TYPE_CHECKING:
     from evalframe.io.legal import read_legal

@@ -31,12 +31,15 @@ def add_parser(commands) -> None:
     compare.add_argument("--grouping", action="append", help="groupings to print (repeatable; default the first slice); --out writes all")
     compare.add_argument("--tests", default="randomization,t,wilcoxon", help="comma-separated tests (default randomization,t,wilcoxon)")
     compare.add_argument("--correction", default="holm", choices=["holm", "bonferroni", "bh", "by", "none"], help="default holm")
-    compare.add_argument("--family", default="comparison", choices=["comparison", "metric", "grouping", "all"],
-                         help="tests corrected together (default: all metrics × slices of one system vs the baseline)")
+    compare.add_argument("--family", default="slice", choices=["slice", "comparison", "metric", "grouping", "all"],
+                         help="tests corrected together (default `slice`: one metric on one slice across the systems "
+                              "compared with the baseline; `comparison`: all metrics × slices of one system; `all`)")
     compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     compare.add_argument("--confidence", type=float, default=0.95, help="level of the delta's interval (default 0.95)")
     compare.add_argument("--permutations", type=int, default=10_000, help="randomization test permutations (default 10000)")
-    compare.add_argument("--set-permutations", type=int, help="permutations for set metrics recomputed per permutation (slow)")
+    compare.add_argument("--set-permutations", type=int,
+                         help="test set metrics (AUROC, F1, …) by N permutations, recomputed per permutation (slow); "
+                              "default: their paired bootstrap replicates")
     compare.add_argument("--seed", type=int, default=0, help="seed of the permutation signs (default 0)")
     compare.add_argument("--unpaired", default="error", choices=["error", "drop"], help="units of one system only: error (default) or drop")
     compare.add_argument("--out", metavar="FILE", help="also write the whole table to FILE (.csv or .parquet)")
@@ -48,9 +51,12 @@ def _cell(value, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
-def _p(value) -> str:
+def _p(value, floor: float | None = None) -> str:
+    """A p-value as its test resolves it: at the randomization test's floor 1/(B+1), ``<`` it."""
     if value is None:
         return "–"
+    if floor is not None and value <= floor * (1 + 1e-9):
+        return f"<{floor:.0e}" if floor < 1e-3 else f"<{floor:.4f}"
     return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
 
 
@@ -66,7 +72,8 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
             chosen = rows.filter(pl.col("grouping") == grouping)
             if chosen.height == 0:
                 continue
-            header = (f"{'slice':<12} {'metric':<18} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} "
+            width = max(18, *(len(m) for m in chosen.get_column("metric").to_list()))
+            header = (f"{'slice':<12} {'metric':<{width}} {'n':>7} {'baseline':>9} {'value':>9} {'delta':>9} "
                       f"{f'{confidence:.0%} CI of delta':>21} {'effect':>7} {'test':>13} {'p':>8} {'p adj':>8}")
             lines += [f"{system} vs {baseline} · {grouping} · p adjusted by {correction} · * significant at α = {alpha}", header]
             for row in chosen.iter_rows(named=True):
@@ -75,11 +82,16 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
                 test = row["test"] or "–"
                 p = row[f"p_{test}"] if row["test"] else None
                 adjusted = row[f"p_{test}_adjusted"] if row["test"] else None
+                floor = None
+                if test == "randomization" and not row["randomization_exact"]:
+                    floor = 1.0 / (row["permutations"] + 1.0)
+                elif test == "bootstrap" and row["resamples"]:
+                    floor = 2.0 / (row["resamples"] + 1.0)
                 mark = "*" if row["significant"] else " "
                 delta = "–" if row["delta"] is None else f"{row['delta']:+.4f}"
                 lines.append(
-                    f"{label:<12} {row['metric']:<18} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value']):>9} {_cell(row['value']):>9} "
-                    f"{delta:>9} {interval:>21} {_cell(row['effect_size'], 3):>7} {test:>13} {_p(p):>8} {_p(adjusted):>8}{mark}"
+                    f"{label:<12} {row['metric']:<{width}} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value']):>9} {_cell(row['value']):>9} "
+                    f"{delta:>9} {interval:>21} {_cell(row['effect_size'], 3):>7} {test:>13} {_p(p, floor):>8} {_p(adjusted):>8}{mark}"
                 )
             lines.append("")
     notes = sorted({n for n in table.get_column("note").drop_nulls().to_list()})
@@ -98,11 +110,14 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     unknown = [g for g in groupings if g not in data.slices]
     if unknown:
         raise ConfigError(f"unknown groupings {unknown} (groupings: {', '.join(data.slices)})")
+    # The default family (one metric on one slice, across systems) lies within one grouping, so
+    # only the printed groupings are computed; a wider family, or --out, needs every grouping.
+    computed = groupings if args.family == "slice" and not args.out else None
     table = compare(
-        data, args.baseline, metrics=args.metric, tests=[t.strip() for t in args.tests.split(",") if t.strip()],
+        data, args.baseline, metrics=args.metric, groupings=computed, tests=[t.strip() for t in args.tests.split(",") if t.strip()],
         correction=args.correction, alpha=args.alpha, permutations=args.permutations, set_permutations=args.set_permutations,
         seed=args.seed, family=args.family, confidence=args.confidence, unpaired=args.unpaired,
-    )  # every grouping: the correction's family is all slices, whichever are printed
+    )
     text = render(table, groupings, args.correction, args.alpha, args.confidence)
     if args.out:
         out = Path(args.out)

@@ -1,4 +1,9 @@
-"""``evalframe run PIPELINE [--input F] [--gold G] [--out D]``: run a pipeline and write its outputs."""
+"""``evalframe run PIPELINE [--input F] [--gold G] [--out D] [overrides]``: run a pipeline and write its outputs.
+
+Overrides (:mod:`evalframe.pipeline.overrides`), validated with the file and recorded in run.json:
+``--config FILE`` (an overlay, repeatable), ``--set dotted.key=VALUE`` (YAML value, repeatable),
+``--no-bootstrap``, ``--outputs a,b``, ``--baseline NAME``.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,30 @@ def add_parser(commands) -> None:
     run.add_argument("--force", action="store_true",
                      help="write into an --out folder that holds other files (only evalframe's own files are ever replaced)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines on stderr")
+    add_override_arguments(run)
+
+
+def add_override_arguments(parser) -> None:
+    """The override flags of ``run`` and ``check-pipeline`` (:func:`overrides_of`)."""
+    group = parser.add_argument_group("overrides (validated like the file, recorded in run.json)")
+    group.add_argument("--config", action="append", default=[], metavar="FILE",
+                       help="a YAML overlay merged into the pipeline (repeatable), e.g. data_samples/evidence_contract.sample.yaml")
+    group.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="set_values",
+                       help="set one key of the pipeline, VALUE read as YAML (repeatable): --set slices.domain=[domain]")
+    group.add_argument("--no-bootstrap", action="store_true", help="no confidence intervals (quick numbers)")
+    group.add_argument("--outputs", metavar="A,B", help="write only these outputs, e.g. summary.csv,report.html")
+    group.add_argument("--baseline", metavar="NAME", help="the system comparisons start from (compare's baseline, the ablation's first row)")
+
+
+def overrides_of(args: argparse.Namespace) -> dict:
+    """Keyword arguments of :func:`evalframe.pipeline.load_pipeline` from the override flags."""
+    return {
+        "config": args.config,
+        "set": args.set_values,
+        "bootstrap": False if args.no_bootstrap else None,
+        "outputs": [name.strip() for name in args.outputs.split(",") if name.strip()] if args.outputs else None,
+        "baseline": args.baseline,
+    }
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
@@ -31,7 +60,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.results.writer import check_out_dir
 
     set_quiet(args.quiet)
-    pipeline = load_pipeline(args.pipeline)
+    pipeline = load_pipeline(args.pipeline, **overrides_of(args))
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
     with step("reading the input and computing the metrics", quiet=args.quiet):

@@ -48,6 +48,8 @@ class Tables:
     #: How messages name the ranking's origin (the run file's path when known).
     ranking_source: str = "run"
     relevance_rule: RelevanceRule = "doc_id"
+    #: The input file's own columns (contract names, before defaults), when a reader knows them.
+    source_columns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.relevance_rule not in ("doc_id", "text"):

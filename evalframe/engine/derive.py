@@ -7,14 +7,17 @@
   dynamic-K metric needs them (:mod:`evalframe.engine.extraction`);
 - the ``missing`` policy for evaluated queries the ranking does not list, and notes on what is
   left out (run rows of unjudged queries);
+- the gate ``state`` derived from ``prob`` when the plan has ``state_thresholds`` (parameters
+  ``tau_neg``/``tau_pos``): a column like a given ``state``, usable in slices, subsets and units;
 - every column the plan names must exist (one error, every key path);
 - the units bound to the plan, and each unit's weight (:data:`~evalframe.metrics.base.WEIGHT`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import polars as pl
 
@@ -27,6 +30,39 @@ from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.engine.ranking import QueryIndex, index_queries
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric
+
+
+#: Shared parameters that derive the gate ``state`` column rather than parameterise metrics.
+STATE_PARAMETERS = ("tau_neg", "tau_pos")
+
+
+def split_state_parameters(parameters: Mapping[str, Any] | None) -> tuple[tuple[float, float] | None, dict[str, Any]]:
+    """``(tau_neg, tau_pos)`` (None when neither is given) and the other parameters.
+
+    The contract's rule (§5.1) then derives the ``state`` column once, in the derive stage, so
+    the gate metrics keep their plain names (``neg_rate``) and the state is data like any column.
+    Only one of the two, a value outside [0, 1] or ``tau_neg > tau_pos`` is a ConfigError.
+    """
+    from evalframe.metrics.gate import check_thresholds
+
+    rest = {k: v for k, v in (parameters or {}).items() if k not in STATE_PARAMETERS}
+    tau_neg, tau_pos = (parameters or {}).get("tau_neg"), (parameters or {}).get("tau_pos")
+    check_thresholds(tau_neg, tau_pos, where="parameters")
+    return (None if tau_neg is None else (float(tau_neg), float(tau_pos))), rest
+
+
+def with_state(queries: pl.DataFrame, thresholds: tuple[float, float] | None) -> tuple[pl.DataFrame, list[str]]:
+    """``queries`` with the ``state`` column derived from ``prob`` at ``thresholds``, and notes
+    (a given ``state`` column is replaced, and the note says so)."""
+    if thresholds is None:
+        return queries, []
+    from evalframe.metrics.gate import assign_state
+
+    notes = []
+    if "state" in queries.columns:
+        notes.append(f"the input's `state` column is replaced by the state derived from prob at tau_neg={thresholds[0]}, "
+                     f"tau_pos={thresholds[1]}")
+    return queries.with_columns(assign_state(*thresholds).alias("state")), notes
 
 
 def _universe(tables: Tables, index: QueryIndex | None) -> pl.DataFrame:
@@ -156,8 +192,8 @@ def _weights(queries: pl.DataFrame, weight: str | None) -> pl.Series:
     return values.alias(WEIGHT)
 
 
-def check_columns(plan: Plan, columns: Sequence[str], units: Units) -> None:
-    """Every column the plan names must be in the queries table: one error listing them all."""
+def column_problems(plan: Plan, columns: Sequence[str], units: Units) -> list[Problem]:
+    """Every column the plan names that the queries table lacks (one problem per key path)."""
     have = set(columns)
     problems = []
 
@@ -179,8 +215,14 @@ def check_columns(plan: Plan, columns: Sequence[str], units: Units) -> None:
             if metric.unit not in units.keys:
                 problems.append(Problem(f"metric `{metric.name}`", None, NO_VALUE,
                                         f"is computed per `{metric.unit}`, a unit not declared (units: {sorted(units.keys)})"))
+    return problems
+
+
+def check_columns(plan: Plan, columns: Sequence[str], units: Units) -> None:
+    """Every column the plan names must be in the queries table: one error listing them all."""
+    problems = column_problems(plan, columns, units)
     if problems:
-        problems.append(Problem(None, None, NO_VALUE, f"the queries table has columns {sorted(have)}"))
+        problems.append(Problem(None, None, NO_VALUE, f"the queries table has columns {sorted(columns)}"))
         raise ConfigError.of(problems)
 
 
@@ -191,6 +233,8 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     notes = list(tables.notes)
     queries = tables.queries if tables.queries is not None else _universe(tables, index)
     queries = conform(queries, load_contract("queries"), source="queries table")
+    queries, state_notes = with_state(queries, plan.state_thresholds)
+    notes += state_notes
     if tables.queries is not None and item_groups:
         ignored = tables.judgments.join(queries.select("query_id").unique(), on="query_id", how="anti")
         if ignored.height and tables.ranking_rows is not None:

@@ -52,6 +52,8 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     else:
         labels = {(g, m.name): group.subset_text(m) for g, group in enumerate(partials.plan.groups) for m in group.metrics}
         summary, replicates = uncertainty.attach(summary, partials, labels)
+    params = metric_params(partials.plan)
+    summary = summary.with_columns(params=pl.col("metric").replace_strict(params, default=None, return_dtype=pl.String))
     return Evaluation(
         summary=summary,
         replicates=replicates,
@@ -113,6 +115,25 @@ def _summary(partials: Partials) -> pl.DataFrame:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
     return summary
 
+
+def metric_params(plan: Plan) -> dict[str, str]:
+    """The summary's ``params`` of each metric: the shared parameters its value depends on
+    (``threshold=0.5``; ``tau_neg=0.2,tau_pos=0.7`` for the gate metrics when the state is
+    derived from ``prob``), so that the metric's name stays plain (``neg_rate``)."""
+    from evalframe.metrics.registry import shared_parameters
+
+    given = dict(plan.parameters)
+    if plan.state_thresholds is not None:
+        given |= dict(zip(("tau_neg", "tau_pos"), plan.state_thresholds, strict=True))
+    found: dict[str, str] = {}
+    for parameter, readers in shared_parameters().items():
+        if parameter not in given:
+            continue
+        for metric in plan.metrics:
+            if "(" not in metric.name and any(metric.name == r or metric.name.startswith(f"{r}@") for r in readers):
+                text = f"{parameter}={given[parameter]}"
+                found[metric.name] = f"{found[metric.name]},{text}" if metric.name in found else text
+    return found
 
 def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The long per-unit values of every group and unit, and the skipped units per system,
@@ -214,7 +235,9 @@ def evaluate(
         A queries column holding each unit's non-negative weight (default: every unit weighs 1).
     parameters
         Values for the metric parameters that metrics share (``threshold``), where a metric's
-        name does not set them.
+        name does not set them. ``tau_neg`` and ``tau_pos`` derive the gate ``state`` column
+        from ``prob`` (contract §5.1), usable in slices and subsets; the gate metrics keep their
+        plain names (``neg_rate``).
     relevance_threshold
         Items with relevance >= this grade are relevant (trec_eval ``-l``).
     empty, missing
@@ -268,6 +291,9 @@ def evaluate(
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets
+    from evalframe.engine.derive import split_state_parameters
+
+    state_thresholds, parameters = split_state_parameters(parameters)
     plan = Plan(
         groups=build_groups(metrics, subsets, parameters=parameters),
         slices={name: tuple(keys) for name, keys in (chosen or {"overall": ()}).items()},
@@ -281,5 +307,6 @@ def evaluate(
         score_precision=score_precision,
         bootstrap=bootstrap,
         parameters=dict(parameters or {}),
+        state_thresholds=state_thresholds,
     )
     return run(tables, plan)

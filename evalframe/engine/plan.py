@@ -60,6 +60,9 @@ class Plan:
     score_precision: ScorePrecision = "float64"
     bootstrap: Bootstrap | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
+    #: ``(tau_neg, tau_pos)``: the derive stage adds the gate ``state`` column from ``prob``
+    #: (:func:`evalframe.engine.derive.with_state`); None: the input's own ``state``, if any.
+    state_thresholds: tuple[float, float] | None = None
     about: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -180,6 +180,7 @@ def read_per_query(
         name = str(source)
         frame, locate = read_frame(source, separator=separator)
     frame, labels = apply_mapping(frame, columns, source=name)
+    given_columns = list(frame.columns)
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     parsed, problems = parse_list_columns(frame, to_parse, locate=locate, labels=labels)
     numbers_to_parse = [c for c in NUMBER_LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.Float64)]
@@ -191,8 +192,8 @@ def read_per_query(
     frame = conform(frame.with_columns(**parsed, **numbers), load_contract("per_query"), source=name, locate=locate,
                     column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled)
     _check_no_repeated_ids(frame, name, locate, labels)
-    _check_gold_agrees_across_configs(frame, name, locate)
-    return split_per_query(frame)
+    _check_gold_agrees_across_configs(frame, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in frame.columns))
+    return split_per_query(frame, given_columns)
 
 
 def _number_lists(frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]):
@@ -275,14 +276,19 @@ def _check_gold_agrees_across_configs(
         raise InputError(source, problems)
 
 
-def split_per_query(frame: pl.DataFrame) -> Tables:
+def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None) -> Tables:
     """Split a conformed per_query frame into the ``queries``, ``ranking`` and ``judgments`` tables.
 
     The ranking is kept as one list of sentence ids per query (``ranked_lists``); its long rows
     are built when asked for (:class:`~evalframe.data.tables.Tables`). Columns the contract does
     not know (tags such as ``scenario``, a weight column) are carried into ``queries`` as they are.
+    ``given_columns``: the input's own columns (contract names), before defaults were added
+    (``source_columns``: what a pipeline part may ``require``).
     """
-    query_id = pl.concat_str("post_id", "criterion_id", separator=QUERY_ID_SEPARATOR).alias("query_id")
+    if "criterion_id" in frame.columns:
+        query_id = pl.concat_str("post_id", "criterion_id", separator=QUERY_ID_SEPARATOR).alias("query_id")
+    else:  # one query per post
+        query_id = pl.col("post_id").alias("query_id")
     optional = [name for name in OPTIONAL_QUERIES_COLUMNS if name in frame.columns]
     if "extracted_sent_uids" in frame.columns:
         extracted = pl.col("extracted_sent_uids")
@@ -291,13 +297,13 @@ def split_per_query(frame: pl.DataFrame) -> Tables:
             extracted.list.set_intersection("gold_sent_uids").list.len().cast(pl.Int64).alias("n_extracted_relevant"),
         ]
     known = set(load_contract("per_query").columns) | set(QUERIES_COLUMNS)
+    given = frame.columns if given_columns is None else given_columns
     tags = [name for name in frame.columns if name not in known]
     keyed = frame.select(
         pl.col("config").alias("system"),
         query_id,
         "post_id",
-        "criterion_id",
-        "fold",
+        *(name for name in ("criterion_id", "fold") if name in frame.columns),
         pl.col("has_evidence_gold").alias("label"),
         pl.col("p_has_evidence").alias("prob"),
         pl.col("gold_sent_uids").list.len().cast(pl.Int64).alias("n_gold"),
@@ -317,4 +323,5 @@ def split_per_query(frame: pl.DataFrame) -> Tables:
         .unique(maintain_order=True)
         .with_columns(relevance=pl.lit(1, dtype=pl.Int64))
     )
-    return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height)
+    return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height,
+                  source_columns=tuple(given))

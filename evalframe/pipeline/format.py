@@ -28,6 +28,9 @@ whole document. A node says what one value may be:
     The accepted values (an enumeration).
 ``min_items``
     (list) The fewest items.
+``or``
+    Another node the value may match instead, when its type is not ``type`` (a slice is a
+    list of keys, or a mapping with its keys and what it ``requires``).
 
 :func:`check` walks a loaded document (plain dicts, lists and scalars) and returns a
 :class:`~evalframe.errors.Problem` for every unknown key (with "did you mean" when a known key
@@ -88,7 +91,7 @@ TYPES: dict[str, Any] = {
     "scalar": lambda value: isinstance(value, (str, int, float)),
 }
 #: The words a node may use.
-NODE_WORDS = ("type", "description", "keys", "values", "items", "required", "nullable", "allowed", "min_items")
+NODE_WORDS = ("type", "description", "keys", "values", "items", "required", "nullable", "allowed", "min_items", "or")
 #: The words at the top of a format file.
 FILE_WORDS = ("version", "format", "description", "document")
 #: Version of the format-file vocabulary this module reads.
@@ -202,6 +205,8 @@ def _check_node(value: Any, node: Mapping[str, Any], path: str, skip: tuple[str,
     if value is None:
         return [] if node.get("nullable") else [_type_problem(value, node, path)]
     if not TYPES[kind](value):
+        if "or" in node and TYPES[node["or"]["type"]](value):
+            return _check_node(value, node["or"], path)
         return [_type_problem(value, node, path)]
     if "allowed" in node and not _is_allowed(value, node["allowed"]):
         return [_allowed_problem(value, node["allowed"], path)]
@@ -307,6 +312,8 @@ def _expected(node: Mapping[str, Any], *, many: bool = False) -> str:
         text += " of " + _expected(node["items"], many=True)
     elif kind == "mapping" and "values" in node:
         text += " of names to " + _expected(node["values"], many=True)
+    if "or" in node:
+        text += " or " + _expected(node["or"], many=many)
     if node.get("nullable"):
         text += " or null"
     return text
@@ -457,6 +464,10 @@ def _node_errors(node: Any, where: str, *, under_keys: bool, need_description: b
         fewest = node.get("min_items", 0)
         if not (isinstance(fewest, int) and not isinstance(fewest, bool) and fewest >= 0):
             errors.append(f"{where}: `min_items` must be a non-negative integer")
+    if "or" in node:
+        if node["or"].get("type") == kind if isinstance(node["or"], Mapping) else False:
+            errors.append(f"{where}: `or` must name another type than `type`")
+        errors += _node_errors(node["or"], f"{where}.or", under_keys=False, need_description=need_description)
     if "allowed" in node:
         allowed = node["allowed"]
         if kind not in _SCALAR_TYPES:

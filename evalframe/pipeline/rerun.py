@@ -23,6 +23,29 @@ from evalframe.results.run_info import sha256_of
 def input_rows(info: Mapping[str, Any], source: str) -> tuple[pl.DataFrame, Any]:
     """The derived queries table and plan of the run ``info`` (``run.json``) describes. Raises an
     :class:`~evalframe.errors.InputError` on ``source`` saying what is unavailable and why."""
+    tables, pipeline = _input_tables(info, source)
+    plan, queries, _units, _index, _notes = prepare(tables, pipeline.plan)
+    return queries, plan
+
+
+def input_replicates(info: Mapping[str, Any], source: str, groupings: list[str]) -> pl.DataFrame:
+    """The run's bootstrap replicates of the summary rows of ``groupings`` (no across-folds rows),
+    recomputed from its input: the replicate weights depend only on the unit keys and the seed,
+    so they are the replicates the run drew (a folder written without ``replicates.parquet``)."""
+    from dataclasses import replace
+
+    from evalframe.engine.evaluation import run
+
+    tables, pipeline = _input_tables(info, source)
+    plan = pipeline.plan
+    chosen = {name: keys for name, keys in plan.slices.items() if name in groupings} or {"overall": ()}
+    return run(tables, replace(plan, slices=chosen, across_folds=None)).replicates
+
+
+def _input_tables(info: Mapping[str, Any], source: str):
+    """The input tables and the pipeline of the run, its overrides applied and adapted to the data
+    as the run was (the same parts skipped)."""
+    from evalframe.pipeline.preflight import preflight
     from evalframe.pipeline.run import load_pipeline, read_input
 
     def unavailable(why: str) -> InputError:
@@ -36,13 +59,16 @@ def input_rows(info: Mapping[str, Any], source: str) -> tuple[pl.DataFrame, Any]
         raise unavailable(f"run.json's input `{recorded.get('path')}` is not found from this folder")
     if sha256_of(Path(recorded["path"])) != recorded.get("sha256"):
         raise unavailable(f"the input `{recorded['path']}` changed since the run (its sha256 differs from run.json's)")
+    overrides = info.get("overrides") or {}
     try:
-        pipeline = load_pipeline(pipeline_source)
+        pipeline = load_pipeline(pipeline_source, config=overrides.get("config") or (), set=overrides.get("set"),
+                                 bootstrap=False if overrides.get("bootstrap") is False else None,
+                                 outputs=overrides.get("outputs"), baseline=overrides.get("baseline"))
     except EvalframeError as error:
         raise unavailable(f"the pipeline `{pipeline_source}` no longer loads ({error})") from None
+    tables = read_input(pipeline.input, recorded["path"])
+    pipeline = preflight(pipeline, tables)  # the same parts skipped as in the run
     listed = [entry["name"] for entry in info.get("metrics", [])]
     if [m.name for g in pipeline.plan.groups for m in g.metrics] != listed:
         raise unavailable(f"the pipeline `{pipeline_source}` changed since the run (its metrics differ from run.json's)")
-    tables = read_input(pipeline.input, recorded["path"])
-    plan, queries, _units, _index, _notes = prepare(tables, pipeline.plan)
-    return queries, plan
+    return tables, pipeline

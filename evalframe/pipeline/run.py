@@ -9,13 +9,16 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+from evalframe.pipeline.overrides import apply_overrides
+from evalframe.pipeline.preflight import preflight
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.results.run_info import sha256_of
 from evalframe.engine.bootstrap import Bootstrap
@@ -106,8 +109,10 @@ def run_loaded(
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
         tables = read_input(pipeline.input, source, gold_source)
+        pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
         evaluation = after_engine(evaluation, pipeline)
+        evaluation = replace(evaluation, notes=(*(s.note() for s in pipeline.skipped), *evaluation.notes))
         sha256 = digest.result() if digest is not None else None
     if isinstance(source, (str, Path)):
         described = {"path": str(source), "sha256": sha256, "format": pipeline.input.format}
@@ -181,18 +186,70 @@ def _with_sweep(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
     return evaluation
 
 
-def load_pipeline(pipeline: str | Path | Pipeline) -> Pipeline:
-    """A pipeline from a YAML path, or by the name of a bundled pipeline (``evidence_contract``)."""
-    if isinstance(pipeline, Pipeline):
-        return pipeline
+def pipeline_path(pipeline: str | Path) -> Path:
+    """The YAML file of a pipeline path, or of a bundled pipeline's name (``evidence_contract``)."""
     path = Path(pipeline)
     if path.is_file():
-        return Pipeline.from_yaml(path)
+        return path
     bundled = bundled_dir("pipelines") / f"{path.stem}.yaml"
     if path.suffix in ("", ".yaml", ".yml") and bundled.is_file() and path.parent == Path("."):
-        return Pipeline.from_yaml(bundled)
+        return bundled
     names = sorted(p.stem for p in bundled_dir("pipelines").glob("*.yaml"))
     raise ConfigError(f"pipeline `{pipeline}` not found (bundled pipelines: {', '.join(names)})")
+
+
+def load_pipeline(
+    pipeline: str | Path | Pipeline,
+    *,
+    config: str | Path | list[str | Path] | tuple = (),
+    set: Mapping[str, Any] | list[str] | None = None,  # noqa: A002 (the CLI's word)
+    bootstrap: bool | None = None,
+    outputs: list[str] | tuple[str, ...] | None = None,
+    baseline: str | None = None,
+) -> Pipeline:
+    """A pipeline from a YAML path, or by the name of a bundled pipeline (``evidence_contract``),
+    with overrides (:mod:`evalframe.pipeline.overrides`): overlay files (``config``), dotted
+    keys (``set={"slices.domain": ["domain"]}``), ``bootstrap=False``, ``outputs``, ``baseline``.
+    Everything is validated together, as one file."""
+    configs = [config] if isinstance(config, (str, Path)) else list(config)
+    overridden = bool(configs or set or bootstrap is False or outputs is not None or baseline is not None)
+    if isinstance(pipeline, Pipeline):
+        if not overridden:
+            return pipeline
+        raw, origin = pipeline.raw or {}, pipeline.source or "pipeline"
+    else:
+        path = pipeline_path(pipeline)
+        if not overridden:
+            return Pipeline.from_yaml(path)
+        raw, origin = _read_mapping(path), str(path)
+    merged, record = apply_overrides(raw, configs=configs, set=set, bootstrap=bootstrap, outputs=outputs, baseline=baseline)
+    described = origin + " with " + ", ".join(_described(key, value) for key, value in record.items())
+    loaded = Pipeline.from_mapping(merged, origin=described)
+    return replace(loaded, source=origin, plan=replace(loaded.plan, about={**loaded.plan.about, "source": origin}),
+                   overrides=record)
+
+
+def _read_mapping(path: Path) -> Any:
+    import yaml
+
+    from evalframe.data.contracts import load_yaml
+
+    try:
+        return load_yaml(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise ConfigError(f"{path}: cannot read the pipeline: {error}") from None
+
+
+def _described(key: str, value: Any) -> str:
+    if key == "set":
+        return ", ".join(f"--set {k}={v!r}" for k, v in value.items())
+    if key == "config":
+        return ", ".join(f"--config {v}" for v in value)
+    if key == "bootstrap":
+        return "--no-bootstrap"
+    if key == "outputs":
+        return f"--outputs {','.join(value)}"
+    return f"--{key} {value}"
 
 
 def run_pipeline(
@@ -202,16 +259,26 @@ def run_pipeline(
     gold: str | Path | None = None,
     out: str | Path | None = None,
     bootstrap: Bootstrap | None | Literal[False] = None,
+    config: str | Path | list[str | Path] | tuple = (),
+    set: Mapping[str, Any] | None = None,  # noqa: A002 (the CLI's word)
+    outputs: list[str] | tuple[str, ...] | None = None,
+    baseline: str | None = None,
 ) -> Evaluation:
     """Load and run a pipeline (``gold``: the gold file of formats that read one); write its
     outputs when ``out`` is given.
 
+    The overrides are the command line's (:func:`load_pipeline`): ``config`` overlay files,
+    ``set={"parameters.tau_neg": 0.2, ...}``, ``outputs=[...]``, ``baseline="bm25"``;
     ``bootstrap`` replaces the pipeline's ``bootstrap:`` settings (:class:`~evalframe.Bootstrap`;
     ``False`` turns intervals off; None keeps the pipeline's).
+
+    >>> ev = ef.run_pipeline("evidence_contract", input="my.csv", set={"slices.domain": ["domain"]},
+    ...                      bootstrap=False, outputs=["summary.csv"], baseline="bm25")  # doctest: +SKIP
     """
-    loaded = load_pipeline(pipeline)
-    if bootstrap is not None:
-        loaded = with_bootstrap(loaded, bootstrap or None)
+    loaded = load_pipeline(pipeline, config=config, set=set, bootstrap=False if bootstrap is False else None,
+                           outputs=outputs, baseline=baseline)
+    if bootstrap:
+        loaded = with_bootstrap(loaded, bootstrap)
     evaluation = loaded.run(input, gold=gold)
     if out is not None:
         evaluation.write(out)

@@ -32,8 +32,10 @@ from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
 from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.errors import NO_VALUE, ConfigError, Problem
 from evalframe.metrics.registry import canonical_name, resolve, shared_parameters
+from evalframe.engine.derive import STATE_PARAMETERS, split_state_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
+from evalframe.pipeline.requires import Skipped, without_requires
 from evalframe.engine.bootstrap import Bootstrap
 from evalframe.metrics.targets import Target
 
@@ -87,6 +89,13 @@ class PipelineSpec:
     dynamic_k_sweep: Mapping[str, Any] | None = None
     #: Options of :func:`evalframe.stats.compare.compare` (the ``compare:`` block), or None.
     compare: Mapping[str, Any] | None = None
+    #: The validated mapping the pipeline was built from (``requires:`` included): what
+    #: :mod:`evalframe.pipeline.requires` adapts to the data and overrides layer onto.
+    raw: Mapping[str, Any] | None = None
+    #: Parts skipped because the data lacks what they require (:class:`~evalframe.pipeline.requires.Skipped`).
+    skipped: tuple[Skipped, ...] = ()
+    #: The overrides layered on the file (``--config`` files, ``--set`` values, flags), for run.json.
+    overrides: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -103,7 +112,7 @@ class PipelineSpec:
         problems = check_spec(spec)
         if problems:
             raise ConfigError.of(problems, source=origin)
-        return cls(**_parts(spec, origin))
+        return cls(**_parts(normalized(spec), origin), raw=spec)
 
     @property
     def groups(self) -> tuple[MetricGroup, ...]:
@@ -129,6 +138,21 @@ def _mapping(value: Any) -> dict:
 
 def _list(value: Any) -> list:
     return list(value) if isinstance(value, list) else []
+
+
+def normalized(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """What runs of a spec the format accepts: no ``requires:`` (:func:`~evalframe.pipeline.requires.without_requires`),
+    slices as key lists, and the bootstrap unit as the engine reads it (``query`` → ``[query_id]``,
+    ``post_id`` → ``[post_id]``)."""
+    spec = without_requires(spec)
+    bootstrap = spec.get("bootstrap")
+    if isinstance(bootstrap, Mapping) and bootstrap.get("unit") is not None:
+        unit = bootstrap["unit"]
+        columns = [unit] if isinstance(unit, str) else list(unit) if isinstance(unit, list) else unit
+        if isinstance(columns, list):
+            columns = ["query_id" if c == "query" else c for c in columns]
+        spec["bootstrap"] = {**bootstrap, "unit": columns}
+    return spec
 
 
 def _pipeline_format():
@@ -160,6 +184,7 @@ def check_spec(spec: Any) -> list[Problem]:
     problems = check_format(spec, _pipeline_format())
     if not isinstance(spec, Mapping) or any(p.location == "version" or p.location is None for p in problems):
         return problems  # not a pipeline of this version: its meaning cannot be read
+    spec = normalized(spec)  # tolerant of a malformed part, which the format check reported
     source = _mapping(spec.get("input"))
     if "gold" in source and source.get("format", "per_query") not in GOLD_FORMATS:
         problems.append(Problem("input.gold", None, NO_VALUE,
@@ -178,7 +203,11 @@ def check_spec(spec: Any) -> list[Problem]:
     relevance = parameters.get("relevance_threshold", 1)
     if isinstance(relevance, bool) or not isinstance(relevance, int) or relevance < 1:
         problems.append(Problem("parameters.relevance_threshold", None, relevance, "must be a whole number >= 1"))
-    metric_parameters = {key: value for key, value in parameters.items() if key in readers}
+    try:
+        split_state_parameters(parameters)
+    except ConfigError as error:
+        problems.append(Problem("parameters", None, NO_VALUE, str(error)))
+    metric_parameters = {key: value for key, value in parameters.items() if key in readers and key not in STATE_PARAMETERS}
 
     subsets = _mapping(spec.get("subsets"))
     for name, body in subsets.items():
@@ -352,6 +381,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
     """The fields of :class:`PipelineSpec` for a spec that :func:`check_spec` passed."""
     parameters = dict(spec.get("parameters") or {})
     relevance_threshold = parameters.pop("relevance_threshold", 1)
+    state_thresholds, parameters = split_state_parameters(parameters)
     subsets = {name: _subset(name, body) for name, body in (spec.get("subsets") or {}).items()}
     subsets.setdefault(ALL_QUERIES, EVERY_QUERY)
     groups = tuple(
@@ -376,6 +406,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         empty=policies.get("empty", "skip"),
         missing=policies.get("missing", "error"),
         parameters=parameters,
+        state_thresholds=state_thresholds,
         about={"name": name, "description": description, "source": origin,
                "targets": _targets(spec, {k: v for k, v in parameters.items() if k in shared_parameters()})},
     )

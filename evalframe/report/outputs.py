@@ -14,13 +14,13 @@ from pathlib import Path
 import polars as pl
 
 from evalframe.errors import ConfigError
+from evalframe.pipeline.preflight import REPORT_FILES, require_report_extra
 from evalframe.report.markdown import render_markdown
 from evalframe.results.writer import check_out_dir, write_result
 
 
 #: Report files (issue 12): rendered from :class:`~evalframe.report.tables.ReportData`; ``plots``
 #: is the folder ``plots/`` with a PNG and an SVG of every plot.
-REPORT_FILES = ("report.md", "report.html", "report.tex", "report_tables.csv", "plots")
 #: Every output file, in the order they are written.
 OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
                 "replicates.parquet", "curves.parquet", *REPORT_FILES)
@@ -104,16 +104,6 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
     for name, table in extra.items():
         writers[name] = lambda path, table=table: table.write_csv(path, float_precision=10)
     return write_result(out_dir, writers, force=force)
-
-
-def require_report_extra() -> None:
-    """Report files need great-tables and matplotlib (the ``report`` extra): say so, before anything is written."""
-    from importlib.util import find_spec
-
-    missing = [name for name, module in (("great-tables", "great_tables"), ("matplotlib", "matplotlib")) if find_spec(module) is None]
-    if missing:
-        raise ConfigError(f"report outputs need {' and '.join(missing)}: pip install 'evalframe[report]' "
-                          "(or leave report files out of the pipeline's `outputs`)")
 
 
 class ReportWriter:

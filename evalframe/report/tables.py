@@ -171,6 +171,9 @@ class ReportData:
             notes.append("95% CI: not computed in this run (no bootstrap), shown as —.")
         else:
             notes.append("95% CI: bootstrap percentile interval.")
+        for part in self.info.get("skipped") or []:  # parts of the pipeline the data could not run
+            if isinstance(part, dict) and "what" in part:
+                notes.append(f"Skipped: {part['what']}: {part['missing']} (to enable: {part['enable']}).")
         return notes
 
 

@@ -44,6 +44,10 @@ class ResultData:
     replicates: pl.DataFrame | None = None
     rows: Callable[[], tuple[pl.DataFrame, Any]] | None = None
     source: str = "evaluation"
+    #: The run's bootstrap replicates recomputed for some groupings (a folder written without
+    #: replicates.parquet): the replicate weights depend only on the unit keys and the seed, so
+    #: re-running the bootstrap on the run's input gives the run's replicates. None: no bootstrap ran.
+    recompute_replicates: Callable[[list[str]], pl.DataFrame] | None = None
 
     @property
     def systems(self) -> list[str]:

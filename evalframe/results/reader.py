@@ -48,10 +48,17 @@ SUMMARY_KEYS = ("grouping", "system", "metric", "n", "value")
 _input_loader: Callable[[Mapping[str, Any], str], tuple[pl.DataFrame, Any]] | None = None
 
 
-def use_input_loader(loader: Callable[[Mapping[str, Any], str], tuple[pl.DataFrame, Any]] | None) -> None:
-    """Set how a result folder's input rows are re-read (:attr:`ResultData.rows`)."""
-    global _input_loader
+#: ``(run.json's content, folder, groupings) → replicates``, lent like the input loader.
+_replicates_loader: Callable[[Mapping[str, Any], str, list[str]], pl.DataFrame] | None = None
+
+
+def use_input_loader(loader: Callable[[Mapping[str, Any], str], tuple[pl.DataFrame, Any]] | None,
+                     replicates: Callable[[Mapping[str, Any], str, list[str]], pl.DataFrame] | None = None) -> None:
+    """Set how a result folder's input rows are re-read (:attr:`ResultData.rows`) and its bootstrap
+    replicates recomputed (:attr:`ResultData.recompute_replicates`)."""
+    global _input_loader, _replicates_loader
     _input_loader = loader
+    _replicates_loader = replicates
 
 
 def _problem(source: str, text: str) -> InputError:
@@ -152,6 +159,8 @@ class ResultFolder:
             replicates=self.replicates,
             rows=lambda: _input_rows(info, self.source),
             source=self.source,
+            recompute_replicates=(lambda groupings: _replicates_loader(info, self.source, groupings))
+            if info.get("bootstrap") and _replicates_loader is not None else None,
         )
 
 

@@ -57,6 +57,7 @@ def describe_run(evaluation) -> dict[str, Any]:
         "input": dict(evaluation.source),
         "parameters": {
             **dict(plan.parameters),
+            **(dict(zip(("tau_neg", "tau_pos"), plan.state_thresholds, strict=True)) if plan.state_thresholds else {}),
             "relevance_threshold": plan.relevance_threshold,
             "empty": plan.empty,
             "missing": plan.missing,
@@ -81,7 +82,10 @@ def describe_run(evaluation) -> dict[str, Any]:
             for group in plan.groups
             for m in group.metrics
         ],
-        "skipped": evaluation.skipped.rename({"skip_reason": "reason"}).to_dicts(),
+        # Parts of the pipeline the data could not run (`requires:`), and the overrides of the run.
+        "skipped": list(about.get("skipped") or []),
+        "overrides": dict(about.get("overrides") or {}),
+        "skipped_units": evaluation.skipped.rename({"skip_reason": "reason"}).to_dicts(),
         "undefined_values": undefined.height,
         "notes": list(evaluation.notes),
         "versions": package_versions(),

@@ -48,13 +48,20 @@ from evalframe.stats.paired_tests import (
     enumeration_bits,
     paired_statistics,
     permutation_bits,
-    sign_flip_pvalues,
+    shared_sign_flip_pvalues,
 )
 from evalframe.engine.replicates import unit_hashes
 
 TESTS = ("randomization", "t", "wilcoxon")
-#: Named families: the columns whose values define one family of tests.
+#: Columns of p-values: the tests, and the bootstrap test of set metrics (from the replicates).
+P_TESTS = (*TESTS, "bootstrap")
+#: Named families: the columns whose values define one family of tests. ``slice`` (the default)
+#: is one metric on one slice across the systems compared with the baseline: the question a
+#: reader of one row asks ("is this system better than the baseline here?"), corrected for the
+#: several systems; the wider families are opt-in.
+SLICE_FAMILY = "slice"
 FAMILIES = {
+    SLICE_FAMILY: ("grouping", "<slice keys>", "metric", "subset"),
     "comparison": ("system",),
     "metric": ("system", "metric", "subset"),
     "grouping": ("system", "grouping"),
@@ -82,7 +89,7 @@ def _options(tests, correction, alpha, permutations, unpaired, family, confidenc
     if isinstance(family, str):
         if family not in FAMILIES:
             raise ConfigError(f"unknown family `{family}` (known: {', '.join(FAMILIES)}, or a list of columns)")
-        columns = FAMILIES[family]
+        columns = FAMILIES[family]  # `slice`: its <slice keys> are filled in by compare()
     else:
         columns = tuple(family)
     return tests, columns
@@ -100,7 +107,7 @@ def compare(
     permutations: int = 10_000,
     set_permutations: int | None = None,
     seed: int = 0,
-    family: str | Sequence[str] = "comparison",
+    family: str | Sequence[str] = SLICE_FAMILY,
     confidence: float = 0.95,
     unpaired: Literal["error", "drop"] = "error",
 ) -> pl.DataFrame:
@@ -108,12 +115,13 @@ def compare(
 
     ``evaluation``: an :class:`~evalframe.engine.result.Evaluation`, a result folder, or
     :class:`~evalframe.results.data.ResultData`. ``metrics`` / ``groupings`` restrict the rows
-    (default: all; the across-folds rows never). ``family``: ``"comparison"`` (default: all
-    metrics × slices of one system against the baseline), ``"metric"``, ``"grouping"``,
-    ``"all"``, or a list of columns whose values define a family. ``set_permutations``: the
-    permutations of the set-metric randomization test (default ``permutations`` for metrics with
-    a vectorised ``values_under``; a metric without it is tested only when this is given, see
-    :func:`set_metric_pvalues`).
+    (default: all; the across-folds rows never). ``family``: ``"slice"`` (default: one metric
+    on one slice across the systems compared with the baseline), ``"comparison"`` (all metrics ×
+    slices of one system against the baseline), ``"metric"``, ``"grouping"``, ``"all"``, or a
+    list of columns whose values define a family. Set metrics (AUROC, F1, …) are tested on the
+    run's bootstrap replicates (``p_bootstrap``: twice the smaller share of replicate deltas on
+    either side of 0, never below 1/(R+1)); ``set_permutations=N`` runs the randomization test
+    on them instead (recomputed per permutation: slow, :func:`set_metric_pvalues`).
 
     >>> cmp = ef.compare(ev, baseline="retriever_only", correction="holm")   # doctest: +SKIP
     >>> cmp.filter(grouping="overall").select("system", "metric", "delta", "p_randomization_adjusted", "significant")  # doctest: +SKIP
@@ -122,6 +130,8 @@ def compare(
 
     tests, family_columns = _options(tests, correction, alpha, permutations, unpaired, family, confidence)
     data = result_data(evaluation)
+    if "<slice keys>" in family_columns:
+        family_columns = tuple(c for k in family_columns for c in (data.slice_keys if k == "<slice keys>" else [k]))
     data.check_system(baseline, "baseline")
     systems = [s for s in data.systems if s != baseline]
     if not systems:
@@ -145,7 +155,10 @@ def compare(
     keys = ["system", "grouping", *slice_keys, "metric", "subset"]
     if statistics is not None:
         rows = rows.join(statistics, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    if set_metrics and "randomization" in tests:
+    replicates = _replicates(data, chosen_groupings)
+    if set_metrics and "randomization" in tests and set_permutations is None:
+        rows = _bootstrap_pvalues(rows, data, baseline, replicates, set_metrics, keys)
+    elif set_metrics and "randomization" in tests:
         found = set_metric_pvalues(data, baseline, systems, set_metrics, chosen_groupings,
                                    permutations=permutations, set_permutations=set_permutations, seed=seed)
         if found is not None:
@@ -158,31 +171,43 @@ def compare(
                           ("note_tests", pl.String)):
         if column not in rows.columns:
             rows = rows.with_columns(pl.lit(None, dtype=dtype).alias(column))
+    if "p_bootstrap" not in rows.columns:
+        rows = rows.with_columns(p_bootstrap=pl.lit(None, dtype=pl.Float64))
     missing_values = (
         pl.col("metric").is_in(per_unit_metrics) & pl.col("n_pairs").is_null() & pl.col("note_tests").is_null()
     )
-    rows = rows.with_columns(
-        pl.coalesce("n_pairs", "n").alias("n_pairs"),
-        note_tests=pl.when(missing_values).then(pl.lit(
-            "no paired per-unit values of this metric in the result (a result folder keeps them in per_query.parquet, "
-            "and per_unit.parquet when the pipeline lists it in outputs:)"
-        )).otherwise(pl.col("note_tests")),
-    )
-    rows = _delta_intervals(rows, data, baseline, confidence, keys)
-    for test in TESTS:
+    without = sorted(set(rows.filter(missing_values).get_column("metric").to_list()))
+    if without:
+        notes.append(f"no paired per-unit values of {', '.join(without[:8])}{' …' if len(without) > 8 else ''} in the result "
+                     "(a result folder keeps them in per_query.parquet, and per_unit.parquet when the pipeline lists it in "
+                     "outputs:): no per-unit test of them")
+    rows = rows.with_columns(pl.coalesce("n_pairs", "n").alias("n_pairs"))
+    rows = _delta_intervals(rows, data, baseline, confidence, keys, replicates)
+    for test in P_TESTS:
         column = f"p_{test}"
-        if test not in tests:
+        if test not in tests and test != "bootstrap":
             rows = rows.with_columns(pl.lit(None, dtype=pl.Float64).alias(column))
         rows = rows.with_columns(adjust_in_families(rows, column, correction, over=family_columns).alias(f"{column}_adjusted"))
-    primary = pl.coalesce([pl.when(pl.col(f"p_{t}").is_not_null()).then(pl.lit(t)) for t in tests])
-    decided = pl.coalesce([pl.col(f"p_{t}_adjusted") for t in tests])
+    chosen_tests = [*tests, "bootstrap"]
+    primary = pl.coalesce([pl.when(pl.col(f"p_{t}").is_not_null()).then(pl.lit(t)) for t in chosen_tests])
+    decided = pl.coalesce([pl.col(f"p_{t}_adjusted") for t in chosen_tests])
+    floor = 1.0 / (permutations + 1.0)
+    limited = rows.filter(
+        (pl.col("p_randomization") <= floor * (1 + 1e-9)) & (pl.col("p_randomization_adjusted") >= alpha)
+        & ~pl.col("randomization_exact").fill_null(False)
+    ) if "randomization" in tests else rows.clear()
+    if limited.height:
+        needed = 10 ** int(np.ceil(np.log10(alpha and (limited.height / alpha) * 10)))
+        notes.append(f"{limited.height} randomization p-values are at the test's floor 1/(B+1) = {floor:.1e} and their corrected "
+                     f"value does not reach α: rerun with --permutations {max(needed, permutations * 10):,} to resolve them")
     note = pl.concat_str([pl.col("note_tests"), pl.lit("; ".join(notes) or None, dtype=pl.String)], separator="; ", ignore_nulls=True)
     rows = rows.with_columns(test=primary, significant=decided < alpha, note=pl.when(note != "").then(note))
     return rows.select(
         "system", pl.lit(baseline).alias("baseline"), "grouping", *slice_keys, "metric", "unit", "subset", "higher_is_better",
         "n_pairs", "baseline_value", "value", "delta", "delta_ci_low", "delta_ci_high", "effect_size",
-        *(c for t in TESTS for c in (f"p_{t}", f"p_{t}_adjusted")), "randomization_exact", "test", "significant", "note",
-    ).with_columns(pl.lit(correction).alias("correction"), pl.lit(alpha).alias("alpha"))
+        *(c for t in P_TESTS for c in (f"p_{t}", f"p_{t}_adjusted")), "randomization_exact", "test", "significant", "note",
+    ).with_columns(pl.lit(correction).alias("correction"), pl.lit(alpha).alias("alpha"),
+                   pl.lit(permutations).alias("permutations"), pl.lit(_width(replicates), dtype=pl.Int64).alias("resamples"))
 
 
 def _canonical(name: str, data) -> str:
@@ -313,25 +338,46 @@ def _per_unit_tests(data, baseline, systems, metrics, groupings, tests, permutat
 
 
 def _randomization(usable: pl.DataFrame, data, by: list[str], keys: list[str], permutations: int, seed: int) -> pl.DataFrame:
-    """Sign-flip p-values of every (system, slice, metric, subset) of one grouping: one units ×
-    metrics matrix per (system, unit, subset, slice), all its metrics at once."""
+    """Sign-flip p-values of every (system, slice, metric, subset) of one grouping: per unit kind,
+    one sign-flip matrix shared by every system, slice and metric
+    (:func:`~evalframe.stats.paired_tests.shared_sign_flip_pvalues`)."""
+    from evalframe._progress import Progress
+
     out = []
-    for (system, unit, subset), part in usable.group_by(["system", "unit", "subset"], maintain_order=True):
-        unit_keys = list(data.unit_keys.get(unit, ("query_id",)))
-        wide = part.pivot(on="metric", index=[*unit_keys, *keys], values="d", maintain_order=True)
-        metric_names = [c for c in wide.columns if c not in (*unit_keys, *keys)]
-        slices = wide.group_by(keys, maintain_order=True) if keys else [((), wide)]
-        for slice_values, rows in slices:
-            matrix = rows.select(metric_names).to_numpy().astype(np.float64)
-            p, exact = sign_flip_pvalues(matrix, unit_hashes(rows.select(unit_keys)), permutations=permutations, seed=seed)
-            out.append(pl.DataFrame({
-                "system": [system] * len(metric_names), "metric": metric_names, "subset": [subset] * len(metric_names),
-                "p_randomization": p, "randomization_exact": exact,
-            }).with_columns(pl.col("p_randomization").fill_nan(None), *(pl.lit(v).alias(k) for k, v in zip(keys, slice_values, strict=True))))
+    unit_kinds = usable.get_column("unit").unique(maintain_order=True).to_list()
+    with Progress(permutations * len(unit_kinds), "permutations") as progress:
+        for unit in unit_kinds:
+            part = usable.filter(pl.col("unit") == unit)
+            unit_keys = list(data.unit_keys.get(unit, ("query_id",)))
+            hashes, index = np.unique(unit_hashes(part.select(unit_keys)), return_inverse=True)
+            columns = part.select("system", *keys, "metric", "subset").unique(maintain_order=True).with_row_index("_column")
+            part = part.join(columns, on=["system", *keys, "metric", "subset"], how="left", nulls_equal=True, maintain_order="left")
+            part = part.with_columns(_unit=pl.Series(index, dtype=pl.Int64))
+            slice_of = columns.select(*keys).unique(maintain_order=True).with_row_index("_slice") if keys else None
+            if slice_of is not None:
+                part = part.join(slice_of, on=keys, how="left", nulls_equal=True, maintain_order="left")
+                columns = columns.join(slice_of, on=keys, how="left", nulls_equal=True, maintain_order="left")
+            else:
+                part, columns = part.with_columns(_slice=pl.lit(0, dtype=pl.UInt32)), columns.with_columns(_slice=pl.lit(0, dtype=pl.UInt32))
+            blocks, placed = [], []
+            for (_slice,), rows in part.group_by(["_slice"], maintain_order=True):
+                units, local = np.unique(rows.get_column("_unit").to_numpy(), return_inverse=True)
+                ids, position = np.unique(rows.get_column("_column").to_numpy(), return_inverse=True)
+                matrix = np.full((units.size, ids.size), np.nan)
+                matrix[local, position] = rows.get_column("d").cast(pl.Float64).fill_null(np.nan).to_numpy()
+                blocks.append((units, matrix))
+                placed.append(ids)
+            found = shared_sign_flip_pvalues(hashes, blocks, permutations=permutations, seed=seed, progress=progress)
+            p = np.full(columns.height, np.nan)
+            exact = np.zeros(columns.height, dtype=bool)
+            for ids, (values, is_exact) in zip(placed, found, strict=True):
+                p[ids], exact[ids] = values, is_exact
+            out.append(columns.sort("_column").with_columns(
+                p_randomization=pl.Series(p).fill_nan(None), randomization_exact=pl.Series(exact)))
     if not out:
         return pl.DataFrame(schema={**{c: usable.schema[c] for c in by}, "p_randomization": pl.Float64, "randomization_exact": pl.Boolean})
     table = pl.concat(out, how="vertical_relaxed")
-    return table.with_columns(*(pl.col(k).cast(usable.schema[k]) for k in keys)).select(*by, "p_randomization", "randomization_exact")
+    return table.select(*by, "p_randomization", "randomization_exact")
 
 
 # --- set metrics ---------------------------------------------------------------------------------
@@ -526,30 +572,84 @@ def _side_values(metrics, rows: pl.DataFrame, bits: np.ndarray, unit_index: np.n
 # --- the delta's paired bootstrap interval ------------------------------------------------------------
 
 
-def _delta_intervals(rows: pl.DataFrame, data, baseline: str, confidence: float, keys: list[str]) -> pl.DataFrame:
-    """``delta_ci_low``/``delta_ci_high`` from the bootstrap replicates (Interface: a ``values``
-    column of R replicate values per summary row), null without replicates."""
-    replicates = data.replicates
+def _width(replicates) -> int | None:
+    """The number of bootstrap replicates R (None without replicates)."""
+    if replicates is None or "values" not in replicates.columns or replicates.height == 0:
+        return None
+    values = replicates.get_column("values")
+    return values.dtype.size if values.dtype.base_type() is pl.Array else int(values.list.len().max() or 0)
+
+
+def _replicates(data, groupings: list[str]) -> pl.DataFrame | None:
+    """The run's bootstrap replicates: kept (``replicates.parquet``, ``Evaluation.replicates``), or
+    recomputed for ``groupings`` from the run's input when the folder does not keep them (the
+    weights depend only on the unit keys and the seed, so they are the run's own); None when no
+    bootstrap ran or the input cannot be re-read."""
+    if data.replicates is not None:
+        return data.replicates
+    recompute = getattr(data, "recompute_replicates", None)
+    if recompute is None:
+        return None
+    try:
+        return recompute(list(groupings))
+    except InputError:
+        return None
+
+
+def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metrics: list[str], keys: list[str]) -> pl.DataFrame:
+    """``p_bootstrap`` of the set metrics' rows: with ``δ*`` the paired replicate deltas (system −
+    baseline, same unit counts), ``p = min(1, 2·min(1 + #{δ* ≤ 0}, 1 + #{δ* ≥ 0}) / (R + 1))``
+    over the R defined replicates (the percentile interval inverted; never below 2/(R+1))."""
+    is_set = pl.col("metric").is_in(metrics)
     if replicates is None or "values" not in replicates.columns:
-        return rows.with_columns(delta_ci_low=pl.lit(None, dtype=pl.Float64), delta_ci_high=pl.lit(None, dtype=pl.Float64))
-    slice_keys = data.slice_keys
-    join = ["grouping", *slice_keys, "metric", "unit", "subset"]
-    join = [k for k in join if k in replicates.columns]
+        why = "no bootstrap replicates in the result (run without --no-bootstrap, or keep replicates.parquet): no test"
+        return rows.with_columns(p_bootstrap=pl.lit(None, dtype=pl.Float64),
+                                 note_tests=pl.when(is_set).then(pl.lit(why)).otherwise(pl.col("note_tests")) if "note_tests" in rows.columns
+                                 else pl.when(is_set).then(pl.lit(why)))
+    deltas, present = _replicate_deltas(rows, replicates, baseline, data.slice_keys)
+    p = np.full(rows.height, np.nan)
+    chosen = present & rows.select(is_set).to_series().to_numpy()
+    if chosen.any():
+        d = deltas[chosen]
+        defined = ~np.isnan(d)
+        count = defined.sum(axis=1)
+        below = (np.where(defined, d, 1.0) <= 0).sum(axis=1)
+        above = (np.where(defined, d, -1.0) >= 0).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            found = np.minimum(1.0, 2.0 * np.minimum(1 + below, 1 + above) / (count + 1.0))
+        p[chosen] = np.where(count > 0, found, np.nan)
+    return rows.with_columns(p_bootstrap=pl.Series(p).fill_nan(None))
+
+
+def _replicate_deltas(rows: pl.DataFrame, replicates: pl.DataFrame, baseline: str, slice_keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ``rows``: its replicate values minus the baseline's (rows × R), and whether both exist."""
+    join = [k for k in ["grouping", *slice_keys, "metric", "unit", "subset"] if k in replicates.columns and k in rows.columns]
     base = replicates.filter(pl.col("system") == baseline).select(*join, _base=pl.col("values"))
     own = rows.select("system", *join).with_row_index("_row").join(
         replicates.select("system", *join, "values"), on=["system", *join], how="left", nulls_equal=True
-    ).join(base, on=join, how="left", nulls_equal=True).sort("_row")
-    low = np.full(rows.height, np.nan)
-    high = np.full(rows.height, np.nan)
+    ).join(base, on=join, how="left", nulls_equal=True).unique("_row", keep="first").sort("_row")
     present = own.select(pl.col("values").is_not_null() & pl.col("_base").is_not_null()).to_series().to_numpy()
+    values = replicates.get_column("values")
+    width = values.dtype.size if values.dtype.base_type() is pl.Array else int(values.list.len().max() or 0)
+    deltas = np.full((rows.height, width), np.nan)
     if present.any():
         chosen = own.filter(pl.Series(present))
-        values = chosen.get_column("values")
-        width = values.dtype.size if values.dtype.base_type() is pl.Array else values.list.len().max()
-        differences = _matrix(values, width) - _matrix(chosen.get_column("_base"), width)
+        deltas[present] = _matrix(chosen.get_column("values"), width) - _matrix(chosen.get_column("_base"), width)
+    return deltas, present
+
+
+def _delta_intervals(rows: pl.DataFrame, data, baseline: str, confidence: float, keys: list[str], replicates=None) -> pl.DataFrame:
+    """``delta_ci_low``/``delta_ci_high`` from the bootstrap replicates (Interface: a ``values``
+    column of R replicate values per summary row), null without replicates."""
+    if replicates is None or "values" not in replicates.columns:
+        return rows.with_columns(delta_ci_low=pl.lit(None, dtype=pl.Float64), delta_ci_high=pl.lit(None, dtype=pl.Float64))
+    deltas, present = _replicate_deltas(rows, replicates, baseline, data.slice_keys)
+    low = np.full(rows.height, np.nan)
+    high = np.full(rows.height, np.nan)
+    if present.any():
         # The engine's own interval rule (percentile, linear interpolation, defined replicates only).
         delta = rows.get_column("delta").cast(pl.Float64).fill_null(np.nan).to_numpy()[present]
-        found = intervals(differences, delta, confidence)
+        found = intervals(deltas[present], delta, confidence)
         low[present], high[present] = found.low, found.high
     return rows.with_columns(delta_ci_low=pl.Series(low).fill_nan(None), delta_ci_high=pl.Series(high).fill_nan(None))
 

@@ -127,6 +127,51 @@ def sign_flip_pvalues(
     return p, exact & (counts > 0)
 
 
+def shared_sign_flip_pvalues(
+    hashes: np.ndarray, blocks: Sequence[tuple[np.ndarray, np.ndarray]], *, permutations: int = 10_000, seed: int = 0,
+    progress=None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`sign_flip_pvalues` of many slices that share their units' sign-flip matrix.
+
+    ``hashes``: every unit's key hash; ``blocks``: per slice ``(rows, differences)``, ``rows`` the
+    positions of the slice's units in ``hashes`` and ``differences`` their units × metrics matrix
+    (NaN: no pair). The signs of a block of permutations are drawn once for all units and every
+    slice reads its rows of them: one matrix product per slice and block of permutations, the
+    same p-values as :func:`sign_flip_pvalues` slice by slice (the signs depend only on the unit
+    key, the seed and the permutation), no loop over permutations or metrics.
+    """
+    prepared = []
+    for rows, differences in blocks:
+        differences = np.asarray(differences, dtype=np.float64).reshape(len(rows), -1)
+        present = ~np.isnan(differences)
+        filled = np.where(present, differences, 0.0)
+        observed, counts = filled.sum(axis=0), present.sum(axis=0)
+        p = np.full(differences.shape[1], np.nan)
+        exact = _enumerable(counts, permutations) & (counts > 0)
+        for column in np.nonzero(exact)[0]:  # tiny slices: every sign vector
+            values = filled[present[:, column], column]
+            p[column] = _as_extreme(values @ np.where(enumeration_bits(values.size), 1.0, -1.0), observed[column]).mean()
+        sampled = np.nonzero(~exact & (counts > 0))[0]
+        prepared.append((np.asarray(rows), np.ascontiguousarray(filled[:, sampled].T), observed[sampled], sampled, p, exact,
+                         np.zeros(sampled.size, dtype=np.int64)))
+    if any(entry[3].size for entry in prepared):
+        block = max(1, _BLOCK_CELLS // max(1, hashes.size))
+        for start in range(0, permutations, block):
+            count = min(block, permutations - start)
+            kept = permutation_bits(hashes, seed, start, count).astype(np.float64)
+            for rows, transposed, observed, sampled, _p, _exact, extreme in prepared:
+                if sampled.size:
+                    statistics = 2.0 * (transposed @ kept[rows]) - observed[:, None]
+                    extreme += _as_extreme(statistics.T, observed).sum(axis=0)
+            if progress is not None:
+                progress.advance(count)
+    results = []
+    for _rows, _transposed, _observed, sampled, p, exact, extreme in prepared:
+        p[sampled] = (1.0 + extreme) / (1.0 + permutations)
+        results.append((p, exact))
+    return results
+
+
 def randomization_test(
     x: Sequence[float], y: Sequence[float], *, permutations: int = 10_000, seed: int = 0, keys: Sequence[str] | None = None
 ) -> float:

@@ -23,7 +23,10 @@ EXPECT = {"n_queries": 5000, "n_positive": 466, "posts_per_fold": [100, 100, 100
 
 @pytest.fixture(scope="module")
 def sample():
+    from evalframe.pipeline.overrides import merge
+
     spec = yaml.safe_load(PIPELINE.read_text())
+    spec = merge(spec, yaml.safe_load((REPO_ROOT / "data_samples" / "evidence_contract.sample.yaml").read_text()))  # the sample's pins
     spec["tuning"] = {**spec["tuning"], "grid": 0.05}  # a coarser grid keeps the fixture quick
     return ef.Pipeline.from_mapping(spec).run(SAMPLE)
 

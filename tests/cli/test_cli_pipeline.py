@@ -35,7 +35,7 @@ OUTPUT_FILES = ["ablation.csv", "checks.csv", "curves.parquet", "dynamic_k_sweep
                 "tuning.csv"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "state", "label", "metric", "unit", "subset", "n",
                    "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max",
-                   "se", "ci_low", "ci_high", "note"]
+                   "se", "ci_low", "ci_high", "note", "params"]
 #: The sample's six configs (contract §8.1), as the summary sorts them.
 SYSTEMS = ["full_pipeline", "plus_jina_reranker", "plus_p2_dynamic_k", "plus_p3_graph_reranker", "plus_p4_ne_gate",
            "retriever_only"]
@@ -172,7 +172,7 @@ def test_run_json_describes_input_counts_and_skips(sample_runs):
     assert info["tables"]["systems"] == [
         {"system": system, "queries": N_QUERIES, "with_evidence": N_WITH_EVIDENCE} for system in SYSTEMS
     ]
-    skipped = {(entry["system"], entry["metric"]): (entry["reason"], entry["count"]) for entry in info["skipped"]}
+    skipped = {(entry["system"], entry["metric"]): (entry["reason"], entry["count"]) for entry in info["skipped_units"]}
     assert skipped == {(system, metric): (OUTSIDE, N_QUERIES - N_WITH_EVIDENCE) for system in SYSTEMS
                        for metric in [*RANKING_METRICS, *EXTRACTION_WITH_EVIDENCE]}
     summary = pl.read_parquet(sample_runs["cli"] / "summary.parquet")

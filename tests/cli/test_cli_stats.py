@@ -56,7 +56,7 @@ def test_compare_prints_the_overall_rows_and_writes_only_with_out(result_dir, tm
     ndcg = next(line for line in out.splitlines() if " ndcg@10 " in line)
     assert "randomization" in ndcg and ndcg.rstrip().endswith("*")
     auroc = next(line for line in out.splitlines() if " auroc " in line)
-    assert "randomization" in auroc                                # set metrics swap units through values_under
+    assert "bootstrap" in auroc                                    # set metrics: the run's paired bootstrap replicates
     assert sorted(p.name for p in result_dir.iterdir()) == before  # nothing written into the result folder
     target = tmp_path / "cmp.csv"
     assert main(["compare", str(result_dir), "--baseline", "retriever_only", "--metric", "mrr", "--permutations", "200",

@@ -254,7 +254,7 @@ def test_subset_column_and_skip_reasons(handmade):
     outside = labels.filter(pl.col("label") == 0).group_by("system").len().sort("system").rows()
     for system, count in outside:
         for metric in RANKING_METRICS:
-            assert result.info["skipped"].count(
+            assert result.info["skipped_units"].count(
                 {"system": system, "unit": "query", "metric": metric, "reason": OUTSIDE_HAS_EVIDENCE, "count": count}) == 1
         overall = result.summary.filter(grouping="overall", system=system, metric="mrr")
         assert overall.select("n_skipped").item() == count
@@ -337,7 +337,7 @@ def test_sample_per_query_skip_reasons(sample):
     assert len(systems) == 6
     assert skipped.rows() == [(system, None, 466) for system in systems]
     # Queries outside the subset have no per-query row; run.json counts them with their reason.
-    outside = [entry for entry in result.info["skipped"] if entry["metric"] == "ndcg@10"]
+    outside = [entry for entry in result.info["skipped_units"] if entry["metric"] == "ndcg@10"]
     assert outside == [
         {"system": system, "unit": "query", "metric": "ndcg@10", "reason": OUTSIDE_HAS_EVIDENCE, "count": 4534}
         for system in systems

@@ -84,7 +84,7 @@ def test_columns_the_input_lacks_are_errors_with_key_paths():
 def test_check_pipeline_command(tmp_path, capsys):
     assert main(["check-pipeline", str(CONTRACT), "--input", str(SAMPLE)]) == 0
     out = capsys.readouterr().out
-    assert "ok: pipeline `evidence_contract`" in out and "has every column the pipeline names" in out
+    assert "ok: pipeline `evidence_contract`" in out and "the pipeline runs on it" in out
     spec = contract()
     spec["metrics"][0]["subest"] = "all_queries"
     spec["slices"]["fold"] = "fold"
@@ -93,7 +93,7 @@ def test_check_pipeline_command(tmp_path, capsys):
     assert main(["check-pipeline", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "metrics[0].subest: unknown key; did you mean `subset`?" in err
-    assert "slices.fold: expected a list of strings, found a string" in err
+    assert "slices.fold: expected a list of strings or a mapping, found a string" in err
 
 
 def test_policies_reach_the_engine(tmp_path):

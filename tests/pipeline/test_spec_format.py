@@ -76,7 +76,7 @@ def test_all_problems_reported_with_key_paths_and_hints():
         "input.format: is not one of `per_query`, `retrieval_results`, `legal` (value: 'csv')",
         "policies.empty: is not one of `skip`, `zero`; did you mean `skip`? (value: 'skp')",
         "metrics[1].subest: unknown key; did you mean `subset`?",
-        "slices.fold: expected a list of strings, found a string; write `[fold]` for a list of one (value: 'fold')",
+        "slices.fold: expected a list of strings or a mapping, found a string; write `[fold]` for a list of one (value: 'fold')",
         "outputs[0]: is not one of `per_query.parquet`, `per_unit.parquet`, `summary.parquet`, `summary.csv`, "
         "`summary.md`, `run.json`, `replicates.parquet`, `curves.parquet`, `report.md`, `report.html`, `report.tex`, "
         "`report_tables.csv`, `plots`; did you mean `summary.csv`? (value: 'summary.xlsx')",
@@ -422,7 +422,7 @@ def test_broken_bare_node_is_our_bug():
 
 def test_node_vocabulary_is_the_documented_one():
     assert set(NODE_WORDS) == {"type", "description", "keys", "values", "items", "required", "nullable", "allowed",
-                               "min_items"}
+                               "min_items", "or"}
     assert set(TYPES) == {"mapping", "list", "string", "int", "float", "number", "bool", "scalar"}
     header = PIPELINE_FORMAT.read_text().split("\nversion:")[0]
     for word in NODE_WORDS:

@@ -70,7 +70,7 @@ def test_per_unit_rows_equal_scipy_and_the_summary(evaluation):
 
 def test_adjusted_p_values_equal_statsmodels_over_the_family(evaluation):
     for correction, name in (("holm", "holm"), ("bh", "fdr_bh"), ("bonferroni", "bonferroni"), ("by", "fdr_by")):
-        table = ef.compare(evaluation, baseline="base", tests=("t",), correction=correction)
+        table = ef.compare(evaluation, baseline="base", tests=("t",), correction=correction, family="comparison")
         p = table.get_column("p_t").to_numpy()
         present = ~np.isnan(p)
         expected = multipletests(p[present], method=name)[1]
@@ -112,7 +112,7 @@ def test_unknown_baseline_and_options_are_named(evaluation):
 
 
 def test_set_metric_randomization_through_values_under(evaluation):
-    row = ef.compare(evaluation, baseline="base").filter(grouping="overall", metric="auroc").row(0, named=True)
+    row = ef.compare(evaluation, baseline="base", set_permutations=10_000).filter(grouping="overall", metric="auroc").row(0, named=True)
     assert 0 < row["p_randomization"] <= 1 and "values_under" not in (row["note"] or "")
     assert row["delta"] == pytest.approx(
         roc_auc_score(*_labels_probs(evaluation.queries, "new")) - roc_auc_score(*_labels_probs(evaluation.queries, "base")))
@@ -148,7 +148,7 @@ def test_set_metric_randomization_swaps_units_between_systems():
     groups = tuple(replace(g, metrics=tuple(LoopAUROC() if m.name == "auroc" else m for m in g.metrics)) for g in plan.groups)
     data = replace(from_evaluation(ev), rows=lambda: (ev.queries, replace(plan, groups=groups)))
     options = {"baseline": "base", "tests": ("randomization",), "groupings": ["overall"]}
-    row = ef.compare(data, **options).filter(metric="auroc").row(0, named=True)
+    row = ef.compare(data, **options, set_permutations=10_000).filter(metric="auroc").row(0, named=True)
     # reference: every one of the 2^8 swaps, AUROC of each side by scikit-learn
     label_new, prob_new = _labels_probs(queries, "new")
     label_base, prob_base = _labels_probs(queries, "base")
@@ -195,3 +195,49 @@ def test_same_seed_same_table_whatever_the_row_order():
     np.testing.assert_allclose(first.get_column("p_t").to_numpy(), again.get_column("p_t").to_numpy(), rtol=1e-9)
     other_seed = ef.compare(evaluate(queries, ["brier"]), baseline="base", permutations=3000, seed=3)
     assert not first.get_column("p_randomization").equals(other_seed.get_column("p_randomization"))
+
+
+def test_shared_sign_flips_equal_the_slice_by_slice_test():
+    from evalframe.stats.paired_tests import shared_sign_flip_pvalues, sign_flip_pvalues
+    from evalframe.stats.replicates import unit_hashes
+
+    rng = np.random.default_rng(4)
+    hashes = unit_hashes(pl.DataFrame({"unit": [f"u{i}" for i in range(60)]}))
+    blocks = []
+    for rows in (np.arange(0, 40), np.arange(30, 60), np.arange(55, 60)):  # the last one is enumerated exactly
+        matrix = rng.normal(0.1, 1, (rows.size, 3))
+        matrix[rng.random(matrix.shape) < 0.1] = np.nan
+        blocks.append((rows, matrix))
+    shared = shared_sign_flip_pvalues(hashes, blocks, permutations=2000, seed=5)
+    for (rows, matrix), (p, exact) in zip(blocks, shared, strict=True):
+        alone, alone_exact = sign_flip_pvalues(matrix, hashes[rows], permutations=2000, seed=5)
+        np.testing.assert_array_equal(p, alone)
+        np.testing.assert_array_equal(exact, alone_exact)
+
+
+def test_set_metrics_are_tested_on_the_paired_bootstrap_replicates(evaluation):
+    summary = evaluation.summary.filter(pl.col("grouping") != "across_folds")
+    rng = np.random.default_rng(11)
+    replicates = summary.select("grouping", "system", "fold", "metric", "unit", "subset").with_columns(
+        values=pl.Series([rng.normal(0.05 if s == "new" else 0.0, 0.05, 99).tolist() for s in summary.get_column("system")])
+    )
+    data = replace(from_evaluation(evaluation), replicates=replicates)
+    row = ef.compare(data, baseline="base").filter(grouping="overall", metric="auroc").row(0, named=True)
+    key = (pl.col("grouping") == "overall") & (pl.col("metric") == "auroc")
+    new = np.array(replicates.filter(key & (pl.col("system") == "new")).get_column("values").item().to_list())
+    base = np.array(replicates.filter(key & (pl.col("system") == "base")).get_column("values").item().to_list())
+    d = new - base
+    expected = min(1.0, 2 * min(1 + (d <= 0).sum(), 1 + (d >= 0).sum()) / (d.size + 1))
+    assert row["test"] == "bootstrap" and row["p_bootstrap"] == pytest.approx(expected)
+    assert row["p_randomization"] is None
+    without = ef.compare(replace(data, replicates=None), baseline="base").filter(grouping="overall", metric="auroc").row(0, named=True)
+    assert without["p_bootstrap"] is None and "no bootstrap replicates" in without["note"]
+
+
+def test_the_default_family_is_one_metric_on_one_slice_across_systems():
+    queries = pl.concat([queries_table(60, 3, shift=0.1), queries_table(60, 3, shift=0.2).filter(pl.col("system") == "new")
+                         .with_columns(system=pl.lit("newer"))])
+    table = ef.compare(evaluate(queries, ["brier"]), baseline="base", tests=("t",), correction="bonferroni")
+    for (_, _, _), rows in table.group_by(["grouping", "fold", "metric"]):
+        p = rows.get_column("p_t").to_numpy()
+        np.testing.assert_allclose(rows.get_column("p_t_adjusted").to_numpy(), np.minimum(1.0, p * len(p)))
