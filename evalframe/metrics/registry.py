@@ -35,6 +35,10 @@ FAMILY_MODULES = (
     "evalframe.metrics.gate",
     "evalframe.metrics.dynamic_k",
     "evalframe.metrics.query_counts",
+    "evalframe.metrics.generation_overlap",
+    "evalframe.metrics.generation_bleu",
+    "evalframe.metrics.robustness",
+    "evalframe.metrics.additional",
 )
 
 
