@@ -18,6 +18,7 @@ def add_parser(commands) -> None:
     run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
     run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
+    run.add_argument("--samples", help="samples file of the rag format's two-file form (then --input is the outputs file)")
     run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines on stderr")
 
@@ -30,7 +31,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline)
     with step("reading the input and computing the metrics", quiet=args.quiet):
-        evaluation = pipeline.run(args.input, gold=args.gold)
+        evaluation = pipeline.run(args.input, gold=args.gold, samples=args.samples)
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
         evaluation.write(out, pipeline.outputs)
