@@ -118,7 +118,11 @@ def _read_text_columns(source: str | Path | pl.DataFrame) -> tuple[pl.DataFrame,
         raise InputError(name, Problem(None, None, NO_VALUE, "file not found"))
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
-        frame, locate = _read_jsonl(path)
+        try:
+            frame, locate = _read_jsonl(path)
+        except InputError:
+            _raise_bad_lines(path)
+            raise
         return frame, locate, name
     if suffix == ".json":
         try:
@@ -134,6 +138,25 @@ def _read_text_columns(source: str | Path | pl.DataFrame) -> tuple[pl.DataFrame,
         return _as_text(frame), (lambda i: f"row {i + 1}"), name
     msg = f"unknown RAG file format `{suffix}` (expected .jsonl, .ndjson, .json or .parquet)"
     raise InputError(name, Problem(None, None, NO_VALUE, msg))
+
+
+def _raise_bad_lines(path: Path) -> None:
+    """Every line of a JSON Lines file that is not a JSON object, at once (run only when Polars
+    could not read the file)."""
+    problems = []
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError as error:
+                problems.append(Problem(f"line {number}", None, line.strip(), f"is not JSON ({error})"))
+                continue
+            if not isinstance(value, dict):
+                problems.append(Problem(f"line {number}", None, line.strip(), f"is not a JSON object (found {type(value).__name__})"))
+    if problems:
+        raise InputError(str(path), problems)
 
 
 def _as_text(frame: pl.DataFrame) -> pl.DataFrame:
@@ -226,6 +249,7 @@ def _documents(frame: pl.DataFrame, column: str, problems: _Problems) -> pl.Data
     doc = pl.col(column).struct.field("doc")
     long = (
         pl.DataFrame({"_row": pl.int_range(frame.height, eager=True, dtype=pl.UInt32), column: decoded})
+        .with_columns(pl.col(column).fill_null(pl.lit([], dtype=pl.List(_DOC))))
         .with_columns(_item=pl.int_ranges(0, pl.col(column).list.len().fill_null(0), dtype=pl.UInt32))
         .explode(column, "_item")
         .drop_nulls("_item")
@@ -371,8 +395,7 @@ def read_rag(
         for p in problems_list:
             p.raise_if_any()
         frame, parts = _join_two_files(frame, parts, out_frame, out_parts)
-    for p in problems_list:
-        p.raise_if_any()
+    # One file: the cross-record checks run too, so that every problem is reported at once.
     tables = _tables(frame, parts, problems)
     problems.raise_if_any()
     return Tables(queries=tables[0], judgments=tables[2], ranking_rows=tables[1], n_rows=frame.height,

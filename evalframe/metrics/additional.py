@@ -102,12 +102,16 @@ class QuantileLatency(SetMetric):
         return ("latency_weights", self.timing_key)
 
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        timed = rows.filter(pl.col(f"latency_{self.timing_key}").is_not_null()).with_columns(
-            latency=pl.col(f"latency_{self.timing_key}").cast(pl.Float64))
-        return timed.group_by(*by, "latency").agg(n=pl.len().cast(pl.Int64), weight=pl.col(WEIGHT).sum())
+        # Rows without a timing keep their slice in the state (key latency null, n 0), so a
+        # slice with no timed sample gets a row and its reason rather than no row at all.
+        timed = rows.with_columns(latency=pl.col(f"latency_{self.timing_key}").cast(pl.Float64))
+        has_time = pl.col("latency").is_not_null()
+        return timed.group_by(*by, "latency").agg(
+            n=has_time.sum().cast(pl.Int64), weight=pl.when(has_time).then(pl.col(WEIGHT)).otherwise(0.0).sum())
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        merged = state.group_by(*by, "latency").agg(pl.col("n").sum(), pl.col("weight").sum()).filter(pl.col("weight") > 0)
+        merged = state.group_by(*by, "latency").agg(pl.col("n").sum(), pl.col("weight").sum()).filter(
+            (pl.col("weight") > 0) & pl.col("latency").is_not_null())
         over = by or None
         ranked = merged.sort(*by, "latency").with_columns(
             _cum=pl.col("weight").cum_sum().over(over) if over else pl.col("weight").cum_sum(),

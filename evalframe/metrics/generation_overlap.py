@@ -227,7 +227,7 @@ class Rouge(QueryMetric):
 
 
 EvidenceSource = Literal["retrieved", "relevant"]
-NO_NGRAM = "the response has no n-gram"
+NO_NGRAM = "the response has no n-gram, or the evidence no text"
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ class EvidenceOverlapFaithfulness(QueryMetric):
     ``Σ_g count_resp(g) · [g occurs in E] / Σ_g count_resp(g)`` with ``E`` the concatenation
     (joined by a space) of the top-``k`` retrieved texts (``evidence_source=retrieved``, ``k``
     none: all) or of the relevant documents' texts (``relevant``), both normalised as token_f1.
-    A response without n-grams is null ("the response has no n-gram", counted).
+    A response without n-grams, or evidence without text, is null (its reason counted).
     """
 
     n: int = 1
@@ -276,10 +276,12 @@ class EvidenceOverlapFaithfulness(QueryMetric):
             lists = evidence if self.k is None else evidence.list.head(self.k)
             joined = lists.list.eval(pl.element().fill_null("")).list.join(" ")
             predicted = lexical.squad_tokens(response)
-            found = lexical.ngram_support(predicted, lexical.squad_tokens(joined), rows, self.n).astype(np.float64)
+            evidence_tokens = lexical.squad_tokens(joined)
+            found = lexical.ngram_support(predicted, evidence_tokens, rows, self.n).astype(np.float64)
             total = lexical.row_totals(predicted, rows, self.n).astype(np.float64)
+            has_evidence = lexical.row_totals(evidence_tokens, rows) > 0
             with np.errstate(divide="ignore", invalid="ignore"):
-                return np.where(total > 0, found / total, np.nan)
+                return np.where((total > 0) & has_evidence, found / total, np.nan)
         return rowwise(values, self._evidence, "response")
 
     def skip_reason(self) -> pl.Expr:

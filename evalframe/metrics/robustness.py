@@ -143,9 +143,13 @@ class NoiseRobustness(SetMetric):
             (pl.col("base_sum") == 0, "base score is 0 (the ratio is undefined)"),
         ]
         result = finalized(table.with_columns(_base=base_score, _noisy=noisy_score), by, noisy_score / base_score, reasons)
+        def shown(score: pl.Expr, weight: str) -> pl.Expr:
+            return pl.when(pl.col(weight) > 0).then(score.round(4).cast(pl.String)).otherwise(pl.lit("—"))
+
         described = table.select(*by, _text=pl.format(
             "base_score {} (n={}), noisy_score {} (n={})",
-            base_score.round(4), pl.col("n_base").cast(pl.Int64), noisy_score.round(4), pl.col("n_noisy").cast(pl.Int64)))
+            shown(base_score, "base_weight"), pl.col("n_base").cast(pl.Int64),
+            shown(noisy_score, "noisy_weight"), pl.col("n_noisy").cast(pl.Int64)))
         joined = result.join(described, on=by, how="left", nulls_equal=True) if by else pl.concat([result, described], how="horizontal")
         return joined.with_columns(note=pl.coalesce(pl.format("{}; {}", "note", "_text"), "_text")).drop("_text")
 
