@@ -52,6 +52,9 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     else:
         labels = {(g, m.name): group.subset_text(m) for g, group in enumerate(partials.plan.groups) for m in group.metrics}
         summary, replicates = uncertainty.attach(summary, partials, labels)
+    # Each metric's target category (seed 000 §2.1: retrieval_relevance, …, negative_rejection).
+    categories = {metric.name: metric.target.value for metric in partials.plan.metrics}
+    summary = summary.with_columns(target=pl.col("metric").replace_strict(categories, default=None, return_dtype=pl.String))
     return Evaluation(
         summary=summary,
         replicates=replicates,

@@ -171,6 +171,13 @@ class NoiseRobustness(SetMetric):
         return replicate_frame(columns, weights.shape[1])
 
 
+@dataclass(frozen=True)
+class PairedNoiseRobustness(NoiseRobustness):
+    """The same ratio over parents that have a noisy variant in the slice and those variants only."""
+
+    paired: bool = True
+
+
 def _refusal(patterns: tuple[str, ...]) -> pl.Expr:
     return normalised(pl.col("response")).str.contains_any(list(patterns)).cast(pl.Float64)
 
@@ -246,8 +253,7 @@ def _specs():
     refusals = (Param("refusal_patterns", str, DEFAULT_REFUSALS, doc="refusal phrases, separated by |"),)
     return [
         MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise),
-        MetricSpec("noise_robustness_paired", lambda **kw: NoiseRobustness(paired=True, **kw),
-                   "The same ratio over parents that have a noisy variant and those variants only", noise),
+        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise),
         MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals),
         MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals),
         MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0]),
