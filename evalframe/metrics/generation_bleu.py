@@ -51,6 +51,11 @@ NO_SEGMENT = "no sample with a reference answer in the slice"
 
 def segment_counts(reference: pl.Series, response: pl.Series, max_order: int) -> np.ndarray:
     """Per segment: ``sys_len, ref_len, correct_1..N, total_1..N`` (rows × (2 + 2N), float64)."""
+    return lexical.memoised(("bleu_counts", max_order), (reference, response),
+                            lambda: _segment_counts(reference, response, max_order))
+
+
+def _segment_counts(reference: pl.Series, response: pl.Series, max_order: int) -> np.ndarray:
     rows = reference.len()
     hyp = lexical.bleu_tokens(response)
     ref = lexical.bleu_tokens(reference)

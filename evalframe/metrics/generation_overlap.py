@@ -41,7 +41,9 @@ def rowwise(function: Callable[..., np.ndarray], *columns: str) -> pl.Expr:
     """A Float64 expression computed by ``function`` over whole columns (one call per batch)."""
     def batch(struct: pl.Series) -> pl.Series:
         fields = [struct.struct.field(name) for name in columns]
-        return pl.Series(np.asarray(function(*fields), dtype=np.float64), dtype=pl.Float64).fill_nan(None)
+        # Memoised: the engine evaluates a value twice in one select (value and skip reason).
+        values = lexical.memoised(function, tuple(fields), lambda: np.asarray(function(*fields), dtype=np.float64))
+        return pl.Series(values, dtype=pl.Float64).fill_nan(None)
     return pl.struct(*columns).map_batches(batch, return_dtype=pl.Float64)
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from functools import cache
 
 import numpy as np
@@ -119,6 +120,40 @@ def bleu_tokens(texts: pl.Series) -> pl.DataFrame:
     """Long tokens of sacrebleu's ``13a`` tokenizer (after ``rstrip``, as sacrebleu's BLEU)."""
     tokenize = _tokenizer_13a()
     return _long(_map_distinct(texts, lambda text: tokenize(text.rstrip())))
+
+
+# --- memo: one computation per input, however often the engine asks -----------------------------
+
+#: The last results of :func:`memoised` (a handful: a metric's value is asked for twice in one
+#: select, once for the value and once for its skip reason, and every grouping set asks a set
+#: metric's per-row counts again for the same rows).
+_MEMO: OrderedDict = OrderedDict()
+MEMO_SIZE = 32
+
+
+def fingerprint(*columns: pl.Series) -> tuple:
+    """An order-sensitive fingerprint of whole columns: their length, dtype and row hashes."""
+    parts: list = []
+    for column in columns:
+        hashes = column.hash(seed=11).to_numpy().astype(np.uint64)
+        weights = np.arange(1, hashes.size + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        with np.errstate(over="ignore"):
+            parts += [column.len(), str(column.dtype), int((hashes * weights).sum(dtype=np.uint64)),
+                      int(np.bitwise_xor.reduce(hashes)) if hashes.size else 0]
+    return tuple(parts)
+
+
+def memoised(key: Hashable, columns: tuple[pl.Series, ...], compute: Callable[[], object]) -> object:
+    """``compute()`` once per (``key``, content of ``columns``); the last :data:`MEMO_SIZE` kept."""
+    found = (key, fingerprint(*columns))
+    if found in _MEMO:
+        _MEMO.move_to_end(found)
+        return _MEMO[found]
+    result = compute()
+    _MEMO[found] = result
+    while len(_MEMO) > MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return result
 
 
 # --- counting -----------------------------------------------------------------------------------
