@@ -78,6 +78,16 @@ _DOC = pl.Struct({
 })
 
 
+#: The same documents with typed leaves: the fast path when every value has its type (the usual case).
+_DOC_TYPED = pl.Struct({
+    "doc_id": pl.String, "text": pl.String, "score": pl.Float64, "rank": pl.Float64, "relevance": pl.Float64,
+    "embedding": pl.List(pl.Float64),
+    "doc": pl.Struct({"doc_id": pl.String, "text": pl.String,
+                      "metadata": pl.Struct({"embedding": pl.List(pl.Float64), "relevance": pl.Float64})}),
+    "metadata": pl.Struct({"embedding": pl.List(pl.Float64), "relevance": pl.Float64}),
+})
+
+
 class _Problems:
     """Problems of one file, each located by row (line) and key path; listed up to a cap per kind."""
 
@@ -242,14 +252,20 @@ def _documents(frame: pl.DataFrame, column: str, problems: _Problems) -> pl.Data
     relevance, embedding`` (text leaves cast and checked; bad casts are problems)."""
     if column not in frame.columns:
         return None
-    decoded = _decode(frame, column, pl.List(_DOC), problems, _scan_documents)
+    try:  # numbers as numbers; any value of another type sends the column to the checked path
+        decoded = frame.get_column(column).str.json_decode(pl.List(_DOC_TYPED))
+        typed = True
+    except pl.exceptions.PolarsError:
+        decoded = _decode(frame, column, pl.List(_DOC), problems, _scan_documents)
+        typed = False
     if decoded is None:
         return None
+    dtype = pl.List(_DOC_TYPED if typed else _DOC)
     meta = pl.col(column).struct.field("metadata")
     doc = pl.col(column).struct.field("doc")
     long = (
         pl.DataFrame({"_row": pl.int_range(frame.height, eager=True, dtype=pl.UInt32), column: decoded})
-        .with_columns(pl.col(column).fill_null(pl.lit([], dtype=pl.List(_DOC))))
+        .with_columns(pl.col(column).fill_null(pl.lit([], dtype=dtype)))
         .with_columns(_item=pl.int_ranges(0, pl.col(column).list.len().fill_null(0), dtype=pl.UInt32))
         .explode(column, "_item")
         .drop_nulls("_item")
@@ -257,18 +273,18 @@ def _documents(frame: pl.DataFrame, column: str, problems: _Problems) -> pl.Data
             "_row", "_item",
             doc_id=pl.coalesce(pl.col(column).struct.field("doc_id"), doc.struct.field("doc_id")),
             text=pl.coalesce(pl.col(column).struct.field("text"), doc.struct.field("text")),
-            score_text=pl.col(column).struct.field("score"),
-            rank_text=pl.col(column).struct.field("rank"),
+            score_text=pl.col(column).struct.field("score").cast(pl.String),
+            rank_text=pl.col(column).struct.field("rank").cast(pl.String),
             relevance_text=pl.coalesce(pl.col(column).struct.field("relevance"), meta.struct.field("relevance"),
-                                       doc.struct.field("metadata").struct.field("relevance")),
-            embedding_text=pl.coalesce(pl.col(column).struct.field("embedding"), meta.struct.field("embedding"),
-                                       doc.struct.field("metadata").struct.field("embedding")),
+                                       doc.struct.field("metadata").struct.field("relevance")).cast(pl.String),
+            embedding=pl.coalesce(pl.col(column).struct.field("embedding"), meta.struct.field("embedding"),
+                                  doc.struct.field("metadata").struct.field("embedding")),
         )
         .with_columns(
             score=pl.col("score_text").cast(pl.Float64, strict=False),
-            rank=pl.col("rank_text").cast(pl.Int64, strict=False),
-            relevance=pl.col("relevance_text").cast(pl.Int64, strict=False),
-            embedding=pl.col("embedding_text").list.eval(pl.element().cast(pl.Float64, strict=False)),
+            rank=_whole("rank_text"),
+            relevance=_whole("relevance_text"),
+            embedding=pl.col("embedding") if typed else pl.col("embedding").list.eval(pl.element().cast(pl.Float64, strict=False)),
         )
     )
 
@@ -290,7 +306,13 @@ def _documents(frame: pl.DataFrame, column: str, problems: _Problems) -> pl.Data
     problems.add_rows(repeated, at("doc_id"), "doc_id",
                       "repeats a document of the same list (a document retrieved twice)" if column == "retrieved"
                       else "repeats a document of the same list")
-    return long.drop("score_text", "rank_text", "relevance_text", "embedding_text")
+    return long.drop("score_text", "rank_text", "relevance_text")
+
+
+def _whole(column: str) -> pl.Expr:
+    """A text column as whole numbers (``2`` and ``2.0`` are 2; ``2.5`` or ``x`` are null)."""
+    number = pl.col(column).cast(pl.Float64, strict=False)
+    return pl.when(number == number.floor()).then(number).cast(pl.Int64, strict=False)
 
 
 def _check_ranks(long: pl.DataFrame, problems: _Problems) -> pl.DataFrame:
