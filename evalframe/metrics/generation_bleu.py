@@ -163,7 +163,8 @@ class CorpusBleu(_Bleu, SetMetric):
         used = rows.filter(pl.col("reference").is_not_null())
         with_counts = used.with_columns(pl.struct("reference", "response").map_batches(counts, return_dtype=dtype).alias("_counts"))
         sums = [(pl.col("_counts").struct.field(name) * pl.col(WEIGHT)).sum().alias(name) for name in names]
-        aggregations = [pl.len().cast(pl.Int64).alias("n"), *sums]
+        # n: segments of positive weight (a segment of weight 0 is absent, as in the bootstrap's path)
+        aggregations = [(pl.col(WEIGHT) > 0).sum().cast(pl.Int64).alias("n"), *sums]
         return with_counts.group_by(by).agg(aggregations) if by else with_counts.select(aggregations)
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:

@@ -305,3 +305,29 @@ def test_the_bootstrap_resamples_a_parent_with_its_variants():
     assert dict(queries.iter_rows())["p1t"] == "p1" and dict(queries.iter_rows())["c1"] == "p1"
     row = ev.summary.filter(pl.col("metric") == "noise_robustness").row(0, named=True)
     assert row["ci_low"] <= row["value"] <= row["ci_high"] or row["ci_low"] is None
+
+
+# --- every RAG set metric: values under weight matrices (the bootstrap's path) = the weighted compute ---
+
+
+def weighted_frame() -> pl.DataFrame:
+    tables = ef.read_rag(rag_frame())
+    return tables.queries.with_columns(latency_end_to_end=pl.Series([1.0, 5.0, 2.0, 4.0, 3.0, 6.0, 7.0]))
+
+
+@pytest.mark.parametrize("name", ["bleu", "bleu(smooth_method=floor)", "noise_robustness", "noise_robustness_paired",
+                                  "p50_latency", "p95_latency", "distinct_1", "distinct_2"])
+@settings(max_examples=25, deadline=None)
+@given(weights=st.lists(st.lists(st.integers(0, 3).map(float), min_size=7, max_size=7), min_size=1, max_size=4))
+def test_values_under_weights_equal_the_weighted_compute(name, weights):
+    metric = resolve(name)
+    frame = weighted_frame().sort("query_id")
+    matrix = np.array(weights).T
+    under = metric.values_under(frame, matrix)
+    for column, got in zip(matrix.T, under, strict=True):
+        expected = metric.compute(frame.with_columns(pl.Series(WEIGHT, column)).lazy(), []).collect().get_column("value")
+        value = expected.item() if expected.len() else None
+        if value is None:
+            assert np.isnan(got)
+        else:
+            assert got == pytest.approx(value, abs=1e-12)
