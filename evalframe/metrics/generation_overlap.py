@@ -37,12 +37,17 @@ from evalframe.metrics import lexical
 from evalframe.metrics.base import QueryMetric, TargetCategory
 
 
-def rowwise(function: Callable[..., np.ndarray], *columns: str) -> pl.Expr:
-    """A Float64 expression computed by ``function`` over whole columns (one call per batch)."""
+def rowwise(function: Callable[..., np.ndarray], *columns: str, key: object = None) -> pl.Expr:
+    """A Float64 expression computed by ``function`` over whole columns (one call per batch).
+
+    ``key`` names what is computed (a metric object), so that two expressions of equal metrics on
+    the same columns share one computation (default: the function itself).
+    """
     def batch(struct: pl.Series) -> pl.Series:
         fields = [struct.struct.field(name) for name in columns]
         # Memoised: the engine evaluates a value twice in one select (value and skip reason).
-        values = lexical.memoised(function, tuple(fields), lambda: np.asarray(function(*fields), dtype=np.float64))
+        memo_key = (function if key is None else key, columns)
+        values = lexical.memoised(memo_key, tuple(fields), lambda: np.asarray(function(*fields), dtype=np.float64))
         return pl.Series(values, dtype=pl.Float64).fill_nan(None)
     return pl.struct(*columns).map_batches(batch, return_dtype=pl.Float64)
 
@@ -107,7 +112,7 @@ class AnswerExactMatch(_WithReference, _Normalised, QueryMetric):
             a = lexical._map_distinct(reference, normalise)
             b = lexical._map_distinct(response, normalise)
             return (a == b).cast(pl.Float64).to_numpy()
-        return rowwise(values, "reference", "response")
+        return rowwise(values, "reference", "response", key=self)
 
 
 def f1_from_counts(common: np.ndarray, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
@@ -142,7 +147,7 @@ class TokenF1(_WithReference, _Normalised, QueryMetric):
 
     def expr(self) -> pl.Expr:
         return rowwise(lambda reference, response: token_f1_values(reference, response, self.options()),
-                       "reference", "response")
+                       "reference", "response", key=self)
 
 
 RougeVariant = Literal["rouge1", "rouge2", "rougeL"]
@@ -225,7 +230,7 @@ class Rouge(QueryMetric):
 
     def expr(self) -> pl.Expr:
         return rowwise(lambda target, response: rouge_fmeasure(target, response, self.variant, use_stemmer=self.use_stemmer),
-                       self._against, "response")
+                       self._against, "response", key=self)
 
 
 EvidenceSource = Literal["retrieved", "relevant"]
@@ -284,7 +289,7 @@ class EvidenceOverlapFaithfulness(QueryMetric):
             has_evidence = lexical.row_totals(evidence_tokens, rows) > 0
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.where((total > 0) & has_evidence, found / total, np.nan)
-        return rowwise(values, self._evidence, "response")
+        return rowwise(values, self._evidence, "response", key=self)
 
     def skip_reason(self) -> pl.Expr:
         return pl.lit(NO_NGRAM)

@@ -77,7 +77,8 @@ def squad_tokens(texts: pl.Series, *, ignore_case: bool = True, ignore_punctuati
                  ignore_articles: bool = True) -> pl.DataFrame:
     """Long tokens of :func:`squad_normalise` of every text."""
     options = {"ignore_case": ignore_case, "ignore_punctuation": ignore_punctuation, "ignore_articles": ignore_articles}
-    return _long(_map_distinct(texts, lambda text: squad_normalise(text, **options)))
+    return memoised(("squad", *options.values()), (texts,),
+                    lambda: _long(_map_distinct(texts, lambda text: squad_normalise(text, **options))))
 
 
 @cache
@@ -94,6 +95,10 @@ def rouge_tokens(texts: pl.Series, *, use_stemmer: bool = True) -> pl.DataFrame:
     runs of ``[^a-z0-9]`` (ASCII, the same in both engines) and splits; the stemmer runs once per
     distinct token longer than 3 characters.
     """
+    return memoised(("rouge", use_stemmer), (texts,), lambda: _rouge_tokens(texts, use_stemmer))
+
+
+def _rouge_tokens(texts: pl.Series, use_stemmer: bool) -> pl.DataFrame:
     lowered = _map_distinct(texts, str.lower)
     spaced = lowered.str.replace_all(r"[^a-z0-9]+", " ").str.strip_chars(" ")
     long = _long(spaced)
@@ -119,7 +124,7 @@ def _tokenizer_13a():
 def bleu_tokens(texts: pl.Series) -> pl.DataFrame:
     """Long tokens of sacrebleu's ``13a`` tokenizer (after ``rstrip``, as sacrebleu's BLEU)."""
     tokenize = _tokenizer_13a()
-    return _long(_map_distinct(texts, lambda text: tokenize(text.rstrip())))
+    return memoised(("13a",), (texts,), lambda: _long(_map_distinct(texts, lambda text: tokenize(text.rstrip()))))
 
 
 # --- memo: one computation per input, however often the engine asks -----------------------------
@@ -128,7 +133,7 @@ def bleu_tokens(texts: pl.Series) -> pl.DataFrame:
 #: select, once for the value and once for its skip reason, and every grouping set asks a set
 #: metric's per-row counts again for the same rows).
 _MEMO: OrderedDict = OrderedDict()
-MEMO_SIZE = 32
+MEMO_SIZE = 64
 
 
 def fingerprint(*columns: pl.Series) -> tuple:
