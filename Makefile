@@ -30,6 +30,7 @@ demo-rag: $(VENV)/.installed-run
 	$(BIN)/evalframe run pipelines/rag.yaml
 
 test: $(VENV)/.installed-test
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n auto
 
 bench: $(VENV)/.installed-bench

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from evalframe._preload import preload
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
-from evalframe.report.run_info import sha256_of
-from evalframe.stats.bootstrap import Bootstrap
+from evalframe.results.run_info import sha256_of
+from evalframe.engine.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
@@ -30,20 +29,28 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
                samples: str | Path | pl.DataFrame | None = None) -> Tables:
     """Read the pipeline input into the long tables with the reader its ``format`` names (and,
     for the ``legal`` format, its ``gold`` file; for the ``rag`` format's two-file form, the
-    ``samples`` file, the input being the outputs file)."""
-    if spec.format == "rag":
+    ``samples`` file, the input being the outputs file). A format added by
+    :func:`~evalframe.io.readers.register_reader` gives a table that its contract's reader takes."""
+    from evalframe.io.readers import registered_reader
+
+    format = spec.format
+    if format == "rag":
         from evalframe.io.rag import read_rag
 
         if samples is not None:
             return read_rag(samples, outputs=source)
         return read_rag(source)
     if samples is not None:
-        raise ConfigError(f"a samples file goes with the `rag` format (its two-file form), not `{spec.format}`")
-    if spec.format == "retrieval_results":
+        raise ConfigError(f"a samples file goes with the `rag` format (its two-file form), not `{format}`")
+    custom = registered_reader(format)
+    if custom is not None:
+        source = source if isinstance(source, pl.DataFrame) else custom.table(source)
+        format = custom.schema
+    if format == "retrieval_results":
         from evalframe.io.retrieval_results import read_retrieval_results
 
         return read_retrieval_results(source, columns=spec.columns)
-    if spec.format == "legal":
+    if format == "legal":
         from evalframe.io.legal import read_legal
 
         if isinstance(source, pl.DataFrame):
@@ -112,7 +119,6 @@ def run_loaded(
         samples = _bundled_or_relative(pipeline, pipeline.input.samples)
     if isinstance(samples, (str, Path)) and not Path(samples).exists():
         raise InputError(str(samples), Problem(None, None, NO_VALUE, "file not found (the samples file)"))
-    preload()  # modules the metric stage imports on first use, while the input is read
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
