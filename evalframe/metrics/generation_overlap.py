@@ -109,8 +109,8 @@ class AnswerExactMatch(_WithReference, _Normalised, QueryMetric):
     def expr(self) -> pl.Expr:
         def values(reference: pl.Series, response: pl.Series) -> np.ndarray:
             normalise = lambda text: lexical.squad_normalise(text, **self.options())  # noqa: E731
-            a = lexical._map_distinct(reference, normalise)
-            b = lexical._map_distinct(response, normalise)
+            a = lexical.map_distinct(reference, normalise)
+            b = lexical.map_distinct(response, normalise)
             return (a == b).cast(pl.Float64).to_numpy()
         return rowwise(values, "reference", "response", key=self)
 

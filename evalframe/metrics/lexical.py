@@ -53,7 +53,7 @@ def squad_normalise(text: str, *, ignore_case: bool = True, ignore_punctuation: 
     return " ".join(text.split())
 
 
-def _map_distinct(texts: pl.Series, function: Callable[[str], str]) -> pl.Series:
+def map_distinct(texts: pl.Series, function: Callable[[str], str]) -> pl.Series:
     """``function`` of each distinct non-null text once, mapped back onto ``texts`` (null stays null)."""
     frame = pl.DataFrame({"_text": texts.cast(pl.String)})
     distinct = frame.get_column("_text").drop_nulls().unique()
@@ -78,7 +78,7 @@ def squad_tokens(texts: pl.Series, *, ignore_case: bool = True, ignore_punctuati
     """Long tokens of :func:`squad_normalise` of every text."""
     options = {"ignore_case": ignore_case, "ignore_punctuation": ignore_punctuation, "ignore_articles": ignore_articles}
     return memoised(("squad", *options.values()), (texts,),
-                    lambda: _long(_map_distinct(texts, lambda text: squad_normalise(text, **options))))
+                    lambda: _long(map_distinct(texts, lambda text: squad_normalise(text, **options))))
 
 
 @cache
@@ -99,7 +99,7 @@ def rouge_tokens(texts: pl.Series, *, use_stemmer: bool = True) -> pl.DataFrame:
 
 
 def _rouge_tokens(texts: pl.Series, use_stemmer: bool) -> pl.DataFrame:
-    lowered = _map_distinct(texts, str.lower)
+    lowered = map_distinct(texts, str.lower)
     spaced = lowered.str.replace_all(r"[^a-z0-9]+", " ").str.strip_chars(" ")
     long = _long(spaced)
     if use_stemmer and long.height:
@@ -124,7 +124,7 @@ def _tokenizer_13a():
 def bleu_tokens(texts: pl.Series) -> pl.DataFrame:
     """Long tokens of sacrebleu's ``13a`` tokenizer (after ``rstrip``, as sacrebleu's BLEU)."""
     tokenize = _tokenizer_13a()
-    return memoised(("13a",), (texts,), lambda: _long(_map_distinct(texts, lambda text: tokenize(text.rstrip()))))
+    return memoised(("13a",), (texts,), lambda: _long(map_distinct(texts, lambda text: tokenize(text.rstrip()))))
 
 
 # --- memo: one computation per input, however often the engine asks -----------------------------
