@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench clean
+.PHONY: demo demo-rag test bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ $(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
 
 demo: $(VENV)/.installed-run
 	$(BIN)/evalframe run pipelines/evidence_contract.yaml --config data_samples/evidence_contract.sample.yaml
+	$(BIN)/evalframe run pipelines/rag.yaml
+
+demo-rag: $(VENV)/.installed-run
+	$(BIN)/evalframe run pipelines/rag.yaml
 
 test: $(VENV)/.installed-test
 	$(BIN)/lint-imports

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
     from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
     from evalframe.io.per_query import read_per_query
     from evalframe.io.retrieval_results import read_retrieval_results
+    from evalframe.io.rag import read_rag
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
     from evalframe.io.readers import register_reader
@@ -88,6 +89,7 @@ _LAZY = {
     "read_per_query": "evalframe.io.per_query",
     "read_retrieval_results": "evalframe.io.retrieval_results",
     "read_legal": "evalframe.io.legal",
+    "read_rag": "evalframe.io.rag",
     "ablation": "evalframe.analyses",
     "tune_thresholds": "evalframe.analyses",
     "check": "evalframe.checks",
@@ -162,6 +164,7 @@ __all__ = [
     "read_legal",
     "read_per_query",
     "read_qrels",
+    "read_rag",
     "read_retrieval_results",
     "read_run",
     "read_table",

@@ -26,7 +26,11 @@ def _example_cutoff(param) -> object:
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.metrics.registry import available
 
-    lines = []
+    # Grouped by target category (seed 000 §2.1), in the taxonomy's order; registration order within.
+    from evalframe.metrics.base import TargetCategory
+
+    order = {category: i for i, category in enumerate(TargetCategory)}
+    entries = []
     for spec in available():
         example = {spec.at: _example_cutoff(spec.param(spec.at))} if spec.at_required else {}
         metric = spec.build(**example)
@@ -35,7 +39,14 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
             for p in spec.params
         )
         aliases = f" (aliases: {', '.join(spec.aliases)})" if spec.aliases else ""
-        lines.append(f"{spec.name:<14} {metric.level.value:<6} {metric.unit:<6} {metric.target.value:<22} {spec.doc}{aliases}")
+        entry = [f"{spec.name:<14} {metric.level.value:<6} {metric.unit:<6} {metric.target.value:<22} {spec.doc}{aliases}"]
         if params:
-            lines.append(f"{'':<14} params: {params}")
+            entry.append(f"{'':<14} params: {params}")
+        entries.append((order[metric.target], len(entries), metric.target.value, entry))
+    lines, current = [], None
+    for _, _, category, entry in sorted(entries):
+        if category != current:
+            lines += ([""] if lines else []) + [f"# {category}"]
+            current = category
+        lines += entry
     return "\n".join(lines), ExitCode.OK

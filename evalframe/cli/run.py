@@ -23,6 +23,7 @@ def add_parser(commands) -> None:
     run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
     run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
+    run.add_argument("--samples", help="samples file of the rag format's two-file form (then --input is the outputs file)")
     run.add_argument("--out", help="output folder (default: reports/<pipeline name>/); a folder holding files evalframe "
                                    "did not write is refused unless --force")
     run.add_argument("--force", action="store_true",
@@ -64,7 +65,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
     with step("reading the input and computing the metrics", quiet=args.quiet):
-        evaluation = pipeline.run(args.input, gold=args.gold)
+        evaluation = pipeline.run(args.input, gold=args.gold, samples=args.samples)
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
         evaluation.write(out, pipeline.outputs, force=args.force)
     for note in evaluation.notes:

@@ -37,7 +37,17 @@ def _queries(path: str, **csv_options) -> str:
     return f"{path}: ok: {queries.height:,} queries of {queries.get_column('system').n_unique()} system(s)"
 
 
-VALIDATORS = {"per_query": _per_query, "ranking": _ranking, "judgments": _judgments, "queries": _queries}
+def _rag(path: str, **csv_options) -> str:
+    from evalframe.io.rag import read_rag
+
+    tables = read_rag(path)
+    queries = tables.queries
+    systems = queries.get_column("system").n_unique()
+    return (f"{path}: ok: {tables.n_rows:,} records, {queries.get_column('query_id').n_unique():,} samples × {systems} "
+            f"system(s), {tables.n_ranking_rows:,} retrieved and {tables.judgments.height:,} relevant documents")
+
+
+VALIDATORS = {"per_query": _per_query, "ranking": _ranking, "judgments": _judgments, "queries": _queries, "rag": _rag}
 
 
 def add_parser(commands) -> None:

@@ -54,6 +54,9 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
         summary, replicates = uncertainty.attach(summary, partials, labels)
     params = metric_params(partials.plan)
     summary = summary.with_columns(params=pl.col("metric").replace_strict(params, default=None, return_dtype=pl.String))
+    # Each metric's target category (seed 000 §2.1: retrieval_relevance, …, negative_rejection).
+    categories = {metric.name: metric.target.value for metric in partials.plan.metrics}
+    summary = summary.with_columns(target=pl.col("metric").replace_strict(categories, default=None, return_dtype=pl.String))
     return Evaluation(
         summary=summary,
         replicates=replicates,

@@ -111,6 +111,34 @@ INTERPRETATIONS: dict[str, tuple[str, Kind]] = {
     "legal_ndcg": ("Quality of the top {k} order of passages against the ideal one (1 = gold first).", "score"),
     "span_precision": ("Share of the text of the top {k} passages that lies inside gold spans.", "rate"),
     "span_recall": ("Share of the gold spans' text covered by the top {k} passages.", "rate"),
+    # RAG generation (seed 000 §4): answers against the reference (or the query)
+    "answer_exact_match": ("Share of answers equal to the reference after SQuAD normalisation.", "rate"),
+    "token_f1": ("Word overlap (SQuAD F1) between the answer and the reference.", "score"),
+    "rouge1_answer": ("Shared words between the answer and the reference (ROUGE-1 F).", "score"),
+    "rouge2_answer": ("Shared word pairs between the answer and the reference (ROUGE-2 F).", "score"),
+    "rougeL_answer": ("Longest shared word sequence between the answer and the reference (ROUGE-L F).", "score"),
+    "rouge1_query": ("Shared words between the answer and the question (ROUGE-1 F): does it address it?", "score"),
+    "rouge2_query": ("Shared word pairs between the answer and the question (ROUGE-2 F).", "score"),
+    "rougeL_query": ("Longest shared word sequence between the answer and the question (ROUGE-L F).", "score"),
+    "bleu": ("Corpus BLEU (0-100) of the answers against the references, as sacrebleu.", "score"),
+    "sentence_bleu": ("BLEU (0-100) of each answer against its reference, averaged.", "score"),
+    "evidence_overlap_faithfulness": ("Share of the answer's words ({n}-grams) found in the {evidence_source} documents: "
+                                      "a lexical proxy for being supported by evidence.", "rate"),
+    # RAG robustness (seed 000 §6)
+    "noise_robustness": ("Quality on paraphrased or misspelt questions relative to the originals (1 = no loss).", "score"),
+    "noise_robustness_paired": ("As noise robustness, on originals that have a noisy variant and those variants only.", "score"),
+    "negative_rejection_rate": ("Of 100 unanswerable questions, how many the system declines to answer.", "rate"),
+    "false_rejection_rate": ("Of 100 answerable questions, how many the system wrongly declines.", "rate"),
+    "counterfactual_consistency": ("Word overlap between answers to a question and to its counterfactual variant.", "score"),
+    # RAG latency and diversity (seed 000 §7)
+    "mean_latency": ("Mean {timing_key} time per question, in seconds.", "score"),
+    "p50_latency": ("Median {timing_key} time, in seconds (half the questions are faster).", "score"),
+    "p90_latency": ("90th percentile of the {timing_key} time, in seconds.", "score"),
+    "p95_latency": ("95th percentile of the {timing_key} time, in seconds (1 in 20 questions is slower).", "score"),
+    "p99_latency": ("99th percentile of the {timing_key} time, in seconds (1 in 100 questions is slower).", "score"),
+    "distinct_1": ("Unique words over all words of the answers: low means repetitive answers.", "rate"),
+    "distinct_2": ("Unique word pairs over all word pairs of the answers.", "rate"),
+    "intra_list_diversity": ("How different the top {k} retrieved documents are from each other (1 − mean cosine).", "score"),
 }
 
 

@@ -28,13 +28,23 @@ if TYPE_CHECKING:
     from evalframe.engine.result import Evaluation
 
 
-def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | Path | None = None) -> Tables:
+def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | Path | None = None,
+               samples: str | Path | pl.DataFrame | None = None) -> Tables:
     """Read the pipeline input into the long tables with the reader its ``format`` names (and,
-    for the ``legal`` format, its ``gold`` file). A format added by
+    for the ``legal`` format, its ``gold`` file; for the ``rag`` format's two-file form, the
+    ``samples`` file, the input being the outputs file). A format added by
     :func:`~evalframe.io.readers.register_reader` gives a table that its contract's reader takes."""
     from evalframe.io.readers import registered_reader
 
     format = spec.format
+    if format == "rag":
+        from evalframe.io.rag import read_rag
+
+        if samples is not None:
+            return read_rag(samples, outputs=source)
+        return read_rag(source)
+    if samples is not None:
+        raise ConfigError(f"a samples file goes with the `rag` format (its two-file form), not `{format}`")
     custom = registered_reader(format)
     if custom is not None:
         source = source if isinstance(source, pl.DataFrame) else custom.table(source)
@@ -61,10 +71,12 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
 class Pipeline(PipelineSpec):
     """A validated pipeline (:class:`~evalframe.pipeline.spec.PipelineSpec`) that runs."""
 
-    def run(self, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None) -> Evaluation:
+    def run(self, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None,
+            samples: str | Path | pl.DataFrame | None = None) -> Evaluation:
         """Run the pipeline on ``input`` (default: the pipeline's own input path) and, for formats
-        that need one, ``gold`` (default: the pipeline's ``input.gold``)."""
-        return run_loaded(self, input, gold=gold)
+        that need one, ``gold`` (default: the pipeline's ``input.gold``); ``samples``: the samples
+        file of the ``rag`` format's two-file form (``input`` is then the outputs file)."""
+        return run_loaded(self, input, gold=gold, samples=samples)
 
 
 def default_input(pipeline: PipelineSpec) -> Path | None:
@@ -94,7 +106,8 @@ def _bundled_or_relative(pipeline: PipelineSpec, given: str | None) -> Path | No
 
 
 def run_loaded(
-    pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None
+    pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None,
+    samples: str | Path | pl.DataFrame | None = None,
 ) -> Evaluation:
     """Run ``pipeline`` on ``input`` (default: the pipeline's own input path, :func:`default_input`)
     and ``gold`` (formats with a gold file; default :func:`default_gold`)."""
@@ -105,10 +118,14 @@ def run_loaded(
         hint = "" if input is not None else " (the pipeline's `input.path`; pass another with `--input FILE`, or `input=` in Python)"
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     gold_source = gold_file(pipeline, gold)
+    if samples is None and pipeline.input.samples is not None and input is None:
+        samples = _bundled_or_relative(pipeline, pipeline.input.samples)
+    if isinstance(samples, (str, Path)) and not Path(samples).exists():
+        raise InputError(str(samples), Problem(None, None, NO_VALUE, "file not found (the samples file)"))
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
-        tables = read_input(pipeline.input, source, gold_source)
+        tables = read_input(pipeline.input, source, gold_source, samples)
         pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
         evaluation = after_engine(evaluation, pipeline)
@@ -118,6 +135,8 @@ def run_loaded(
         described = {"path": str(source), "sha256": sha256, "format": pipeline.input.format}
     else:
         described = {"path": None, "sha256": None, "format": "in-memory table"}
+    if isinstance(samples, (str, Path)):
+        described |= {"samples": {"path": str(samples), "sha256": sha256_of(Path(samples))}}
     if gold_source is not None:
         described |= {"gold": {"path": str(gold_source), "sha256": sha256_of(Path(gold_source))}}
     described |= {"rows": tables.n_rows, "columns": dict(pipeline.input.columns)}
@@ -257,6 +276,7 @@ def run_pipeline(
     *,
     input: str | Path | pl.DataFrame | None = None,
     gold: str | Path | None = None,
+    samples: str | Path | pl.DataFrame | None = None,
     out: str | Path | None = None,
     bootstrap: Bootstrap | None | Literal[False] = None,
     config: str | Path | list[str | Path] | tuple = (),
@@ -279,7 +299,7 @@ def run_pipeline(
                            outputs=outputs, baseline=baseline)
     if bootstrap:
         loaded = with_bootstrap(loaded, bootstrap)
-    evaluation = loaded.run(input, gold=gold)
+    evaluation = loaded.run(input, gold=gold, samples=samples)
     if out is not None:
         evaluation.write(out)
     return evaluation

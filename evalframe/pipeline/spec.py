@@ -63,6 +63,8 @@ class InputSpec:
     #: Whether a CSV input's numbers have a decimal comma (`0,85`).
     decimal_comma: bool = False
     gold: str | None = None
+    #: The samples file of the `rag` format's two-file form (the input is then the outputs file).
+    samples: str | None = None
     #: An extracted sentence outside the query's candidates: `error` (default) or `allow`.
     extracted_outside_candidates: str = "error"
 
@@ -190,6 +192,8 @@ def check_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("input.gold", None, NO_VALUE,
                                 f"format `{source.get('format', 'per_query')}` reads one file; a gold file goes with "
                                 f"{', '.join(f'`{f}`' for f in GOLD_FORMATS)}"))
+    if "samples" in source and source.get("format", "per_query") != "rag":
+        problems.append(Problem("input.samples", None, NO_VALUE, "a samples file goes with format `rag` (its two-file form)"))
     if source.get("format") == "legal" and source.get("columns"):
         problems.append(Problem("input.columns", None, NO_VALUE, "the `legal` format has no columns to map"))
     parameters = _mapping(spec.get("parameters"))

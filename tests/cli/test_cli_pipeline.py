@@ -35,7 +35,7 @@ OUTPUT_FILES = ["ablation.csv", "checks.csv", "curves.parquet", "dynamic_k_sweep
                 "tuning.csv"]
 SUMMARY_COLUMNS = ["grouping", "system", "fold", "criterion_id", "state", "label", "metric", "unit", "subset", "n",
                    "n_skipped", "n_outside_subset", "value", "std", "median", "p25", "p75", "p90", "min", "max",
-                   "se", "ci_low", "ci_high", "note", "params"]
+                   "se", "ci_low", "ci_high", "note", "params", "target"]
 #: The sample's six configs (contract §8.1), as the summary sorts them.
 SYSTEMS = ["full_pipeline", "plus_jina_reranker", "plus_p2_dynamic_k", "plus_p3_graph_reranker", "plus_p4_ne_gate",
            "retriever_only"]

@@ -176,6 +176,11 @@ def test_metrics_command_lists_every_registered_metric(capsys):
     assert main(["metrics"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    listed = {line.split()[0] for line in captured.out.splitlines() if line and not line[0].isspace()}
+    lines = captured.out.splitlines()
+    listed = {line.split()[0] for line in lines if line and not line[0].isspace() and not line.startswith("#")}
     assert listed == {spec.name for spec in available()}
+    # Grouped by target category (seed 000 §2.1), each heading once, in the taxonomy's order.
+    headings = [line[2:] for line in lines if line.startswith("# ")]
+    assert headings[:2] == ["retrieval_relevance", "retrieval_accuracy"] and len(headings) == len(set(headings))
+    assert {"generation_correctness", "noise_robustness", "latency", "diversity"} <= set(headings)
     assert "gain=exponential" in captured.out and "linear" in captured.out

@@ -208,8 +208,9 @@ def test_summary_columns_and_statistics(mrr_case):
     summary = result.summary
     assert summary.columns == [
         "grouping", "system", "metric", "unit", "subset", "n", "n_skipped", "n_outside_subset", "value", "std",
-        "median", "p25", "p75", "p90", "min", "max", "se", "ci_low", "ci_high", "note", "params",
+        "median", "p25", "p75", "p90", "min", "max", "se", "ci_low", "ci_high", "note", "params", "target",
     ]
+    assert summary.get_column("target").to_list() == ["retrieval_accuracy", "retrieval_relevance"]
     assert summary.schema["n"] == pl.Int64 and summary.schema["n_skipped"] == pl.Int64
     assert summary.schema["n_outside_subset"] == pl.Int64
     assert summary.get_column("metric").to_list() == ["mrr", "num_ret"]

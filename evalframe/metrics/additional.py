@@ -1,0 +1,296 @@
+"""Latency and diversity metrics of seed 000 §7.
+
+- ``mean_latency``: the sample's time ``latency_<timing_key>`` (seconds), averaged per slice.
+- ``p50_latency``, ``p95_latency``, ``p99_latency``: nearest rank, ``sorted[⌈q·n⌉ − 1]`` (seed
+  §7.1.2); with weights the weighted inverted CDF: the smallest time whose cumulative weight
+  reaches ``q · Σw`` (the same value with unit weights). A set metric whose state is the weight
+  at each distinct time, so it merges exactly.
+- ``distinct_1``, ``distinct_2``: unique / total n-grams over a slice's responses (token_f1's
+  normalisation). The state is each n-gram's weighted count (key ``ngram``), so it merges; under
+  weights an n-gram is counted as unique when a row of positive weight holds it.
+- ``intra_list_diversity@k``: per sample, ``1 −`` the mean pairwise cosine similarity of the
+  top-k retrieved embeddings (``Σ_{i<j} cos = (‖Σ ê_i‖² − m) / 2`` over the m unit vectors),
+  computed for all samples at once; samples without two embedded documents are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import ConfigError
+from evalframe.metrics import lexical
+from evalframe.metrics.base import (
+    WEIGHT,
+    QueryMetric,
+    SetMetric,
+    TargetCategory,
+    replicate_frame,
+    row_weights,
+)
+from evalframe.metrics.classification import finalized, per_slice
+from evalframe.metrics.generation_overlap import rowwise
+
+NO_TIMING = "no timing"
+
+
+def _timing_key(key: str) -> str:
+    if not isinstance(key, str) or not key.replace("_", "").isalnum():
+        raise ConfigError(f"latency: timing_key must be a timing's name such as end_to_end, got {key!r}")
+    return key
+
+
+@dataclass(frozen=True)
+class MeanLatency(QueryMetric):
+    """Mean time of the samples (seconds, ``timings[timing_key]``)."""
+
+    timing_key: str = "end_to_end"
+    target: ClassVar[TargetCategory] = TargetCategory.LATENCY
+    higher_is_better: ClassVar[bool] = False
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
+
+    def __post_init__(self) -> None:
+        _timing_key(self.timing_key)
+
+    @property
+    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
+        return {"queries": (f"latency_{self.timing_key}",)}
+
+    @property
+    def name(self) -> str:
+        return "mean_latency" + ("" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})")
+
+    def expr(self) -> pl.Expr:
+        return pl.col(f"latency_{self.timing_key}").cast(pl.Float64)
+
+    def skip_reason(self) -> pl.Expr:
+        return pl.lit(NO_TIMING)
+
+
+@dataclass(frozen=True)
+class QuantileLatency(SetMetric):
+    """Nearest-rank quantile of the samples' times (seconds): sorted[ceil(q·n) − 1]."""
+
+    quantile: float = 0.95
+    timing_key: str = "end_to_end"
+    target: ClassVar[TargetCategory] = TargetCategory.LATENCY
+    higher_is_better: ClassVar[bool] = False
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
+    state_keys: ClassVar[tuple[str, ...]] = ("latency",)
+    subset: ClassVar[str] = "samples with a timing"
+
+    def __post_init__(self) -> None:
+        _timing_key(self.timing_key)
+        if not 0 < self.quantile <= 1:
+            raise ConfigError(f"latency quantile must be in (0, 1], got {self.quantile!r}")
+
+    @property
+    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
+        return {"queries": (f"latency_{self.timing_key}",)}
+
+    @property
+    def name(self) -> str:
+        percent = f"{self.quantile * 100:g}"
+        return f"p{percent}_latency" + ("" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})")
+
+    @property
+    def state_id(self) -> object:
+        return ("latency_weights", self.timing_key)
+
+    def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        # Rows without a timing keep their slice in the state (key latency null, n 0), so a
+        # slice with no timed sample gets a row and its reason rather than no row at all.
+        timed = rows.with_columns(latency=pl.col(f"latency_{self.timing_key}").cast(pl.Float64))
+        has_time = pl.col("latency").is_not_null()
+        return timed.group_by(*by, "latency").agg(
+            n=has_time.sum().cast(pl.Int64), weight=pl.when(has_time).then(pl.col(WEIGHT)).otherwise(0.0).sum())
+
+    def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        merged = state.group_by(*by, "latency").agg(pl.col("n").sum(), pl.col("weight").sum()).filter(
+            (pl.col("weight") > 0) & pl.col("latency").is_not_null())
+        over = by or None
+        ranked = merged.sort(*by, "latency").with_columns(
+            _cum=pl.col("weight").cum_sum().over(over) if over else pl.col("weight").cum_sum(),
+            _total=pl.col("weight").sum().over(over) if over else pl.col("weight").sum(),
+        )
+        reached = ranked.filter(pl.col("_cum") >= self.quantile * pl.col("_total"))
+        picked = per_slice(reached, by, {"_value": pl.col("latency").first()})
+        counts = per_slice(state, by, {"n": pl.col("n").sum()})
+        table = counts.join(picked, on=by, how="left", nulls_equal=True) if by else pl.concat([counts, picked], how="horizontal")
+        return finalized(table, by, pl.col("_value"), [(pl.col("n") == 0, "no timed sample in the slice"),
+                                                       (pl.col("_value").is_null(), "every timed sample weighs 0")])
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
+        weights = row_weights(frame, weights)
+        times = frame.get_column(f"latency_{self.timing_key}").cast(pl.Float64)
+        used = times.is_not_null().to_numpy()
+        values, codes = np.unique(times.to_numpy()[used], return_inverse=True)
+        kept = weights.take(used)
+        return {"values": values, "weights": kept.sums(codes.reshape(-1), values.size)}
+
+    def values_from_replicate_state(self, state) -> np.ndarray:
+        """The first time whose cumulative weight reaches ``q·Σw``, per replicate (NumPy twin of
+        :meth:`finalize`)."""
+        values, weights = state["values"], state["weights"]
+        if values.size == 0:
+            return np.full(weights.shape[1], np.nan)
+        cumulative = np.cumsum(weights, axis=0)
+        total = cumulative[-1]
+        reached = cumulative >= self.quantile * total
+        reached &= weights > 0
+        first = reached.argmax(axis=0)
+        return np.where(reached.any(axis=0) & (total > 0), values[first], np.nan)
+
+
+@dataclass(frozen=True)
+class DistinctN(SetMetric):
+    """Unique / total n-grams over a slice's responses (distinct-n)."""
+
+    n: int = 2
+    target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response",)}
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+    state_keys: ClassVar[tuple[str, ...]] = ("ngram",)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            raise ConfigError(f"`distinct`: n must be a whole number >= 1, got {self.n!r}")
+
+    @property
+    def name(self) -> str:
+        return f"distinct_{self.n}"
+
+    def _grams(self, responses: pl.Series) -> pl.DataFrame:
+        return lexical.ngram_keys(lexical.squad_tokens(responses), self.n)
+
+    def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        n = self.n
+
+        def grams(struct: pl.Series) -> pl.Series:
+            keys = lexical.ngram_keys(lexical.squad_tokens(struct.struct.field("response")), n)
+            lists = keys.group_by(lexical.ROW).agg("ngram", "count")
+            frame = pl.DataFrame({lexical.ROW: pl.int_range(struct.len(), eager=True, dtype=pl.UInt32)}).join(
+                lists, on=lexical.ROW, how="left", maintain_order="left")
+            return frame.select(pl.struct("ngram", "count").alias("_grams")).to_series()
+
+        dtype = pl.Struct({"ngram": pl.List(pl.String), "count": pl.List(pl.Int64)})
+        exploded = (
+            rows.with_columns(pl.struct("response").map_batches(grams, return_dtype=dtype).alias("_grams"))
+            .with_columns(ngram=pl.col("_grams").struct.field("ngram"), _count=pl.col("_grams").struct.field("count"))
+            .explode("ngram", "_count")
+        )
+        grams = exploded.filter(pl.col("ngram").is_not_null()).group_by(*by, "ngram").agg(
+            rows=pl.lit(0, dtype=pl.Int64),
+            weighted_count=(pl.col("_count") * pl.col(WEIGHT)).sum(),
+            weight=pl.col(WEIGHT).sum(),
+        )
+        # One key-less row per slice counts its responses (the units of n).
+        responses = rows.group_by(by).agg(rows=pl.len().cast(pl.Int64)) if by else rows.select(rows=pl.len().cast(pl.Int64))
+        responses = responses.with_columns(ngram=pl.lit(None, dtype=pl.String), weighted_count=pl.lit(0.0), weight=pl.lit(0.0))
+        return pl.concat([grams, responses.select(*by, "ngram", "rows", "weighted_count", "weight")], how="vertical_relaxed")
+
+    def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        merged = state.group_by(*by, "ngram").agg(pl.col("rows").sum(), pl.col("weighted_count").sum(), pl.col("weight").sum())
+        table = per_slice(merged, by, {
+            "n": pl.col("rows").sum(),  # the responses (key-less rows of the state)
+            "_unique": (pl.col("ngram").is_not_null() & (pl.col("weight") > 0)).sum().cast(pl.Float64),
+            "_total": pl.col("weighted_count").sum(),
+        })
+        return finalized(table, by, pl.col("_unique") / pl.col("_total"),
+                         [(pl.col("_total") == 0, f"no response with a {self.n}-gram in the slice")])
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
+        weights = row_weights(frame, weights)
+        keys = self._grams(frame.get_column("response"))
+        codes = keys.get_column("ngram").cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
+        codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
+        rows = keys.get_column(lexical.ROW).to_numpy().astype(np.int64)
+        counts = keys.get_column("count").to_numpy().astype(np.float64)
+        entries = weights.take(rows)
+        total = entries.sums(np.zeros(rows.size, dtype=np.int64), 1, counts)[0]
+        unique = np.zeros(weights.shape[1])
+        groups = int(codes.max()) + 1 if codes.size else 0
+        chunk = 2048
+        for start in range(0, groups, chunk):  # chunks of n-grams bound the (n-grams × R) block
+            inside = (codes >= start) & (codes < start + chunk)
+            block = entries.take(inside).positive_counts(codes[inside] - start, min(chunk, groups - start))
+            unique += (block > 0).sum(axis=0)
+        return {"unique": unique, "total": total}
+
+    def values_from_replicate_state(self, state) -> np.ndarray:
+        total = state["total"]
+        return np.divide(state["unique"], total, out=np.full(total.shape, np.nan), where=total > 0)
+
+
+@dataclass(frozen=True)
+class IntraListDiversity(QueryMetric):
+    """1 − mean pairwise cosine similarity of the top-k retrieved documents' embeddings."""
+
+    k: int = 5
+    target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("retrieved_embeddings",)}
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 2.0)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2:
+            raise ConfigError(f"`intra_list_diversity` needs k >= 2, got {self.k!r}")
+
+    @property
+    def name(self) -> str:
+        return f"intra_list_diversity@{self.k}"
+
+    def expr(self) -> pl.Expr:
+        return rowwise(lambda embeddings: intra_list_diversity(embeddings, self.k), "retrieved_embeddings")
+
+    def skip_reason(self) -> pl.Expr:
+        return pl.lit("fewer than two embedded documents in the top k")
+
+
+def intra_list_diversity(embeddings: pl.Series, k: int) -> np.ndarray:
+    """ILD@k of every row of a ``list[list[float]]`` series (nan without two non-zero vectors)."""
+    rows = embeddings.len()
+    top = embeddings.list.head(k)
+    long = pl.DataFrame({"e": top}).with_row_index("row").explode("e").drop_nulls("e")
+    out = np.full(rows, np.nan)
+    if long.height == 0:
+        return out
+    dim = int(long.get_column("e").list.len().max())
+    vectors = np.vstack(long.get_column("e").to_numpy()) if dim else np.zeros((long.height, 0))
+    vectors = np.asarray(vectors, dtype=np.float64).reshape(long.height, dim)
+    norms = np.linalg.norm(vectors, axis=1)
+    keep = norms > 0
+    units = vectors[keep] / norms[keep, None]
+    row = long.get_column("row").to_numpy()[keep].astype(np.int64)
+    summed = np.zeros((rows, dim))
+    np.add.at(summed, row, units)
+    m = np.bincount(row, minlength=rows).astype(np.float64)
+    pair_sum = ((summed ** 2).sum(axis=1) - m) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = pair_sum / (m * (m - 1) / 2)
+    return np.where(m >= 2, 1.0 - mean, np.nan)
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec, Param
+
+    timing = Param("timing_key", str, "end_to_end", doc="which timing (a key of `timings`)")
+    quantiles = [
+        MetricSpec(f"p{q}_latency", lambda timing_key="end_to_end", q=q: QuantileLatency(q / 100, timing_key),
+                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", (timing,))
+        for q in (50, 90, 95, 99)
+    ]
+    return [
+        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0], (timing,)),
+        *quantiles,
+        MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)"),
+        MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)"),
+        MetricSpec("intra_list_diversity", IntraListDiversity, IntraListDiversity.__doc__.splitlines()[0],
+                   (Param("k", int, 5, doc="top-k retrieved documents"),), at="k", aliases=("ild",)),
+    ]
+
+
+SPECS = _specs()

@@ -1,0 +1,331 @@
+"""Lexical generation metrics of seed 000 (§4.1, §4.2.1, §4.4.1), one value per (sample, system).
+
+All read the queries table of a RAG file (:mod:`evalframe.io.rag`): ``response``, ``reference``,
+``query_text`` and the evidence lists ``retrieved_texts`` / ``relevant_texts``. Each value comes
+from the vectorised kernels of :mod:`evalframe.metrics.lexical`, called once per batch of rows
+(``map_batches``), never per row.
+
+- ``answer_exact_match`` (seed ``ExactMatch``; ``exact_match`` is the contract's per-post
+  multi-label metric): 1 when the normalised response equals the normalised reference.
+- ``token_f1``: SQuAD v1.1's F1 of the normalised tokens: ``common = Σ_t min(count_resp(t),
+  count_ref(t))``; 0 when ``common = 0``, else ``2·p·r / (p + r)`` with ``p = common / |resp|``,
+  ``r = common / |ref|``.
+- ``rouge1_answer``, ``rouge2_answer``, ``rougeL_answer`` (and ``…_query`` with
+  ``compare_to=query``, target generation relevance): rouge-score's F-measure
+  (``RougeScorer([...], use_stemmer=True).score(reference, response)``), from its tokens.
+- ``evidence_overlap_faithfulness``: the share of the response's n-grams (with multiplicity,
+  token_f1's normalisation) found in the concatenated evidence (top-k retrieved texts, or the
+  relevant documents' texts).
+
+Normalisation options (seed §4.1): ``ignore_case``, ``ignore_punctuation``, ``ignore_articles``,
+all on by default (= the official SQuAD v1.1 normalisation). A sample without a reference is
+outside the subset of the correctness metrics (null, counted: "no reference answer"); an empty
+response scores 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import numpy as np
+import polars as pl
+
+from evalframe.errors import ConfigError
+from evalframe.metrics import lexical
+from evalframe.metrics.base import QueryMetric, TargetCategory
+
+
+def rowwise(function: Callable[..., np.ndarray], *columns: str, key: object = None) -> pl.Expr:
+    """A Float64 expression computed by ``function`` over whole columns (one call per batch).
+
+    ``key`` names what is computed (a metric object), so that two expressions of equal metrics on
+    the same columns share one computation (default: the function itself).
+    """
+    def batch(struct: pl.Series) -> pl.Series:
+        fields = [struct.struct.field(name) for name in columns]
+        # Memoised: the engine evaluates a value twice in one select (value and skip reason).
+        memo_key = (function if key is None else key, columns)
+        values = lexical.memoised(memo_key, tuple(fields), lambda: np.asarray(function(*fields), dtype=np.float64))
+        return pl.Series(values, dtype=pl.Float64).fill_nan(None)
+    return pl.struct(*columns).map_batches(batch, return_dtype=pl.Float64)
+
+
+def _bool(value: object, name: str, metric: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ConfigError(f"`{metric}`: parameter `{name}` must be true or false, got {value!r}")
+
+
+@dataclass(frozen=True)
+class _Normalised:
+    """The three normalisation options of seed 000 §4.1 (all on: SQuAD v1.1)."""
+
+    ignore_case: bool = True
+    ignore_punctuation: bool = True
+    ignore_articles: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("ignore_case", "ignore_punctuation", "ignore_articles"):
+            object.__setattr__(self, name, _bool(getattr(self, name), name, self.base_name))
+
+    base_name: ClassVar[str] = ""
+
+    def options(self) -> dict[str, bool]:
+        return {"ignore_case": self.ignore_case, "ignore_punctuation": self.ignore_punctuation,
+                "ignore_articles": self.ignore_articles}
+
+    def _suffix(self) -> str:
+        off = [f"{name}=false" for name, on in self.options().items() if not on]
+        return f"({','.join(off)})" if off else ""
+
+    def tokens(self, texts: pl.Series) -> pl.DataFrame:
+        return lexical.squad_tokens(texts, **self.options())
+
+
+class _WithReference:
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("reference", "response")}
+    subset: ClassVar[str] = "samples with a reference answer"
+    subset_where: ClassVar[str | None] = "reference IS NOT NULL"
+    outside_reason: ClassVar[str] = "no reference answer"
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class AnswerExactMatch(_WithReference, _Normalised, QueryMetric):
+    """1 when the normalised response equals the normalised reference answer, else 0 (SQuAD EM)."""
+
+    target: ClassVar[TargetCategory] = TargetCategory.GENERATION_CORRECTNESS
+    is_rate: ClassVar[bool] = True
+    base_name: ClassVar[str] = "answer_exact_match"
+
+    @property
+    def name(self) -> str:
+        return f"answer_exact_match{self._suffix()}"
+
+    def expr(self) -> pl.Expr:
+        def values(reference: pl.Series, response: pl.Series) -> np.ndarray:
+            normalise = lambda text: lexical.squad_normalise(text, **self.options())  # noqa: E731
+            a = lexical.map_distinct(reference, normalise)
+            b = lexical.map_distinct(response, normalise)
+            return (a == b).cast(pl.Float64).to_numpy()
+        return rowwise(values, "reference", "response", key=self)
+
+
+def f1_from_counts(common: np.ndarray, predicted: np.ndarray, gold: np.ndarray) -> np.ndarray:
+    """SQuAD's F1 from counts: 0 without a common token, else ``2pr / (p + r)``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = 1.0 * common / predicted
+        recall = 1.0 * common / gold
+        f1 = (2 * precision * recall) / (precision + recall)
+    return np.where(common == 0, 0.0, f1)
+
+
+def token_f1_values(reference: pl.Series, response: pl.Series, options: Mapping[str, bool] | None = None) -> np.ndarray:
+    """SQuAD v1.1 token F1 of every (reference, response) row."""
+    options = dict(options or {})
+    rows = reference.len()
+    gold = lexical.squad_tokens(reference, **options)
+    predicted = lexical.squad_tokens(response, **options)
+    common = lexical.ngram_overlap(predicted, gold, rows, 1)
+    return f1_from_counts(common, lexical.row_totals(predicted, rows), lexical.row_totals(gold, rows))
+
+
+@dataclass(frozen=True)
+class TokenF1(_WithReference, _Normalised, QueryMetric):
+    """SQuAD v1.1 token F1 between the response and the reference answer."""
+
+    target: ClassVar[TargetCategory] = TargetCategory.GENERATION_CORRECTNESS
+    base_name: ClassVar[str] = "token_f1"
+
+    @property
+    def name(self) -> str:
+        return f"token_f1{self._suffix()}"
+
+    def expr(self) -> pl.Expr:
+        return rowwise(lambda reference, response: token_f1_values(reference, response, self.options()),
+                       "reference", "response", key=self)
+
+
+RougeVariant = Literal["rouge1", "rouge2", "rougeL"]
+CompareTo = Literal["reference", "query"]
+
+
+def rouge_fmeasure(target: pl.Series, prediction: pl.Series, variant: str, *, use_stemmer: bool = True) -> np.ndarray:
+    """rouge-score's F-measure of ``variant`` for every (target, prediction) row.
+
+    ROUGE-N: ``p = overlap / max(|pred n-grams|, 1)``, ``r = overlap / max(|target n-grams|, 1)``;
+    ROUGE-L: ``p = lcs / |pred|``, ``r = lcs / |target|`` (0 when either has no token);
+    ``f = 2pr / (p + r)``, 0 when ``p + r = 0`` (rouge-score's ``scoring.fmeasure``).
+    """
+    rows = target.len()
+    gold = lexical.rouge_tokens(target, use_stemmer=use_stemmer)
+    predicted = lexical.rouge_tokens(prediction, use_stemmer=use_stemmer)
+    if variant == "rougeL":
+        common = lexical.lcs_lengths(gold, predicted, rows).astype(np.float64)
+        n_pred = lexical.row_totals(predicted, rows).astype(np.float64)
+        n_gold = lexical.row_totals(gold, rows).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            precision, recall = common / n_pred, common / n_gold
+        empty = (n_pred == 0) | (n_gold == 0)
+        precision, recall = np.where(empty, 0.0, precision), np.where(empty, 0.0, recall)
+    else:
+        n = int(variant[len("rouge"):])
+        common = lexical.ngram_overlap(predicted, gold, rows, n).astype(np.float64)
+        precision = common / np.maximum(lexical.row_totals(predicted, rows, n), 1)
+        recall = common / np.maximum(lexical.row_totals(gold, rows, n), 1)
+    total = precision + recall
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = 2 * precision * recall / total
+    return np.where(total > 0, f, 0.0)
+
+
+@dataclass(frozen=True)
+class Rouge(QueryMetric):
+    """ROUGE F-measure of the response against the reference (or the query), as rouge-score."""
+
+    variant: RougeVariant = "rougeL"
+    use_stemmer: bool = True
+    compare_to: CompareTo = "reference"
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if self.variant not in ("rouge1", "rouge2", "rougeL"):
+            raise ConfigError(f"ROUGE variant must be rouge1, rouge2 or rougeL, got {self.variant!r}")
+        if self.compare_to not in ("reference", "query"):
+            raise ConfigError(f"`{self.variant}`: compare_to must be reference or query, got {self.compare_to!r}")
+        object.__setattr__(self, "use_stemmer", _bool(self.use_stemmer, "use_stemmer", self.variant))
+
+    @property
+    def target(self) -> TargetCategory:  # type: ignore[override]
+        return TargetCategory.GENERATION_CORRECTNESS if self.compare_to == "reference" else TargetCategory.GENERATION_RELEVANCE
+
+    @property
+    def _against(self) -> str:
+        return "reference" if self.compare_to == "reference" else "query_text"
+
+    @property
+    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
+        return {"queries": (self._against, "response")}
+
+    @property
+    def subset(self) -> str:  # type: ignore[override]
+        return "samples with a reference answer" if self.compare_to == "reference" else "samples with a query text"
+
+    @property
+    def subset_where(self) -> str:  # type: ignore[override]
+        return f"{self._against} IS NOT NULL"
+
+    @property
+    def outside_reason(self) -> str:  # type: ignore[override]
+        return "no reference answer" if self.compare_to == "reference" else "no query text"
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.use_stemmer else "(use_stemmer=false)"
+        return f"{self.variant}_{'answer' if self.compare_to == 'reference' else 'query'}{suffix}"
+
+    def expr(self) -> pl.Expr:
+        return rowwise(lambda target, response: rouge_fmeasure(target, response, self.variant, use_stemmer=self.use_stemmer),
+                       self._against, "response", key=self)
+
+
+EvidenceSource = Literal["retrieved", "relevant"]
+NO_NGRAM = "the response has no n-gram, or the evidence no text"
+
+
+@dataclass(frozen=True)
+class EvidenceOverlapFaithfulness(QueryMetric):
+    """Share of the response's n-grams found in the evidence (lexical faithfulness, seed §4.4.1).
+
+    ``Σ_g count_resp(g) · [g occurs in E] / Σ_g count_resp(g)`` with ``E`` the concatenation
+    (joined by a space) of the top-``k`` retrieved texts (``evidence_source=retrieved``, ``k``
+    none: all) or of the relevant documents' texts (``relevant``), both normalised as token_f1.
+    A response without n-grams, or evidence without text, is null (its reason counted).
+    """
+
+    n: int = 1
+    evidence_source: EvidenceSource = "retrieved"
+    k: int | None = None
+    target: ClassVar[TargetCategory] = TargetCategory.GENERATION_FAITHFULNESS
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+    is_rate: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
+            raise ConfigError(f"`evidence_overlap_faithfulness`: n must be a whole number >= 1, got {self.n!r}")
+        if self.evidence_source not in ("retrieved", "relevant"):
+            raise ConfigError(f"`evidence_overlap_faithfulness`: evidence_source must be retrieved or relevant, got {self.evidence_source!r}")
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+            raise ConfigError(f"`evidence_overlap_faithfulness`: k must be a whole number >= 1, got {self.k!r}")
+
+    @property
+    def _evidence(self) -> str:
+        return "retrieved_texts" if self.evidence_source == "retrieved" else "relevant_texts"
+
+    @property
+    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
+        return {"queries": (self._evidence, "response")}
+
+    @property
+    def name(self) -> str:
+        params = [f"n={self.n}"] if self.n != 1 else []
+        params += [f"evidence_source={self.evidence_source}"] if self.evidence_source != "retrieved" else []
+        params += [f"k={self.k}"] if self.k is not None else []
+        return "evidence_overlap_faithfulness" + (f"({','.join(params)})" if params else "")
+
+    def expr(self) -> pl.Expr:
+        def values(evidence: pl.Series, response: pl.Series) -> np.ndarray:
+            rows = response.len()
+            lists = evidence if self.k is None else evidence.list.head(self.k)
+            joined = lists.list.eval(pl.element().fill_null("")).list.join(" ")
+            predicted = lexical.squad_tokens(response)
+            evidence_tokens = lexical.squad_tokens(joined)
+            found = lexical.ngram_support(predicted, evidence_tokens, rows, self.n).astype(np.float64)
+            total = lexical.row_totals(predicted, rows, self.n).astype(np.float64)
+            has_evidence = lexical.row_totals(evidence_tokens, rows) > 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.where((total > 0) & has_evidence, found / total, np.nan)
+        return rowwise(values, self._evidence, "response", key=self)
+
+    def skip_reason(self) -> pl.Expr:
+        return pl.lit(NO_NGRAM)
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec, Param
+
+    flag = lambda name, doc: Param(name, str, "true", ("true", "false"), doc=doc)  # noqa: E731
+    normalisation = (
+        flag("ignore_case", "lower-case before comparing"),
+        flag("ignore_punctuation", "drop ASCII punctuation"),
+        flag("ignore_articles", "drop the words a, an, the"),
+    )
+    stemmer = flag("use_stemmer", "Porter-stem tokens longer than 3 characters (rouge-score)")
+    rouge = []
+    for variant in ("rouge1", "rouge2", "rougeL"):
+        for compare_to, suffix, what in (("reference", "answer", "the reference answer"), ("query", "query", "the query")):
+            rouge.append(MetricSpec(
+                f"{variant}_{suffix}",
+                lambda use_stemmer="true", variant=variant, compare_to=compare_to: Rouge(variant, use_stemmer, compare_to),
+                f"{variant.upper().replace('L', '-L')} F-measure of the response against {what} (rouge-score)",
+                (stemmer,),
+            ))
+    return [
+        MetricSpec("answer_exact_match", AnswerExactMatch, AnswerExactMatch.__doc__.splitlines()[0], normalisation,
+                   aliases=("em", "squad_em")),
+        MetricSpec("token_f1", TokenF1, TokenF1.__doc__.splitlines()[0], normalisation, aliases=("squad_f1",)),
+        *rouge,
+        MetricSpec("evidence_overlap_faithfulness", EvidenceOverlapFaithfulness,
+                   EvidenceOverlapFaithfulness.__doc__.splitlines()[0],
+                   (Param("n", int, 1, doc="n-gram size"),
+                    Param("evidence_source", str, "retrieved", ("retrieved", "relevant"), doc="which documents are the evidence"),
+                    Param("k", int, None, doc="top-k retrieved documents (none: all)")),
+                   aliases=("faithfulness",)),
+    ]
+
+
+SPECS = _specs()

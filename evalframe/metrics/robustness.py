@@ -1,0 +1,263 @@
+"""Robustness metrics of seed 000 §6, over the labels ``scenario`` and ``variant_of``.
+
+A *pair* is a variant (a row with ``variant_of``) and its parent (the sample it names) from the
+same system; a *cluster* is a parent with all its variants (the reader's ``cluster_id``). The
+rag pipeline's bootstrap resamples clusters, so a ratio's CI keeps a parent with its variants.
+
+- ``noise_robustness`` (base metric, default ``token_f1``; ``noise_scenarios``, default
+  paraphrase and typo): ``noisy_score / base_score``, the base metric's weighted mean over the
+  samples without ``variant_of`` and over the noisy variants. A set metric whose state is the
+  four sums (``Σ w·value`` and ``Σ w`` of both groups), so it merges, slices and bootstraps.
+  Undefined (null, with the reason) without base or noisy samples, or when ``base_score = 0``
+  (seed 000 says 0; evalframe never makes up a value). The note gives both scores and counts.
+- ``noise_robustness_paired``: the same ratio over the parents that have a noisy variant in the
+  slice and those variants only (a system is not rewarded for being tested on easier parents).
+- ``negative_rejection_rate``: share of unanswerable samples (``scenario = unanswerable``)
+  whose response contains a refusal pattern (lower-cased, stripped; substring match).
+- ``false_rejection_rate``: the same share on the answerable samples (the cost side).
+- ``counterfactual_consistency``: over (counterfactual sample, its parent) pairs, token F1
+  between the two responses (``parent_response``, from the reader).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+import polars as pl
+
+from evalframe.data.text import normalised
+from evalframe.errors import ConfigError
+from evalframe.metrics.base import (
+    WEIGHT,
+    QueryMetric,
+    SetMetric,
+    TargetCategory,
+    replicate_frame,
+    row_weights,
+)
+from evalframe.metrics.classification import finalized, per_slice
+from evalframe.metrics.generation_overlap import rowwise, token_f1_values
+
+DEFAULT_NOISE = "paraphrase|typo"
+DEFAULT_REFUSALS = "i don't know|cannot answer|not enough information"
+SUMS = ("base_sum", "base_weight", "noisy_sum", "noisy_weight", "n_base", "n_noisy")
+
+
+def _patterns(text: str, name: str, metric: str) -> tuple[str, ...]:
+    patterns = tuple(p.strip() for p in str(text).split("|") if p.strip())
+    if not patterns:
+        raise ConfigError(f"`{metric}`: `{name}` needs at least one value (separate several with |)")
+    return patterns
+
+
+@dataclass(frozen=True)
+class NoiseRobustness(SetMetric):
+    """Base metric on noisy variants / on samples without variant_of (seed 000 §6.1)."""
+
+    base: str = "token_f1"
+    noise_scenarios: str = DEFAULT_NOISE
+    paired: bool = False
+    target: ClassVar[TargetCategory] = TargetCategory.NOISE_ROBUSTNESS
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
+    subset: ClassVar[str] = "samples without variant_of (base) and their noisy variants"
+
+    def __post_init__(self) -> None:
+        _patterns(self.noise_scenarios, "noise_scenarios", self.base_name)
+        metric = self.base_metric
+        if not isinstance(metric, QueryMetric) or metric.unit != "query":
+            raise ConfigError(f"`{self.base_name}`: the base metric must give one value per sample, got `{self.base}`")
+
+    @property
+    def base_name(self) -> str:
+        return "noise_robustness_paired" if self.paired else "noise_robustness"
+
+    @property
+    def base_metric(self) -> QueryMetric:
+        from evalframe.metrics.registry import resolve
+
+        return resolve(self.base)  # type: ignore[return-value]
+
+    @property
+    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
+        needed = {"query_id", "scenario", "variant_of", *self.base_metric.required_columns.get("queries", ())}
+        return {"queries": tuple(sorted(needed))}
+
+    @property
+    def name(self) -> str:
+        params = [f"base={self.base_metric.name}"] if self.base_metric.name != "token_f1" else []
+        params += [f"noise_scenarios={self.noise_scenarios}"] if self.noise_scenarios != DEFAULT_NOISE else []
+        return self.base_name + (f"({','.join(params)})" if params else "")
+
+    def _flagged(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """Rows with ``_value`` (the base metric, null outside its subset), ``_is_base``, ``_is_noisy``."""
+        base = self.base_metric
+        value = base.expr()
+        if base.subset_where:
+            value = pl.when(pl.sql_expr(base.subset_where).fill_null(False)).then(value)
+        noisy = pl.col("variant_of").is_not_null() & pl.col("scenario").is_in(list(_patterns(self.noise_scenarios, "", "")))
+        flagged = rows.with_columns(_value=value.cast(pl.Float64), _is_base=pl.col("variant_of").is_null(), _is_noisy=noisy.fill_null(False))
+        if self.paired:
+            keys = list(by)  # the slice (system and slice keys): a pair counts within its slice
+            children = flagged.filter("_is_noisy").select(*keys, pl.col("variant_of").alias("query_id")).unique()
+            parents = flagged.filter("_is_base").select(*keys, pl.col("query_id").alias("variant_of")).unique()
+            flagged = (
+                flagged.join(children.with_columns(_has_child=pl.lit(True)), on=[*keys, "query_id"], how="left")
+                .join(parents.with_columns(_has_parent=pl.lit(True)), on=[*keys, "variant_of"], how="left")
+                .with_columns(_is_base=pl.col("_is_base") & pl.col("_has_child").fill_null(False),
+                              _is_noisy=pl.col("_is_noisy") & pl.col("_has_parent").fill_null(False))
+                .drop("_has_child", "_has_parent")
+            )
+        return flagged
+
+    @staticmethod
+    def _sums() -> list[pl.Expr]:
+        defined = pl.col("_value").is_not_null()
+        def term(group: str, value: pl.Expr) -> pl.Expr:
+            return pl.when(pl.col(group) & defined).then(value).otherwise(0.0).sum()
+        return [
+            term("_is_base", pl.col(WEIGHT) * pl.col("_value")).alias("base_sum"),
+            term("_is_base", pl.col(WEIGHT)).alias("base_weight"),
+            term("_is_noisy", pl.col(WEIGHT) * pl.col("_value")).alias("noisy_sum"),
+            term("_is_noisy", pl.col(WEIGHT)).alias("noisy_weight"),
+            (pl.col("_is_base") & defined).sum().cast(pl.Float64).alias("n_base"),
+            (pl.col("_is_noisy") & defined).sum().cast(pl.Float64).alias("n_noisy"),
+        ]
+
+    def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        flagged = self._flagged(rows, by)
+        aggregations = [pl.len().cast(pl.Int64).alias("n"), *self._sums()]
+        return flagged.group_by(by).agg(aggregations) if by else flagged.select(aggregations)
+
+    def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        table = per_slice(state, by, {"n": pl.col("n").sum(), **{name: pl.col(name).sum() for name in SUMS}})
+        base_score = pl.col("base_sum") / pl.col("base_weight")
+        noisy_score = pl.col("noisy_sum") / pl.col("noisy_weight")
+        reasons = [
+            (pl.col("n_base") == 0, "no base sample (without variant_of) in the slice"),
+            (pl.col("n_noisy") == 0, "no noisy variant in the slice"),
+            (pl.col("base_weight") == 0, "every base sample weighs 0"),
+            (pl.col("noisy_weight") == 0, "every noisy variant weighs 0"),
+            (pl.col("base_sum") == 0, "base score is 0 (the ratio is undefined)"),
+        ]
+        result = finalized(table.with_columns(_base=base_score, _noisy=noisy_score), by, noisy_score / base_score, reasons)
+        def shown(score: pl.Expr, weight: str) -> pl.Expr:
+            return pl.when(pl.col(weight) > 0).then(score.round(4).cast(pl.String)).otherwise(pl.lit("—"))
+
+        described = table.select(*by, _text=pl.format(
+            "base_score {} (n={}), noisy_score {} (n={})",
+            shown(base_score, "base_weight"), pl.col("n_base").cast(pl.Int64),
+            shown(noisy_score, "noisy_weight"), pl.col("n_noisy").cast(pl.Int64)))
+        joined = result.join(described, on=by, how="left", nulls_equal=True) if by else pl.concat([result, described], how="horizontal")
+        return joined.with_columns(note=pl.coalesce(pl.format("{}; {}", "note", "_text"), "_text")).drop("_text")
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
+        weights = row_weights(frame, weights)
+        flagged = self._flagged(frame.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), []).collect(engine="in-memory")
+        value = flagged.get_column("_value").fill_null(np.nan).to_numpy()
+        defined = ~np.isnan(value)
+        value = np.where(defined, value, 0.0)
+        codes = np.zeros(frame.height, dtype=np.int64)
+        columns = {"n": weights.positive_counts(codes, 1)[0]}
+        for group, prefix in (("_is_base", "base"), ("_is_noisy", "noisy")):
+            member = (flagged.get_column(group).to_numpy() & defined).astype(np.float64)
+            columns[f"{prefix}_sum"] = weights.sums(codes, 1, member * value)[0]
+            columns[f"{prefix}_weight"] = weights.sums(codes, 1, member)[0]
+            kept = member > 0
+            columns[f"n_{prefix}"] = weights.take(kept).positive_counts(codes[kept], 1)[0].astype(np.float64) if kept.any() \
+                else np.zeros(weights.shape[1])
+        return replicate_frame(columns, weights.shape[1])
+
+
+@dataclass(frozen=True)
+class PairedNoiseRobustness(NoiseRobustness):
+    """The same ratio over parents that have a noisy variant in the slice and those variants only."""
+
+    paired: bool = True
+
+
+def _refusal(patterns: tuple[str, ...]) -> pl.Expr:
+    return normalised(pl.col("response")).str.contains_any(list(patterns)).cast(pl.Float64)
+
+
+@dataclass(frozen=True)
+class NegativeRejectionRate(QueryMetric):
+    """Share of unanswerable samples whose response is a refusal (seed 000 §6.2)."""
+
+    refusal_patterns: str = DEFAULT_REFUSALS
+    target: ClassVar[TargetCategory] = TargetCategory.NEGATIVE_REJECTION
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response", "scenario")}
+    subset: ClassVar[str] = "unanswerable samples"
+    subset_where: ClassVar[str | None] = "scenario = 'unanswerable'"
+    outside_reason: ClassVar[str] = "not an unanswerable sample"
+    is_rate: ClassVar[bool] = True
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        _patterns(self.refusal_patterns, "refusal_patterns", self.base_name)
+
+    base_name: ClassVar[str] = "negative_rejection_rate"
+
+    @property
+    def name(self) -> str:
+        suffix = "" if self.refusal_patterns == DEFAULT_REFUSALS else f"(refusal_patterns={self.refusal_patterns})"
+        return self.base_name + suffix
+
+    def expr(self) -> pl.Expr:
+        return _refusal(_patterns(self.refusal_patterns, "", ""))
+
+
+@dataclass(frozen=True)
+class FalseRejectionRate(NegativeRejectionRate):
+    """Share of answerable samples whose response is a refusal (the cost of rejecting)."""
+
+    subset: ClassVar[str] = "answerable samples"
+    subset_where: ClassVar[str | None] = "scenario IS NULL OR scenario <> 'unanswerable'"
+    outside_reason: ClassVar[str] = "an unanswerable sample"
+    higher_is_better: ClassVar[bool] = False
+    base_name: ClassVar[str] = "false_rejection_rate"
+
+
+@dataclass(frozen=True)
+class CounterfactualConsistency(QueryMetric):
+    """Token F1 between a counterfactual variant's response and its parent's (seed 000 §6.3)."""
+
+    target: ClassVar[TargetCategory] = TargetCategory.COUNTERFACTUAL_ROBUSTNESS
+    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response", "parent_response", "scenario")}
+    subset: ClassVar[str] = "counterfactual variants"
+    subset_where: ClassVar[str | None] = "scenario = 'counterfactual' AND variant_of IS NOT NULL"
+    outside_reason: ClassVar[str] = "not a counterfactual variant"
+    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+
+    @property
+    def name(self) -> str:
+        return "counterfactual_consistency"
+
+    def expr(self) -> pl.Expr:
+        return rowwise(token_f1_values, "parent_response", "response")
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other)
+
+    def __hash__(self) -> int:
+        return hash(type(self).__name__)
+
+
+def _specs():
+    from evalframe.metrics.registry import MetricSpec, Param
+
+    noise = (Param("base", str, "token_f1", doc="per-sample metric compared (any registered one)"),
+             Param("noise_scenarios", str, DEFAULT_NOISE, doc="scenarios that count as noise, separated by |"))
+    refusals = (Param("refusal_patterns", str, DEFAULT_REFUSALS, doc="refusal phrases, separated by |"),)
+    return [
+        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise),
+        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise),
+        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals),
+        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals),
+        MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0]),
+    ]
+
+
+SPECS = _specs()
