@@ -48,6 +48,10 @@ class Tables:
     #: How messages name the ranking's origin (the run file's path when known).
     ranking_source: str = "run"
     relevance_rule: RelevanceRule = "doc_id"
+    #: What is known about the items beyond the ranking (popularity, category, users' history,
+    #: item similarity): a :class:`~evalframe.data.catalog.Catalog` for the beyond-accuracy
+    #: recommendation metrics, which the engine binds to them; None when not given.
+    catalog: object | None = None
 
     def __post_init__(self) -> None:
         if self.relevance_rule not in ("doc_id", "text"):

@@ -35,6 +35,8 @@ FAMILY_MODULES = (
     "evalframe.metrics.gate",
     "evalframe.metrics.dynamic_k",
     "evalframe.metrics.query_counts",
+    "evalframe.metrics.recommendation",
+    "evalframe.metrics.detection",
 )
 
 
