@@ -158,9 +158,9 @@ def prepare(annotations: pl.DataFrame, *, rater: str, item: str, rating: str, sc
         scale = _infer_scale(text.filter(text.is_not_null() & (text != "")).unique().to_list())
     if scale.numeric:
         numbers = text.cast(pl.Float64, strict=False)
-        bad = numbers.is_null() | ~numbers.is_in(pl.Series(np.array(scale.values, dtype=np.float64)))
+        bad = numbers.is_null() | ~numbers.is_in(pl.Series(np.array(scale.values, dtype=np.float64)).implode())
     else:
-        bad = ~text.is_in(pl.Series([str(v) for v in scale.values]))
+        bad = ~text.is_in(pl.Series([str(v) for v in scale.values]).implode())
     outside = np.nonzero((bad & text.is_not_null() & (text != "")).to_numpy())[0]
     for index in outside[:_LISTED]:
         problems.append(Problem(locator(int(index)), rating, raw[int(index)], f"is outside the rating scale {list(scale.values)}"))

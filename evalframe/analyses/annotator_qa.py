@@ -42,7 +42,8 @@ def gold_table(gold: pl.DataFrame | dict, scale: Scale, *, source: str = "gold")
     """Gold tasks as a table ``task_id``, ``expected`` (from a dict or a table with ``task_id``
     and ``rating``/``expected``); an expected rating outside the scale is an error naming its row."""
     if isinstance(gold, dict):
-        gold = pl.DataFrame({"task_id": [str(k) for k in gold], "expected": [str(v) for v in gold.values()]})
+        gold = pl.DataFrame({"task_id": [str(k) for k in gold], "expected": [str(v) for v in gold.values()]},
+                            schema={"task_id": pl.String, "expected": pl.String})
     else:
         column = "expected" if "expected" in gold.columns else "rating"
         missing = [c for c in ("task_id", column) if c not in gold.columns]
@@ -52,10 +53,10 @@ def gold_table(gold: pl.DataFrame | dict, scale: Scale, *, source: str = "gold")
     if scale.numeric:
         numbers = gold.get_column("expected").cast(pl.Float64, strict=False)
         allowed = np.array(scale.values, dtype=np.float64)
-        bad = np.nonzero((numbers.is_null() | ~numbers.is_in(pl.Series(allowed))).to_numpy())[0]
+        bad = np.nonzero((numbers.is_null() | ~numbers.is_in(pl.Series(allowed).implode())).to_numpy())[0]
         expected = numbers.cast(pl.Int64) if all(isinstance(v, int) for v in scale.values) else numbers
     else:
-        bad = np.nonzero((~gold.get_column("expected").is_in(pl.Series([str(v) for v in scale.values]))).to_numpy())[0]
+        bad = np.nonzero((~gold.get_column("expected").is_in(pl.Series([str(v) for v in scale.values]).implode())).to_numpy())[0]
         expected = gold.get_column("expected")
     if bad.size:
         raise InputError(source, [Problem(f"row {i + 1}", "expected", gold.get_column("expected")[int(i)],
@@ -128,7 +129,7 @@ def filter_annotations(table: pl.DataFrame, per_annotator: pl.DataFrame, scale: 
     kept task (``task_id``, ``rating``, ``confidence``, ``n_annotators``, and ``query_id`` /
     ``doc_id`` when given), in order of first appearance; otherwise the reliable annotators' rows."""
     reliable = reliable_annotators(per_annotator, min_accuracy, min_tasks)
-    kept = table.filter(pl.col("annotator_id").is_in(pl.Series(reliable, dtype=pl.String)))
+    kept = table.filter(pl.col("annotator_id").is_in(pl.Series(reliable, dtype=pl.String).implode()))
     if not require_agreement:
         return kept
     extra = [pl.col(c).first() for c in ("query_id", "doc_id") if c in table.columns]
