@@ -235,6 +235,12 @@ class _CostCurveMetric(RocMetric):
         """The total cost at each point (flagging every case with ``prob >= t``)."""
         return points_fp() * self.fp_cost + (total_positive_weight() - points_tp()) * self.fn_cost
 
+    def values_from_replicate_state(self, state: RocCurves) -> np.ndarray:
+        # Costs need no class: defined wherever a row has weight (the Polars path's rule).
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = self.values_on_curves(state)
+        return np.where(state.n > 0, values, np.nan)
+
     def nothing(self) -> pl.Expr:
         return total_positive_weight() * self.fn_cost
 

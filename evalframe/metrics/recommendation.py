@@ -151,11 +151,14 @@ class ItemCountMetric(SetMetric):
         reason = self.missing_catalog()
         if reason is None and self.needs:
             items = items.join(self.catalog.items.lazy().drop("embedding", strict=False), on=ITEM, how="left")
-        aggregated = _by_slice(items, by, [expr.alias(name) for name, expr in self.aggregations().items()])
+        aggregations = self.aggregations() if reason is None else ItemCountMetric.aggregations(self)
+        aggregated = _by_slice(items, by, [expr.alias(name) for name, expr in aggregations.items()])
         table = users.join(aggregated, on=by, how="left", nulls_equal=True) if by else users.join(aggregated, how="cross")
         table = table.with_columns(pl.col("unique").fill_null(0.0), pl.col("total").fill_null(0.0))
         reasons = [(pl.lit(True), reason)] if reason is not None else []
-        return finalized(table, by, self.value(), [*reasons, (pl.col("n") == 0, NO_USER), *self.undefined()])
+        value = self.value() if reason is None else pl.lit(None, dtype=pl.Float64)
+        undefined = self.undefined() if reason is None else []
+        return finalized(table, by, value, [*reasons, (pl.col("n") == 0, NO_USER), *undefined])
 
     # --- many weight vectors at once (bootstrap) ----------------------------------------------
 
