@@ -234,7 +234,7 @@ def _statistics(ratings: kernels.Ratings, counts: np.ndarray, weights: np.ndarra
 def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: str = "task_id", rating: str = "rating",
               scale: str | Sequence | Scale | None = None, gold: pl.DataFrame | dict | None = None,
               bootstrap: Bootstrap | None = Bootstrap(), widest: int = 20, source: str = "annotations",
-              locator=None) -> Agreement:
+              locator=None, gold_source: str = "gold") -> Agreement:
     """Agreement statistics, per-pair κ, widest disagreements and annotator QA (module docstring).
 
     ``scale`` declares the rating scale (``"0-4"``, a list; default: the sorted values found);
@@ -277,7 +277,7 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
     summary = _summary_table(estimates, summary_ci, n_multi, tasks.height, table.height, raters.height, levels)
     pairwise = _pair_table(ratings, raters, pairs, kappa_estimates, pair_ci)
     disagreements = _disagreements(table, parsed, widest)
-    gold_table = annotator_qa.gold_table(gold, parsed) if gold is not None else None
+    gold_table = annotator_qa.gold_table(gold, parsed, source=gold_source) if gold is not None else None
     notes = []
     if n_multi < tasks.height:
         notes.append(f"{tasks.height - n_multi:,} of {tasks.height:,} tasks have one rating only: left out of agreement")
