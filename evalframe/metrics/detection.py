@@ -16,12 +16,15 @@ Tied scores are one point, taken whole (the chapter's order inside a tie is NumP
 without a positive or a negative has no value (the chapter returns 0 or 1: made-up numbers).
 
 *How it differs from* ``tpr@fpr=t`` (:class:`~evalframe.metrics.classification.TPRAtFPR`): that
-one is the best ROC operating point whose FPR is at most ``t`` (never above the budget); the
-chapter's walk stops *at* the negative that reaches ``⌊t · W_neg⌋``, so its ``actual_fpr`` equals
-that count over ``W_neg`` (just at or under the budget) and it counts the positives above that
-negative only. For distinct scores and ``⌊t · W_neg⌋ >= 1`` the two coincide when the budget is
-a whole number of negatives; they differ by the positives between the last allowed negative and
-the next when it is not, or with ties.
+one is the best ROC operating point whose FPR is at most ``t``: it takes every case down to just
+above the negative that would break the budget, i.e. with ``⌊t · W_neg⌋`` false positives *and*
+the positives ranked after the last of them. The chapter's walk stops *at* the negative that
+reaches the budget, so those positives are not counted: ``detection_rate@fpr <= tpr@fpr``, equal
+when no positive is ranked between the budget-reaching negative and the next one (as in the
+chapter's example, 24.2% both). With ``⌊t · W_neg⌋ = 0`` the walk still spends one false
+positive (``actual_fpr = 1 / W_neg``, above the target). Example, scores descending with labels
+``[1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]`` (10 negatives) at ``t = 0.1``: the walk stops at the
+first negative, ``detection_rate = 1/2``; ``tpr@fpr=0.1 = 2/2``.
 
 **Costs** at a threshold (``prob >= threshold`` is flagged, the engine's confusion rule; the
 chapter writes ``scores > 0.5``, the same unless a score equals the threshold), with declared

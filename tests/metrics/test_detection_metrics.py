@@ -186,3 +186,11 @@ def test_time_to_detection():
     assert rows["time_to_detection"]["n_skipped"] == 1
     assert rows["detected"]["value"] == 0.75
     assert time_to_detection_summary([1.0], [None])["detection_rate"] == 0.0
+
+
+def test_the_difference_from_tpr_at_fpr():
+    labels = [1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    scores = np.linspace(1.0, 0.0, len(labels))
+    got = values(ef.evaluate(tables_of(scores, labels), metrics=["detection_rate@fpr=0.1", "tpr@fpr=0.1", "actual_fpr@fpr=0.1"]))
+    assert got == {"detection_rate@fpr=0.1": 0.5, "tpr@fpr=0.1": 1.0, "actual_fpr@fpr=0.1": 0.1}
+    assert chapter_detection(scores, np.array(labels), 0.1)["detection_rate"] == 0.5
