@@ -31,6 +31,7 @@ from functools import cached_property
 
 import numpy as np
 import polars as pl
+from threadpoolctl import threadpool_limits
 
 from evalframe.analyses import annotator_qa
 from evalframe.errors import ConfigError, InputError, Problem
@@ -38,8 +39,9 @@ from evalframe.stats import agreement as kernels
 from evalframe.stats.bootstrap import Bootstrap, intervals
 from evalframe.stats.replicates import poisson_counts
 
-#: At most this many task × replicate cells of weights at once.
-_BLOCK_CELLS = 1 << 23
+#: At most this many task × replicate cells of weights at once (256 MB of float64; the pair
+#: features are rebuilt per block, so fewer, larger blocks are cheaper).
+_BLOCK_CELLS = 1 << 25
 #: How many rows of each kind an input error lists.
 _LISTED = 20
 
@@ -167,7 +169,9 @@ def prepare(annotations: pl.DataFrame, *, rater: str, item: str, rating: str, sc
     if outside.size > _LISTED:
         problems.append(Problem.unlisted(rating, f"is outside the rating scale {list(scale.values)}", int(outside.size - _LISTED)))
     keys = annotations.select(pl.col(item).cast(pl.String).alias("task_id"), pl.col(rater).cast(pl.String).alias("annotator_id"))
-    repeated = np.nonzero(keys.is_duplicated().to_numpy())[0]
+    hashes = np.sort(keys.select(pl.struct("task_id", "annotator_id").hash(seed=0)).to_series().to_numpy())
+    may_repeat = hashes.size > 1 and bool((hashes[1:] == hashes[:-1]).any())  # exact check only then
+    repeated = np.nonzero(keys.is_duplicated().to_numpy())[0] if may_repeat else np.zeros(0, np.int64)
     if repeated.size:
         first_seen = keys.with_row_index("_row").group_by("task_id", "annotator_id").agg(pl.col("_row").min())
         lookup = keys.with_row_index("_row").join(first_seen, on=["task_id", "annotator_id"], suffix="_first")
@@ -215,20 +219,19 @@ def _encode(table: pl.DataFrame, scale: Scale) -> tuple[kernels.Ratings, pl.Data
     return ratings, tasks, raters
 
 
-def _statistics(ratings: kernels.Ratings, counts: np.ndarray, weights: np.ndarray, pairs: np.ndarray,
+def _statistics(task_sums: kernels.TaskSums, pair_sums: kernels.PairSums, values: np.ndarray, weights: np.ndarray,
                 levels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Summary statistics (len(SUMMARY_METRICS) × C) and pair κ (pairs × 3 weightings × C)."""
+    """Summary statistics (len(SUMMARY_METRICS) × C) and pair κ (pairs × 3 weightings × C):
+    dense products of per-task columns with the weights, nothing per task or replicate."""
+    sums = task_sums.sums(weights)
     rows = [
-        kernels.exact_agreement(counts, weights),
-        kernels.pairwise_agreement(counts, weights),
-        kernels.fleiss_kappa(counts, weights),
-        *(kernels.krippendorff_alpha(counts, weights, level, ratings.values) if level in levels
+        kernels.exact_agreement(sums),
+        kernels.pairwise_agreement(sums),
+        kernels.fleiss_kappa(sums),
+        *(kernels.krippendorff_alpha(sums, level, values) if level in levels
           else np.full(weights.shape[1], np.nan) for level in kernels.ALPHA_LEVELS),
     ]
-    confusions = kernels.pair_confusions(ratings, weights, pairs)
-    kappas = np.stack([kernels.cohen_kappa(confusions, kind) for kind in kernels.KAPPA_WEIGHTS], axis=1) if len(pairs) else \
-        np.zeros((0, 3, weights.shape[1]))
-    return np.vstack(rows), kappas
+    return np.vstack(rows), pair_sums.kappas(weights)
 
 
 def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: str = "task_id", rating: str = "rating",
@@ -255,7 +258,14 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
     counts = ratings.counts()
     pairs = kernels.rater_pairs(raters.height)
     levels = kernels.ALPHA_LEVELS if parsed.numeric else ("nominal",)
-    values, kappas = _statistics(ratings, counts, np.ones((tasks.height, 1)), pairs, levels)
+    task_sums = kernels.TaskSums(counts)
+    pair_sums = kernels.PairSums(ratings, pairs)
+
+    def statistics(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with threadpool_limits(limits=1, user_api="blas"):  # thin products: threads cost more than they give
+            return _statistics(task_sums, pair_sums, ratings.values, weights, levels)
+
+    values, kappas = statistics(np.ones((tasks.height, 1)))
     estimates, kappa_estimates = values[:, 0], kappas[:, :, 0]
     summary_ci = pair_ci = None
     if bootstrap is not None:
@@ -267,7 +277,7 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
         for start in range(0, resamples, block):
             stop = min(resamples, start + block)
             weights = poisson_counts(keys, stop - start, bootstrap.seed, first=start).astype(np.float64)
-            block_values, block_kappas = _statistics(ratings, counts, weights, pairs, levels)
+            block_values, block_kappas = statistics(weights)
             summary_reps[:, start:stop] = block_values
             pair_reps[:, :, start:stop] = block_kappas
         summary_ci = intervals(summary_reps, estimates, bootstrap.confidence)
@@ -276,7 +286,7 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
     n_multi = int((m >= 2).sum())
     summary = _summary_table(estimates, summary_ci, n_multi, tasks.height, table.height, raters.height, levels)
     pairwise = _pair_table(ratings, raters, pairs, kappa_estimates, pair_ci)
-    disagreements = _disagreements(table, parsed, widest)
+    disagreements = _disagreements(table, ratings, counts, tasks, parsed, widest)
     gold_table = annotator_qa.gold_table(gold, parsed, source=gold_source) if gold is not None else None
     notes = []
     if n_multi < tasks.height:
@@ -340,18 +350,30 @@ def _pair_table(ratings, raters, pairs, estimates, ci) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema)
 
 
-def _disagreements(table: pl.DataFrame, scale: Scale, widest: int) -> pl.DataFrame:
+def _disagreements(table: pl.DataFrame, ratings: kernels.Ratings, counts: np.ndarray, tasks: pl.DataFrame,
+                   scale: Scale, widest: int) -> pl.DataFrame:
     """The ``widest`` tasks with >= 2 ratings by spread (max − min of a numeric scale's values,
-    distinct values − 1 otherwise), then by the ratings' standard deviation, then task id."""
-    spread = (pl.col("rating").max() - pl.col("rating").min()).cast(pl.Float64) if scale.numeric \
-        else (pl.col("rating").n_unique() - 1).cast(pl.Float64)
-    std = pl.col("rating").cast(pl.Float64).std() if scale.numeric else pl.col("code").cast(pl.Float64).std()
-    return (
-        table.group_by("task_id")
-        .agg(n_ratings=pl.len().cast(pl.Int64), spread=spread, std=std,
-             ratings=pl.col("rating").cast(pl.String).sort_by("annotator_id").str.join(", "),
-             annotators=pl.col("annotator_id").sort().str.join(", "))
-        .filter(pl.col("n_ratings") >= 2)
-        .sort(["spread", "std", "task_id"], descending=[True, True, False], nulls_last=True)
-        .head(widest)
+    distinct values − 1 otherwise), then by the ratings' standard deviation, then task id.
+    Ranked from the count matrix; only the listed tasks' ratings are gathered."""
+    present = counts > 0
+    m = counts.sum(axis=1)
+    positions = np.arange(counts.shape[1])
+    values = ratings.values if scale.numeric else positions.astype(np.float64)
+    low = np.where(present, values[None, :], np.inf).min(axis=1)
+    high = np.where(present, values[None, :], -np.inf).max(axis=1)
+    spread = high - low if scale.numeric else present.sum(axis=1) - 1.0
+    mean = (counts * values).sum(axis=1) / np.maximum(m, 1)
+    std = np.sqrt(np.maximum((counts * (values - mean[:, None]) ** 2).sum(axis=1), 0) / np.maximum(m - 1, 1))
+    multi = np.nonzero(m >= 2)[0]
+    ids = tasks.get_column("task_id").to_numpy()
+    # task ids are sorted (tasks come sorted), so the position breaks ties by id
+    order = multi[np.lexsort((multi, -std[multi], -spread[multi]))][:widest]
+    chosen = pl.DataFrame({"task_id": ids[order], "n_ratings": m[order].astype(np.int64), "spread": spread[order],
+                           "std": std[order]}, schema={"task_id": pl.String, "n_ratings": pl.Int64, "spread": pl.Float64, "std": pl.Float64})
+    listed = (
+        table.filter(pl.col("task_id").is_in(chosen.get_column("task_id").implode()))
+        .sort("annotator_id")
+        .group_by("task_id")
+        .agg(ratings=pl.col("rating").cast(pl.String).str.join(", "), annotators=pl.col("annotator_id").str.join(", "))
     )
+    return chosen.join(listed, on="task_id", how="left", maintain_order="left")

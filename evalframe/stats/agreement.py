@@ -7,7 +7,7 @@ all ones (the estimate on the data); the others are the engine's bootstrap repli
 (:func:`evalframe.stats.replicates.poisson_counts`), so one pass gives the value and its
 replicates. Every statistic is a ratio of sums that are linear in the task weights, computed as
 products ``Aᵀ · W`` of a per-task table ``A`` with the weights: no loop over tasks, pairs or
-replicates (the loop over rater pairs is a sparse product). With all weights 1 they are:
+replicates (rater pairs are handled in chunks of pairs, each a dense product). With all weights 1 they are:
 
 - **exact agreement** (the chapter's ``exact_agreement_rate``): among tasks with >= 2 ratings,
   the share whose ratings are all equal;
@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import sparse
 
 KappaWeights = Literal["unweighted", "linear", "quadratic"]
 AlphaLevel = Literal["nominal", "ordinal", "interval"]
@@ -72,32 +71,55 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return np.divide(numerator, denominator, out=np.full(np.shape(numerator), np.nan), where=denominator > 0)
 
 
-def exact_agreement(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+class TaskSums:
+    """Every per-task quantity the summary statistics add up, as the columns of one matrix, so
+    that all of them under all weight columns are ONE product ``Aᵀ · W`` (a pass over the
+    weights), then finished per statistic from the sums (:meth:`statistics`)."""
+
+    def __init__(self, counts: np.ndarray):
+        k = counts.shape[1]
+        m = counts.sum(axis=1)
+        multi = (m >= 2).astype(np.float64)
+        safe = np.where(m >= 2, m * (m - 1), 1.0)
+        columns = {
+            "multi": multi[:, None],
+            "agree": (multi * (counts.max(axis=1) == m))[:, None],
+            "pairs_agreeing": (counts * (counts - 1)).sum(axis=1)[:, None],
+            "pairs": (m * (m - 1))[:, None],
+            "fleiss_task": (multi * ((counts**2).sum(axis=1) - m) / safe)[:, None],
+            "value_counts": counts * multi[:, None],
+            "ratings": (m * multi)[:, None],
+            "coincidences": coincidences(counts),
+        }
+        self.k = k
+        self.slices: dict[str, slice] = {}
+        start = 0
+        for name, block in columns.items():
+            self.slices[name] = slice(start, start + block.shape[1])
+            start += block.shape[1]
+        self.matrix = np.hstack(list(columns.values()))
+
+    def sums(self, weights: np.ndarray) -> dict[str, np.ndarray]:
+        product = self.matrix.T @ weights
+        return {name: product[where] for name, where in self.slices.items()}
+
+
+def exact_agreement(sums: dict[str, np.ndarray]) -> np.ndarray:
     """Share (by weight) of the tasks with >= 2 ratings whose ratings all agree; one value per column."""
-    m = counts.sum(axis=1)
-    multi = (m >= 2).astype(np.float64)
-    agree = multi * (counts.max(axis=1) == m)
-    return _ratio(agree @ weights, multi @ weights)
+    return _ratio(sums["agree"][0], sums["multi"][0])
 
 
-def pairwise_agreement(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def pairwise_agreement(sums: dict[str, np.ndarray]) -> np.ndarray:
     """Share of agreeing pairs of ratings of one task, pooled over tasks; one value per column."""
-    m = counts.sum(axis=1)
-    agreeing = (counts * (counts - 1)).sum(axis=1)
-    return _ratio(agreeing @ weights, (m * (m - 1)) @ weights)
+    return _ratio(sums["pairs_agreeing"][0], sums["pairs"][0])
 
 
-def fleiss_kappa(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def fleiss_kappa(sums: dict[str, np.ndarray]) -> np.ndarray:
     """Fleiss' κ over tasks with >= 2 ratings (module docstring); one value per column."""
-    m = counts.sum(axis=1)
-    multi = m >= 2
-    counts, m, weights = counts[multi], m[multi], weights[multi]
-    per_task = ((counts**2).sum(axis=1) - m) / (m * (m - 1))
-    total = weights.sum(axis=0)
-    observed = _ratio(per_task @ weights, total)
-    shares = _ratio(counts.T @ weights, (m @ weights)[None, :])
+    observed = _ratio(sums["fleiss_task"][0], sums["multi"][0])
+    shares = _ratio(sums["value_counts"], sums["ratings"])
     expected = (shares**2).sum(axis=0)
-    return _ratio(observed - expected, 1.0 - expected) if expected.size else expected
+    return _ratio(observed - expected, 1.0 - expected)
 
 
 def coincidences(counts: np.ndarray) -> np.ndarray:
@@ -111,10 +133,11 @@ def coincidences(counts: np.ndarray) -> np.ndarray:
     return (pairs * scale[:, None, None]).reshape(counts.shape[0], k * k)
 
 
-def krippendorff_alpha(counts: np.ndarray, weights: np.ndarray, level: AlphaLevel, values: np.ndarray) -> np.ndarray:
-    """Krippendorff's α at ``level`` (module docstring); one value per column of ``weights``."""
-    k = counts.shape[1]
-    observed = (coincidences(counts).T @ weights).reshape(k, k, -1)
+def krippendorff_alpha(sums: dict[str, np.ndarray], level: AlphaLevel, values: np.ndarray) -> np.ndarray:
+    """Krippendorff's α at ``level`` (module docstring) from the summed coincidences."""
+    observed = sums["coincidences"]
+    k = int(round(np.sqrt(observed.shape[0])))
+    observed = observed.reshape(k, k, -1)
     marginal = observed.sum(axis=1)  # n_c per column: (k × C)
     n = marginal.sum(axis=0)
     if level == "nominal":
@@ -152,34 +175,52 @@ def rater_pairs(n_raters: int) -> np.ndarray:
     return np.column_stack([first, second])
 
 
-def pair_confusions(ratings: Ratings, weights: np.ndarray, pairs: np.ndarray) -> np.ndarray:
-    """Weighted confusion matrices of every rater pair on the tasks both rated:
-    (pairs × values × values × C). One sparse product over (pair, cell) × tasks."""
-    k, tasks = ratings.n_values, ratings.n_tasks
-    grid = np.full((tasks, ratings.n_raters), -1, dtype=np.int64)
-    grid[ratings.task, ratings.rater] = ratings.code
-    rows, columns = [], []
-    for position, (a, b) in enumerate(pairs.tolist()):  # a loop over pairs, each a vector op over tasks
-        both = np.nonzero((grid[:, a] >= 0) & (grid[:, b] >= 0))[0]
-        rows.append(position * k * k + grid[both, a] * k + grid[both, b])
-        columns.append(both)
-    row = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    column = np.concatenate(columns) if columns else np.zeros(0, np.int64)
-    indicator = sparse.csr_matrix((np.ones(row.size), (row, column)), shape=(len(pairs) * k * k, tasks))
-    return np.asarray(indicator @ weights).reshape(len(pairs), k, k, weights.shape[1])
+class PairSums:
+    """What Cohen's κ of every rater pair adds up, per task, as dense columns: for each pair its
+    observed disagreement under the three weightings ``w[c_a, c_b]``, both raters' one-hot
+    ratings (``K`` columns each) and a 1, on the tasks both rated (0 elsewhere): ``3 + 2K + 1``
+    columns per pair. The sums under all weight columns are then dense products ``Fᵀ · W``
+    (BLAS), in chunks of pairs that bound memory, and κ follows from them (:meth:`kappas`):
+    ``κ_w = 1 − O_w / E_w`` with ``E_w = Σ_ij w_ij r_i c_j / N`` (``r``, ``c`` the two raters'
+    marginals and ``N`` the tasks both rated, all weighted)."""
 
+    #: At most this many task × column cells of features at once.
+    CHUNK_CELLS = 1 << 23
 
-def cohen_kappa(confusions: np.ndarray, kind: KappaWeights) -> np.ndarray:
-    """Cohen's κ of each confusion matrix (… × values × values × C → … × C), module docstring."""
-    k = confusions.shape[-2]
-    w = kappa_disagreement(k, kind)[:, :, None]
-    total = confusions.sum(axis=(-3, -2))
-    rows = confusions.sum(axis=-2)  # rater a's marginals: (… × k × C)
-    columns = confusions.sum(axis=-3)  # rater b's marginals
-    expected = _ratio(rows[..., :, None, :] * columns[..., None, :, :], total[..., None, None, :])
-    observed_disagreement = (confusions * w).sum(axis=(-3, -2))
-    expected_disagreement = (expected * w).sum(axis=(-3, -2))
-    return 1.0 - _ratio(observed_disagreement, expected_disagreement)
+    def __init__(self, ratings: Ratings, pairs: np.ndarray):
+        k, tasks = ratings.n_values, ratings.n_tasks
+        self.k, self.pairs = k, pairs
+        self.grid = np.full((tasks, ratings.n_raters), -1, dtype=np.int64)
+        self.grid[ratings.task, ratings.rater] = ratings.code
+        self.disagreement = np.stack([kappa_disagreement(k, kind) for kind in KAPPA_WEIGHTS])  # 3 × k × k
+        self.width = 3 + 2 * k + 1
+        per_chunk = max(1, self.CHUNK_CELLS // max(1, tasks * self.width))
+        self.chunks = [pairs[start:start + per_chunk] for start in range(0, len(pairs), per_chunk)]
+
+    def features(self, chunk: np.ndarray) -> np.ndarray:
+        """(tasks × pairs·width) columns of one chunk of pairs (class docstring)."""
+        first, second = self.grid[:, chunk[:, 0]], self.grid[:, chunk[:, 1]]
+        both = (first >= 0) & (second >= 0)
+        a, b = np.where(both, first, 0), np.where(both, second, 0)
+        values = np.arange(self.k)
+        parts = [
+            self.disagreement[:, a, b].transpose(1, 2, 0) * both[:, :, None],  # tasks × pairs × 3
+            (a[:, :, None] == values) & both[:, :, None],                        # tasks × pairs × k
+            (b[:, :, None] == values) & both[:, :, None],
+            both[:, :, None],
+        ]
+        return np.concatenate([part.astype(np.float64) for part in parts], axis=2).reshape(self.grid.shape[0], -1)
+
+    def kappas(self, weights: np.ndarray) -> np.ndarray:
+        """Cohen's κ of every pair under every weight column: (pairs × 3 weightings × C)."""
+        out = []
+        for chunk in self.chunks:
+            sums = (self.features(chunk).T @ weights).reshape(len(chunk), self.width, -1)
+            observed = sums[:, 0:3]
+            rows, columns, total = sums[:, 3:3 + self.k], sums[:, 3 + self.k:3 + 2 * self.k], sums[:, -1]
+            expected = _ratio(np.einsum("wij,pic,pjc->pwc", self.disagreement, rows, columns), total[:, None, :])
+            out.append(1.0 - _ratio(observed, expected))
+        return np.concatenate(out, axis=0) if out else np.zeros((0, 3, weights.shape[1]))
 
 
 #: Landis & Koch (1977): the words for a κ (or α) value, by lower bound.
