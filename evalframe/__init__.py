@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from evalframe.stats.corrections import adjust_pvalues
     from evalframe.stats.power import minimum_detectable_effect, sample_size
     from evalframe.stats.sampling import StratifiedSample, stratified_estimate, stratified_sample
-    from evalframe.analyses.agreement import agreement
+    from evalframe.stats.label_agreement import agreement
     from evalframe.io.recommendations import read_recommendations
     from evalframe.data.catalog import catalog
 
@@ -71,7 +71,7 @@ _LAZY = {
     "sample_size": "evalframe.stats.power",
     "minimum_detectable_effect": "evalframe.stats.power",
     "StratifiedSample": "evalframe.stats.sampling",
-    "agreement": "evalframe.analyses.agreement",
+    "agreement": "evalframe.stats.label_agreement",
     "read_recommendations": "evalframe.io.recommendations",
     "catalog": "evalframe.data.catalog",
     "stratified_sample": "evalframe.stats.sampling",

@@ -2,7 +2,7 @@
 
 Reads a long annotations table (one row per task and annotator; CSV, TSV, Parquet or JSONL) and
 prints agreement (exact and pairwise agreement, Fleiss' κ, Krippendorff's α with bootstrap CIs
-and Landis–Koch words, :mod:`evalframe.analyses.agreement`). With ``--out`` it writes
+and Landis–Koch words, :mod:`evalframe.stats.label_agreement`). With ``--out`` it writes
 ``summary.csv``, ``pairwise_kappa.csv``, ``per_annotator.csv``, ``disagreements.csv``,
 ``report.md`` and plots; with ``--gold`` also ``filtered.csv`` (the chapter's filter) and, when
 the annotations have ``query_id`` and ``doc_id`` columns, ``qrels.txt`` (TREC qrels of the kept
@@ -102,8 +102,8 @@ def _write(out: Path, ag, filtered, qrels, args) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, int]:
-    from evalframe.analyses.agreement import agreement
-    from evalframe.analyses.annotator_qa import as_qrels
+    from evalframe.stats.label_agreement import agreement
+    from evalframe.stats.annotator_qa import as_qrels
     from evalframe.io.tables import read_frame
     from evalframe.stats.bootstrap import Bootstrap
 

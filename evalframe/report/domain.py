@@ -10,7 +10,7 @@ palette and byte-stable :func:`~evalframe.report.plots.save`):
   recommendations against share of items, least recommended first) with the equality line;
 - :func:`cost_curve`: total cost against threshold, with the minimum marked.
 
-:func:`agreement_markdown` renders an :class:`~evalframe.analyses.agreement.Agreement` as the
+:func:`agreement_markdown` renders an :class:`~evalframe.stats.label_agreement.Agreement` as the
 ``report.md`` of ``evalframe agreement``.
 """
 

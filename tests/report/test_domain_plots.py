@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from evalframe.analyses.agreement import agreement
+from evalframe.stats.label_agreement import agreement
 from evalframe.metrics.detection import cost_curve as cost_curve_table
 from evalframe.report import domain
 from evalframe.report.plots import save

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalframe.analyses.agreement import agreement
+from evalframe.stats.label_agreement import agreement
 from evalframe.errors import ConfigError, InputError
 
 

@@ -10,7 +10,7 @@ annotator) and returns an :class:`Agreement`:
 - ``pairwise``: Cohen's κ of every annotator pair (unweighted, linear, quadratic) with CIs;
 - ``disagreements``: the tasks with the widest spread of ratings, for review;
 - ``per_annotator``: ratings, gold accuracy (with ``gold``), speed and position-bias checks
-  (:mod:`evalframe.analyses.annotator_qa`);
+  (:mod:`evalframe.stats.annotator_qa`);
 - ``filtered(…)`` / ``reliable_annotators(…)`` / ``qrels(…)``: the chapter's filter as a table and
   the labels it keeps as qrels for the ranking metrics.
 
@@ -33,7 +33,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from evalframe.analyses import annotator_qa
+from evalframe.stats import annotator_qa
 from evalframe.errors import ConfigError, InputError, Problem
 from evalframe.stats import agreement as kernels
 from evalframe.stats.bootstrap import Bootstrap, intervals

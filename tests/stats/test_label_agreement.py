@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from evalframe.analyses.agreement import agreement, parse_scale
+from evalframe.stats.label_agreement import agreement, parse_scale
 from evalframe.errors import ConfigError, InputError
 from evalframe.stats.agreement import landis_koch
 from evalframe.stats.bootstrap import Bootstrap, intervals

@@ -1,6 +1,6 @@
 """Annotator quality assurance (seed 004 §21.3.2): gold accuracy, speed, position bias, the filter.
 
-All functions take the validated annotations table of :func:`evalframe.analyses.agreement.prepare`
+All functions take the validated annotations table of :func:`evalframe.stats.label_agreement.prepare`
 (``task_id``, ``annotator_id``, ``rating``, and optionally ``seconds`` or ``started_at`` /
 ``submitted_at``, ``position``, ``query_id``, ``doc_id``).
 
@@ -30,7 +30,7 @@ import polars as pl
 from evalframe.errors import ConfigError, InputError, Problem
 
 if TYPE_CHECKING:
-    from evalframe.analyses.agreement import Scale
+    from evalframe.stats.label_agreement import Scale
 
 #: The chapter's minimum time per task (mitigation strategies of §21.3.2).
 MIN_SECONDS = 10.0
