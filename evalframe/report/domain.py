@@ -124,6 +124,33 @@ def cost_curve(curve: pl.DataFrame, *, title: str = "Total cost by threshold"):
     return fig
 
 
+def domain_figures(data) -> dict[str, object]:
+    """The Lorenz curve and cost curve of each system whose result has their tables
+    (:mod:`evalframe.analyses.domain_tables`); none otherwise."""
+    from evalframe.report.plots import _safe
+
+    figures: dict[str, object] = {}
+    counts = data.tables.get("item_counts")
+    if counts is not None and counts.height:
+        for (system,), rows in counts.partition_by("system", as_dict=True, maintain_order=True).items():
+            values = rows.get_column("count").to_numpy()
+            k = rows.get_column("k").first() if "k" in rows.columns else None
+            gini = _gini_of(data, system, k)
+            figures[f"lorenz_{_safe(str(system))}"] = lorenz(values, gini, label=f"top-{k} recommendations" if k else "recommendations")
+    curve = data.tables.get("cost_curve")
+    if curve is not None and curve.height:
+        for (system,), rows in curve.partition_by("system", as_dict=True, maintain_order=True).items():
+            figures[f"cost_curve_{_safe(str(system))}"] = cost_curve(rows, title=f"Total cost by threshold — {system}")
+    return figures
+
+
+def _gini_of(data, system, k) -> float | None:
+    if k is None:
+        return None
+    rows = data.summary.filter((pl.col("metric") == f"gini@{k}") & (pl.col("system") == system))
+    return rows.get_column("value").first() if rows.height else None
+
+
 def _cell(value, digits: int = 4) -> str:
     if value is None:
         return "—"

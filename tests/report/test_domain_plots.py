@@ -45,3 +45,24 @@ def test_cost_curve_plot_marks_the_minimum():
     figure = domain.cost_curve(curve)
     labels = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
     assert any("minimum 1 at 0.7" in label for label in labels)
+
+
+def test_result_tables_feed_the_report_figures(tmp_path):
+    import evalframe as ef
+    from evalframe.analyses.domain_tables import with_cost_curve, with_item_counts
+    from evalframe.report.plots import report_figures
+    from evalframe.report.tables import ReportData
+
+    d = "data_samples/recommendations/"
+    tables = ef.read_recommendations(d + "recs.csv", items=d + "items.csv")
+    ev = with_item_counts(ef.evaluate(tables, metrics=["gini@10"]), 10)
+    counts = ev.tables["item_counts"]
+    assert counts.get_column("count").sum() == 500 * 10
+    figures = report_figures(ReportData.from_evaluation(ev))
+    assert "lorenz_default" in figures
+    queries = pl.DataFrame({"query_id": ["a", "b", "c"], "label": [1, 0, 0], "prob": [0.9, 0.5, 0.1]})
+    scored = ef.evaluate(ef.Tables(queries=queries, judgments=pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64})),
+                         metrics=["min_cost(fp_cost=1,fn_cost=5)"])
+    scored = with_cost_curve(scored, 1, 5)
+    assert scored.tables["cost_curve"].get_column("cost").to_list() == [5.0, 0.0, 1.0, 2.0]
+    assert "cost_curve_default" in report_figures(ReportData.from_evaluation(scored))
