@@ -211,15 +211,24 @@ class PairSums:
         ]
         return np.concatenate([part.astype(np.float64) for part in parts], axis=2).reshape(self.grid.shape[0], -1)
 
+    def chunk_features(self):
+        """``(pair positions, features)`` of each chunk of pairs, built one chunk at a time."""
+        start = 0
+        for chunk in self.chunks:
+            yield np.arange(start, start + len(chunk)), self.features(chunk)
+            start += len(chunk)
+
+    def kappas_of(self, features: np.ndarray, n_pairs: int, weights: np.ndarray) -> np.ndarray:
+        """Cohen's κ of one chunk's pairs under every weight column: (pairs × 3 weightings × C)."""
+        sums = (features.T @ weights).reshape(n_pairs, self.width, -1)
+        observed = sums[:, 0:3]
+        rows, columns, total = sums[:, 3:3 + self.k], sums[:, 3 + self.k:3 + 2 * self.k], sums[:, -1]
+        expected = _ratio(np.einsum("wij,pic,pjc->pwc", self.disagreement, rows, columns), total[:, None, :])
+        return 1.0 - _ratio(observed, expected)
+
     def kappas(self, weights: np.ndarray) -> np.ndarray:
         """Cohen's κ of every pair under every weight column: (pairs × 3 weightings × C)."""
-        out = []
-        for chunk in self.chunks:
-            sums = (self.features(chunk).T @ weights).reshape(len(chunk), self.width, -1)
-            observed = sums[:, 0:3]
-            rows, columns, total = sums[:, 3:3 + self.k], sums[:, 3 + self.k:3 + 2 * self.k], sums[:, -1]
-            expected = _ratio(np.einsum("wij,pic,pjc->pwc", self.disagreement, rows, columns), total[:, None, :])
-            out.append(1.0 - _ratio(observed, expected))
+        out = [self.kappas_of(features, positions.size, weights) for positions, features in self.chunk_features()]
         return np.concatenate(out, axis=0) if out else np.zeros((0, 3, weights.shape[1]))
 
 

@@ -219,19 +219,15 @@ def _encode(table: pl.DataFrame, scale: Scale) -> tuple[kernels.Ratings, pl.Data
     return ratings, tasks, raters
 
 
-def _statistics(task_sums: kernels.TaskSums, pair_sums: kernels.PairSums, values: np.ndarray, weights: np.ndarray,
-                levels: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Summary statistics (len(SUMMARY_METRICS) × C) and pair κ (pairs × 3 weightings × C):
-    dense products of per-task columns with the weights, nothing per task or replicate."""
-    sums = task_sums.sums(weights)
-    rows = [
+def _summary_rows(sums: dict[str, np.ndarray], values: np.ndarray, levels: Sequence[str]) -> np.ndarray:
+    """The summary statistics (len(SUMMARY_METRICS) × C) from the summed per-task columns."""
+    return np.vstack([
         kernels.exact_agreement(sums),
         kernels.pairwise_agreement(sums),
         kernels.fleiss_kappa(sums),
         *(kernels.krippendorff_alpha(sums, level, values) if level in levels
-          else np.full(weights.shape[1], np.nan) for level in kernels.ALPHA_LEVELS),
-    ]
-    return np.vstack(rows), pair_sums.kappas(weights)
+          else np.full(next(iter(sums.values())).shape[-1], np.nan) for level in kernels.ALPHA_LEVELS),
+    ])
 
 
 def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: str = "task_id", rating: str = "rating",
@@ -261,25 +257,29 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
     task_sums = kernels.TaskSums(counts)
     pair_sums = kernels.PairSums(ratings, pairs)
 
-    def statistics(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        with threadpool_limits(limits=1, user_api="blas"):  # thin products: threads cost more than they give
-            return _statistics(task_sums, pair_sums, ratings.values, weights, levels)
-
-    values, kappas = statistics(np.ones((tasks.height, 1)))
+    ones = np.ones((tasks.height, 1))
+    values = _summary_rows(task_sums.sums(ones), ratings.values, levels)
+    kappas = pair_sums.kappas(ones)
     estimates, kappa_estimates = values[:, 0], kappas[:, :, 0]
     summary_ci = pair_ci = None
     if bootstrap is not None:
         resamples = bootstrap.resamples
         summary_reps = np.empty((values.shape[0], resamples))
         pair_reps = np.empty((len(pairs), 3, resamples))
-        keys = tasks.select("task_id")
+        # The replicate counts as drawn (uint8: 1 byte per task and replicate), then float64
+        # blocks of columns: the pair features are built once per chunk of pairs, each block
+        # of weights converted per chunk (cheap next to building the features).
+        counts_drawn = poisson_counts(tasks.select("task_id"), resamples, bootstrap.seed)
         block = max(1, _BLOCK_CELLS // max(1, tasks.height))
-        for start in range(0, resamples, block):
-            stop = min(resamples, start + block)
-            weights = poisson_counts(keys, stop - start, bootstrap.seed, first=start).astype(np.float64)
-            block_values, block_kappas = statistics(weights)
-            summary_reps[:, start:stop] = block_values
-            pair_reps[:, :, start:stop] = block_kappas
+        blocks = [(start, min(resamples, start + block)) for start in range(0, resamples, block)]
+        with threadpool_limits(limits=1, user_api="blas"):
+            for start, stop in blocks:
+                sums = task_sums.sums(counts_drawn[:, start:stop].astype(np.float64))
+                summary_reps[:, start:stop] = _summary_rows(sums, ratings.values, levels)
+            for chunk_pairs, features in pair_sums.chunk_features():
+                for start, stop in blocks:
+                    pair_reps[chunk_pairs, :, start:stop] = pair_sums.kappas_of(features, chunk_pairs.size,
+                                                                                counts_drawn[:, start:stop].astype(np.float64))
         summary_ci = intervals(summary_reps, estimates, bootstrap.confidence)
         pair_ci = intervals(pair_reps.reshape(-1, resamples), kappa_estimates.reshape(-1), bootstrap.confidence)
     m = counts.sum(axis=1)
