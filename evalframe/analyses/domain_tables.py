@@ -48,3 +48,19 @@ def with_cost_curve(evaluation, fp_cost: float, fn_cost: float):
     if not parts:
         return evaluation
     return evaluation.with_tables(cost_curve=pl.concat(parts))
+
+
+def with_plot_tables(evaluation):
+    """``evaluation`` with the plot tables its metrics call for: ``item_counts`` at the largest
+    ``k`` of its ``gini@k`` metrics, ``cost_curve`` at the costs of its first cost metric."""
+    from evalframe.metrics.detection import declared_costs
+    from evalframe.metrics.recommendation import Gini
+
+    metrics = evaluation.plan.metrics
+    cutoffs = [m.k for m in metrics if isinstance(m, Gini)]
+    if cutoffs:
+        evaluation = with_item_counts(evaluation, max(cutoffs))
+    costs = [found for m in metrics if (found := declared_costs(m)) is not None]
+    if costs:
+        evaluation = with_cost_curve(evaluation, *costs[0])
+    return evaluation

@@ -286,6 +286,13 @@ class MinimumCostThreshold(_CostCurveMetric):
         return np.full(curves.tp.shape[0], np.nan)
 
 
+def declared_costs(metric) -> tuple[float, float] | None:
+    """``(fp_cost, fn_cost)`` of a cost metric, None for any other metric."""
+    if isinstance(metric, _CostAtThreshold | _CostCurveMetric):
+        return metric.fp_cost, metric.fn_cost
+    return None
+
+
 def cost_curve(label: np.ndarray, score: np.ndarray, fp_cost: float, fn_cost: float,
                weight: np.ndarray | None = None) -> pl.DataFrame:
     """Total cost at every threshold: one row per distinct score, highest first, plus the first

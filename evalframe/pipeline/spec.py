@@ -39,7 +39,7 @@ from evalframe.report.targets import Target
 
 #: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
 #: predictions JSON with its gold file (``input.gold``, ``--gold``).
-INPUT_FORMATS = ("per_query", "retrieval_results", "legal")
+INPUT_FORMATS = ("per_query", "retrieval_results", "legal", "recommendations", "scores")
 #: Input formats that read a second file, the gold standard (``input.gold``).
 GOLD_FORMATS = ("legal",)
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
@@ -66,6 +66,9 @@ class InputSpec:
     gold: str | None = None
     #: An extracted sentence outside the query's candidates: `error` (default) or `allow`.
     extracted_outside_candidates: str = "error"
+    #: The other tables of the `recommendations` format: `ground_truth`, `items` (the catalog),
+    #: `history` and `similarity` (paths; :func:`evalframe.io.recommendations.read_recommendations`).
+    tables: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
