@@ -15,7 +15,7 @@ two sides (``farm-bench --vs 'B' -- A``; quote the medians):
     weighting (135 calls), ``statsmodels`` ``aggregate_raters`` + ``fleiss_kappa``, and
     ``krippendorff.alpha`` on the full 10 × 100,000 matrix for each level (no CIs).
 
-- ``recs``: 1,000,000 users × 20 recommendations over 200,000 items:
+- ``recs``: 1,000,000 users × 20 distinct recommendations over 200,000 items (Zipf popularity):
 
   - ``evalframe``: ``ef.evaluate`` of ``catalog_coverage@20``, ``category_coverage@20``,
     ``gini@20``, ``popularity_bias@20``, ``unique_items@20`` (one item-count state; no CIs by
@@ -50,7 +50,7 @@ RECS = DATA / "recs_1m_x20.parquet"
 ITEMS = DATA / "items_200k.parquet"
 
 
-def make() -> None:
+def make(only: str | None = None) -> None:
     DATA.mkdir(exist_ok=True)
     rng = np.random.default_rng(25)
     tasks, raters = 100_000, 10
@@ -64,12 +64,15 @@ def make() -> None:
     users, k, n_items = 1_000_000, 20, 200_000
     popularity = rng.zipf(1.5, n_items).clip(1, 100_000)
     probabilities = popularity / popularity.sum()
-    items = rng.choice(n_items, size=users * k, p=probabilities)
-    pl.DataFrame({
-        "query_id": np.repeat(np.arange(users), k).astype(str),
-        "doc_id": items.astype(str),
-        "rank": np.tile(np.arange(1, k + 1), users),
-    }).write_parquet(RECS)
+    drawn = 2 * k  # a ranking lists an item once: draw twice as many, keep each user's first k distinct
+    items = rng.choice(n_items, size=users * drawn, p=probabilities)
+    (
+        pl.DataFrame({"query_id": np.repeat(np.arange(users), drawn).astype(str), "doc_id": items.astype(str)})
+        .unique(["query_id", "doc_id"], keep="first", maintain_order=True)
+        .with_columns(rank=pl.int_range(1, pl.len() + 1).over("query_id"))
+        .filter(pl.col("rank") <= k)
+        .write_parquet(RECS)
+    )
     pl.DataFrame({"item_id": np.arange(n_items).astype(str), "popularity": popularity,
                   "category": (np.arange(n_items) % 50).astype(str)}).write_parquet(ITEMS)
     print(f"wrote {ANNOTATIONS.name}, {RECS.name}, {ITEMS.name}")
