@@ -59,3 +59,24 @@ def test_detection_pipeline_on_its_sample_and_a_bad_label(tmp_path, capsys):
     error = capsys.readouterr().err
     assert str(bad) in error and "line 3" in error and "'yes'" in error
     assert not out.exists()
+
+
+def test_cli_catalog_gold_and_costs(tmp_path, capsys):
+    recs = tmp_path / "recs.csv"
+    pl.DataFrame({"query_id": ["u1", "u1", "u2"], "doc_id": ["item_0001", "item_0002", "item_0001"], "rank": [1, 2, 1]}).write_csv(recs)
+    truth = tmp_path / "truth.csv"
+    pl.DataFrame({"query_id": ["u1"], "doc_id": ["item_0002"]}).write_csv(truth)
+    out = tmp_path / "recs_out"
+    args = ["run", "recommendations", "--input", str(recs), "--gold", str(truth), "--out", str(out)]
+    assert main([*args, "--catalog", "data_samples/recommendations/items.csv"]) == 0
+    summary = pl.read_csv(out / "summary.csv").filter(pl.col("grouping") == "overall")
+    got = dict(summary.select("metric", "value").iter_rows())
+    assert got["catalog_coverage@10"] == pytest.approx(2 / 1000)
+    assert got["hit_rate@10"] == 1.0
+    assert got["serendipity@10"] is None  # the sample's history is not used with another input
+    capsys.readouterr()
+    assert main(["run", "detection", "--costs", "fp=1,fn=2", "--out", str(tmp_path / "det")]) == 0
+    assert "total_cost(fp_cost=1,fn_cost=2)" in pl.read_csv(tmp_path / "det" / "summary.csv").get_column("metric").to_list()
+    assert main(["run", "detection", "--costs", "fp=1", "--out", str(tmp_path / "no")]) == 2
+    assert "needs both" in capsys.readouterr().err
+    assert main(["run", "detection", "--catalog", "x.csv", "--out", str(tmp_path / "no")]) == 2
