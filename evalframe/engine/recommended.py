@@ -23,11 +23,12 @@ from evalframe.metrics.recommendation import RECOMMENDED, bind_catalog as bind_m
 def with_recommended(tables: Tables, queries: pl.DataFrame) -> pl.DataFrame:
     """``queries`` with :data:`RECOMMENDED` built from the ranking (module docstring)."""
     ranking = tables.ranking
+    # Each user's items sorted within the group (short lists), never the whole table by its string keys.
     if "rank" in ranking.columns:
-        ordered = ranking.sort([*QUERY_KEYS, "rank"])
+        ordered = pl.col("doc_id").cast(pl.String).sort_by("rank")
     else:
-        ordered = ranking.sort([*QUERY_KEYS, "score", "doc_id"], descending=[False, False, True, True])
-    lists = ordered.group_by(list(QUERY_KEYS), maintain_order=True).agg(pl.col("doc_id").cast(pl.String).alias(RECOMMENDED))
+        ordered = pl.col("doc_id").cast(pl.String).sort_by(["score", "doc_id"], descending=[True, True])
+    lists = ranking.group_by(list(QUERY_KEYS)).agg(ordered.alias(RECOMMENDED))
     return queries.join(lists, on=list(QUERY_KEYS), how="left", maintain_order="left").with_columns(
         pl.col(RECOMMENDED).fill_null(pl.lit([], dtype=pl.List(pl.String))))
 
