@@ -105,7 +105,7 @@ def main(args: argparse.Namespace) -> tuple[str, int]:
     from evalframe.stats.label_agreement import agreement
     from evalframe.stats.annotator_qa import as_qrels
     from evalframe.io.tables import read_frame
-    from evalframe.stats.bootstrap import Bootstrap
+    from evalframe.engine.bootstrap import Bootstrap
 
     if args.max_spread < 0 or not 0 <= args.min_accuracy <= 1 or args.min_gold_tasks < 0:
         raise ConfigError("--max-spread must be >= 0, --min-accuracy in [0, 1], --min-gold-tasks >= 0")

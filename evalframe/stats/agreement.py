@@ -4,7 +4,7 @@ The kernels take ratings already encoded as integer codes (:class:`Ratings`: tas
 rating's position on the scale, one rating per task and rater) and a weight matrix ``W``
 (tasks × C): column ``c`` gives every task a weight. Column 0 of the matrix the callers pass is
 all ones (the estimate on the data); the others are the engine's bootstrap replicates over tasks
-(:func:`evalframe.stats.replicates.poisson_counts`), so one pass gives the value and its
+(:func:`evalframe.engine.replicates.poisson_counts`), so one pass gives the value and its
 replicates. Every statistic is a ratio of sums that are linear in the task weights, computed as
 products ``Aᵀ · W`` of a per-task table ``A`` with the weights: no loop over tasks, pairs or
 replicates (rater pairs are handled in chunks of pairs, each a dense product). With all weights 1 they are:

@@ -15,10 +15,10 @@ annotator) and returns an :class:`Agreement`:
   the labels it keeps as qrels for the ranking metrics.
 
 The bootstrap is the engine's: replicate ``r`` gives task ``u`` the Poisson count
-:func:`~evalframe.stats.replicates.poisson_counts` draws for its ``task_id`` (the same counts the
+:func:`~evalframe.engine.replicates.poisson_counts` draws for its ``task_id`` (the same counts the
 engine would give a unit with that key), and every statistic is recomputed as a weighted sum
 (:mod:`evalframe.stats.agreement`), in blocks of replicates; the interval is
-:func:`~evalframe.stats.bootstrap.intervals` (percentile). A rating outside the declared scale, a
+:func:`~evalframe.engine.bootstrap.intervals` (percentile). A rating outside the declared scale, a
 missing rating or an annotator rating a task twice is an :class:`~evalframe.errors.InputError`
 naming the file, row and value.
 """
@@ -36,8 +36,8 @@ from threadpoolctl import threadpool_limits
 from evalframe.stats import annotator_qa
 from evalframe.errors import ConfigError, InputError, Problem
 from evalframe.stats import agreement as kernels
-from evalframe.stats.bootstrap import Bootstrap, intervals
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.bootstrap import Bootstrap, intervals
+from evalframe.engine.replicates import poisson_counts
 
 #: At most this many task × replicate cells of weights at once (256 MB of float64; the pair
 #: features are rebuilt per block, so fewer, larger blocks are cheaper).

@@ -17,8 +17,8 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from evalframe.stats.label_agreement import agreement, parse_scale
 from evalframe.errors import ConfigError, InputError
 from evalframe.stats.agreement import landis_koch
-from evalframe.stats.bootstrap import Bootstrap, intervals
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.bootstrap import Bootstrap, intervals
+from evalframe.engine.replicates import poisson_counts
 
 SCALE = [0, 1, 2, 3, 4]
 
