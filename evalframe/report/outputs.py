@@ -128,9 +128,11 @@ class ReportWriter:
     @property
     def figures(self) -> dict:
         if self._figures is None:
+            from evalframe.report.domain import domain_figures
             from evalframe.report.plots import report_figures
 
-            self._figures = report_figures(self.data)
+            # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
+            self._figures = report_figures(self.data) | domain_figures(self.data)
         return self._figures
 
     @property

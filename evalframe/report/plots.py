@@ -368,9 +368,6 @@ def report_figures(data: ReportData) -> dict[str, object]:
     comparison = data.tables.get("comparison")
     if comparison is not None and "delta" in comparison.columns and comparison.height:
         figures["forest"] = forest(data)
-    from evalframe.report.domain import domain_figures  # Lorenz and cost curves, from their result tables
-
-    figures |= domain_figures(data)
     return figures
 
 

@@ -46,6 +46,22 @@ ALPHA_LEVELS: tuple[AlphaLevel, ...] = ("nominal", "ordinal", "interval")
 
 
 @dataclass(frozen=True)
+class Scale:
+    """The rating scale: its values in order, and whether they are numbers (interval distances).
+
+    The chapter's ``RelevanceScale`` is ``Scale((0, 1, 2, 3, 4))``.
+    """
+
+    values: tuple
+    numeric: bool = True
+
+    @property
+    def width(self) -> float:
+        """``max − min`` of a numeric scale (the chapter's 4 of its 0–4 scale); 1 otherwise."""
+        return float(max(self.values) - min(self.values)) if self.numeric and len(self.values) > 1 else 1.0
+
+
+@dataclass(frozen=True)
 class Ratings:
     """Encoded ratings: ``task``, ``rater`` and ``code`` (position on the scale) per rating;
     ``values`` the scale's numeric values (for interval distances), ``n_tasks``, ``n_raters``."""

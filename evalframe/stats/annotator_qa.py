@@ -22,15 +22,11 @@ All functions take the validated annotations table of :func:`evalframe.stats.lab
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError, InputError, Problem
-
-if TYPE_CHECKING:
-    from evalframe.stats.label_agreement import Scale
+from evalframe.stats.agreement import Scale
 
 #: The chapter's minimum time per task (mitigation strategies of §21.3.2).
 MIN_SECONDS = 10.0

@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 from evalframe.stats import annotator_qa
 from evalframe.errors import ConfigError, InputError, Problem
 from evalframe.stats import agreement as kernels
+from evalframe.stats.agreement import Scale
 from evalframe.engine.bootstrap import Bootstrap, intervals
 from evalframe.engine.replicates import poisson_counts
 
@@ -44,22 +45,6 @@ from evalframe.engine.replicates import poisson_counts
 _BLOCK_CELLS = 1 << 25
 #: How many rows of each kind an input error lists.
 _LISTED = 20
-
-
-@dataclass(frozen=True)
-class Scale:
-    """The rating scale: its values in order, and whether they are numbers (interval distances).
-
-    The chapter's ``RelevanceScale`` is ``Scale((0, 1, 2, 3, 4))``.
-    """
-
-    values: tuple
-    numeric: bool = True
-
-    @property
-    def width(self) -> float:
-        """``max − min`` of a numeric scale (the chapter's 4 of its 0–4 scale); 1 otherwise."""
-        return float(max(self.values) - min(self.values)) if self.numeric and len(self.values) > 1 else 1.0
 
 
 RELEVANCE_SCALE = Scale((0, 1, 2, 3, 4))

@@ -50,8 +50,11 @@ def test_cost_curve_plot_marks_the_minimum():
 def test_result_tables_feed_the_report_figures(tmp_path):
     import evalframe as ef
     from evalframe.analyses.domain_tables import with_cost_curve, with_item_counts
-    from evalframe.report.plots import report_figures
+    from evalframe.report.outputs import ReportWriter
     from evalframe.report.tables import ReportData
+
+    def report_figures(data):
+        return ReportWriter(data).figures
 
     d = "data_samples/recommendations/"
     tables = ef.read_recommendations(d + "recs.csv", items=d + "items.csv")
