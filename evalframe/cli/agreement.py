@@ -6,15 +6,14 @@ and Landis–Koch words, :mod:`evalframe.stats.label_agreement`). With ``--out``
 ``summary.csv``, ``pairwise_kappa.csv``, ``per_annotator.csv``, ``disagreements.csv``,
 ``report.md`` and plots; with ``--gold`` also ``filtered.csv`` (the chapter's filter) and, when
 the annotations have ``query_id`` and ``doc_id`` columns, ``qrels.txt`` (TREC qrels of the kept
-labels, ready for ``evalframe trec``). Outputs appear all at once (a staging folder renamed into
-place); bad input exits 2 naming the file, line and value, with nothing written.
+labels, ready for ``evalframe trec``). Outputs appear all at once (the one atomic writer,
+:mod:`evalframe.results.writer`); bad input exits 2 naming the file, line and value, with
+nothing written.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
 from pathlib import Path
 
 from evalframe.errors import ConfigError, ExitCode
@@ -29,6 +28,7 @@ def add_parser(commands) -> None:
     parser.add_argument("annotations", help="table with one row per task and annotator")
     parser.add_argument("--gold", help="gold tasks: a table with task_id and rating (or expected)")
     parser.add_argument("--out", help="folder for the tables, report.md and plots")
+    parser.add_argument("--force", action="store_true", help="write into an --out folder that holds other files")
     parser.add_argument("--rater", default="annotator_id", help="annotator column (default annotator_id)")
     parser.add_argument("--item", default="task_id", help="task column (default task_id)")
     parser.add_argument("--rating", default="rating", help="rating column (default rating)")
@@ -59,46 +59,40 @@ def _text(ag, filtered) -> str:
 
 
 def _write(out: Path, ag, filtered, qrels, args) -> None:
+    """Every output through the one atomic writer (:func:`~evalframe.results.writer.write_result`)."""
+    from importlib.util import find_spec
+
     from evalframe.report import domain
     from evalframe.report.plots import save
+    from evalframe.results.writer import write_result
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        ag.summary.write_csv(staging / "summary.csv", float_precision=10)
-        ag.pairwise.write_csv(staging / "pairwise_kappa.csv", float_precision=10)
-        ag.per_annotator.write_csv(staging / "per_annotator.csv", float_precision=10)
-        ag.disagreements.write_csv(staging / "disagreements.csv", float_precision=10)
-        if filtered is not None:
-            filtered.write_csv(staging / "filtered.csv", float_precision=10)
-        if qrels is not None:
-            (staging / "qrels.txt").write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows()))
-        plots = []
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            (staging / "plots").mkdir()
-            figures = {"kappa_heatmap": domain.kappa_heatmap(ag.pairwise)}
-            if ag.gold is not None:
-                figures["annotator_accuracy"] = domain.annotator_accuracy(ag.per_annotator, args.min_accuracy)
-            for stem, figure in figures.items():
-                (staging / "plots" / f"{stem}.png").write_bytes(save(figure, "png"))
-                (staging / "plots" / f"{stem}.svg").write_bytes(save(figure, "svg"))
-                plots.append(f"plots/{stem}.png")
-        (staging / "report.md").write_text(domain.agreement_markdown(
-            ag, filtered=filtered, plots=plots, min_accuracy=args.min_accuracy, min_tasks=args.min_gold_tasks))
-        if out.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            out.rename(retired / out.name)
-            staging.rename(out)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    def csv(table):
+        return lambda path: table.write_csv(path, float_precision=10)
+
+    writers = {"summary.csv": csv(ag.summary), "pairwise_kappa.csv": csv(ag.pairwise),
+               "per_annotator.csv": csv(ag.per_annotator), "disagreements.csv": csv(ag.disagreements)}
+    if filtered is not None:
+        writers["filtered.csv"] = csv(filtered)
+    if qrels is not None:
+        writers["qrels.txt"] = lambda path: path.write_text("".join(f"{q} 0 {d} {r}\n" for q, d, r in qrels.iter_rows()))
+    figures = {}
+    if find_spec("matplotlib") is not None:  # the plots need the `report` extra
+        figures["kappa_heatmap"] = domain.kappa_heatmap(ag.pairwise)
+        if ag.gold is not None:
+            figures["annotator_accuracy"] = domain.annotator_accuracy(ag.per_annotator, args.min_accuracy)
+
+    def plots(folder: Path) -> None:
+        folder.mkdir()
+        for stem, figure in figures.items():
+            (folder / f"{stem}.png").write_bytes(save(figure, "png"))
+            (folder / f"{stem}.svg").write_bytes(save(figure, "svg"))
+
+    if figures:
+        writers["plots"] = plots
+    report = domain.agreement_markdown(ag, filtered=filtered, plots=[f"plots/{stem}.png" for stem in figures],
+                                       min_accuracy=args.min_accuracy, min_tasks=args.min_gold_tasks)
+    writers["report.md"] = lambda path: path.write_text(report)
+    write_result(out, writers, force=args.force)
 
 
 def main(args: argparse.Namespace) -> tuple[str, int]:
