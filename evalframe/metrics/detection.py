@@ -28,7 +28,8 @@ first negative, ``detection_rate = 1/2``; ``tpr@fpr=0.1 = 2/2``.
 
 **Costs** at a threshold (``prob >= threshold`` is flagged, the engine's confusion rule; the
 chapter writes ``scores > 0.5``, the same unless a score equals the threshold), with declared
-``fp_cost`` (cost of investigating a false alarm) and ``fn_cost`` (cost of a missed fraud):
+``fp_cost`` (cost of investigating a false alarm) and ``fn_cost`` (cost of a missed fraud; both
+default to 1, when the total cost is the number of errors):
 ``total_cost = FP · fp_cost + FN · fn_cost``, ``cost_per_prediction = total_cost / W`` and
 ``cost_reduction_vs_baseline = 1 − total_cost / (W_pos · fn_cost)`` against flagging nothing
 (undefined, with a note, when that baseline costs 0). ``min_cost`` is the least total cost over
@@ -68,9 +69,7 @@ def _check_rate(key: str, fpr: float) -> float:
     return float(fpr)
 
 
-def _check_cost(key: str, name: str, value: float | None) -> float:
-    if value is None:
-        raise ConfigError(f"`{key}` needs `{name}` (e.g. `{key}(fp_cost=100,fn_cost=10000)` or the pipeline's parameters)")
+def _check_cost(key: str, name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise ConfigError(f"`{key}`: `{name}` must be a number >= 0, got {value!r}")
     return float(value)
@@ -167,8 +166,8 @@ class ThresholdIndexAtFPR(_FprWalk):
 class _CostAtThreshold(ConfusionMetric):
     """Base of the costs at ``threshold`` with declared ``fp_cost`` and ``fn_cost``."""
 
-    fp_cost: float | None = None
-    fn_cost: float | None = None
+    fp_cost: float = 1.0
+    fn_cost: float = 1.0
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
 
@@ -220,8 +219,8 @@ class CostReductionVsBaseline(_CostAtThreshold):
 
 @dataclass(frozen=True)
 class _CostCurveMetric(RocMetric):
-    fp_cost: float | None = None
-    fn_cost: float | None = None
+    fp_cost: float = 1.0
+    fn_cost: float = 1.0
     key: ClassVar[str]
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
@@ -387,8 +386,8 @@ def _specs():
 
     fpr = Param("fpr", float, doc="the false-positive budget, a rate in (0, 1]")
     threshold = Param("threshold", float, 0.5, doc="flagged when prob >= threshold")
-    fp_cost = Param("fp_cost", float, None, doc="cost of a false positive (e.g. an investigation)")
-    fn_cost = Param("fn_cost", float, None, doc="cost of a false negative (e.g. a missed fraud)")
+    fp_cost = Param("fp_cost", float, 1.0, doc="cost of a false positive (e.g. an investigation); default 1")
+    fn_cost = Param("fn_cost", float, 1.0, doc="cost of a false negative (e.g. a missed fraud); default 1")
     specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fpr,), at="fpr", at_required=True)
              for m in (DetectionRateAtFPR, ActualFPRAtFPR, ThresholdIndexAtFPR)]
     specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (threshold, fp_cost, fn_cost),

@@ -149,8 +149,7 @@ def test_hand_cases_no_negatives_and_zero_cost_baseline():
     assert value is None and "baseline" in note
     with pytest.raises(ConfigError, match="fp_cost"):
         resolve("total_cost(fp_cost=-1,fn_cost=3)")
-    with pytest.raises(ConfigError, match="needs `fp_cost`"):
-        resolve("total_cost")
+    assert resolve("total_cost").name == "total_cost(fp_cost=1,fn_cost=1)"  # undeclared costs: errors counted
     with pytest.raises(ConfigError):
         DetectionRateAtFPR(fpr=0.0)
     # Shared parameters reach cost metrics from a pipeline's `parameters:` block.
