@@ -46,13 +46,25 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import ClassVar, Literal
 
 import numpy as np
 import polars as pl
-from scipy import sparse
+
+# The metric families import the weight-matrix helpers from here too (row_weights, scored_rows,
+# replicate_frame); their home is evalframe.metrics.weight_matrices.
+from evalframe.metrics.weight_matrices import (  # noqa: F401
+    REPLICATE,
+    SLICE,
+    ReplicateState,
+    RowWeights,
+    finalized_values,
+    replicate_count,
+    replicate_frame,
+    row_weights,
+    scored_rows,
+)
 
 
 class TargetCategory(StrEnum):
@@ -328,18 +340,6 @@ class SetMetric(Metric):
         return self.finalize(state.table.lazy(), [REPLICATE])
 
 
-@dataclass(frozen=True)
-class ReplicateState:
-    """A state (as :meth:`SetMetric.state` gives) with one slice per weight column, key ``_replicate``."""
-
-    table: pl.DataFrame
-    replicates: int
-
-
-def replicate_count(state: object) -> int:
-    return state.replicates  # type: ignore[attr-defined]
-
-
 def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
     """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_slices`)."""
     return values_under_slices(metrics, [(frame, weights)])[0]
@@ -381,132 +381,6 @@ def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.Data
                 finalized_values(part, replicates) if part is not None else np.full(replicates, np.nan)
             )
     return [{metric.name: found[metric.name] for metric in metrics} for found in results]
-
-
-#: The key of the slice a stacked replicate state belongs to (:func:`values_under_slices`).
-SLICE = "_slice"
-
-
-class RowWeights:
-    """A weight matrix (rows × R) given as unit weights: ``W[i, r] = scale[i] · units[index[i], r]``.
-
-    What :meth:`SetMetric.values_under` works with: a plain matrix is wrapped with one unit per
-    row (:func:`row_weights`); the bootstrap passes its unit counts this way so that no
-    rows × R matrix is built for sums, which are computed per unit first and then multiplied
-    with the unit matrix (``(indicator ᵀ · P) · units``, ``P`` the row→unit map): a product
-    over units, not rows.
-    """
-
-    def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None,
-                 positive_units: np.ndarray | None = None):
-        self.units = units
-        n = units.shape[0] if index is None else index.shape[0]
-        self.index = np.arange(n) if index is None else index
-        self.scale = np.ones(n) if scale is None else scale
-        self._positive_units = positive_units
-
-    @property
-    def positive_units(self) -> np.ndarray:
-        """``units > 0`` as floats (computed once; pass it to share it between row sets)."""
-        if self._positive_units is None:
-            self._positive_units = (self.units > 0).astype(np.float64)
-        return self._positive_units
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return (self.index.shape[0], self.units.shape[1])
-
-    def take(self, rows: np.ndarray) -> RowWeights:
-        """The weights of the rows ``rows`` (positions or a boolean mask), still factored."""
-        return RowWeights(self.units, self.index[rows], self.scale[rows], self._positive_units)
-
-    def dense(self, rows: np.ndarray | None = None) -> np.ndarray:
-        """The matrix itself (of ``rows`` only, in their order)."""
-        index, scale = (self.index, self.scale) if rows is None else (self.index[rows], self.scale[rows])
-        if np.all(scale == 1.0):
-            return self.units[index]
-        return self.units[index] * scale[:, None]
-
-    def grouped(self, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``Σ_{i in rows, code_i = k} W[i, r]`` for every group ``k`` in ``[0, codes.max()]``.
-
-        One sparse (groups × units) matrix times the unit matrix: a pass over the rows' weights
-        without building them.
-        """
-        groups = int(codes.max()) + 1 if codes.size else 0
-        indicator = sparse.csr_matrix((self.scale[rows], (codes, self.index[rows])), shape=(groups, self.units.shape[0]))
-        return np.asarray(indicator @ self.units)
-
-    def sums(self, codes: np.ndarray, groups: int, values: np.ndarray | None = None) -> np.ndarray:
-        """``Σ_i [code_i = k] · values_i · W[i, r]`` for every group ``k``: (groups × R).
-
-        The rows are first added per (group, unit) (one ``bincount``), then multiplied with the
-        unit matrix: (groups × units) · (units × R).
-        """
-        n_units = self.units.shape[0]
-        row_weight = self.scale if values is None else self.scale * values
-        per_unit = np.bincount(codes * n_units + self.index, weights=row_weight, minlength=groups * n_units)
-        return per_unit.reshape(groups, n_units) @ self.units
-
-    def positive_counts(self, codes: np.ndarray, groups: int) -> np.ndarray:
-        """Rows of positive weight per group and column: (groups × R) integers."""
-        n_units = self.units.shape[0]
-        kept = self.scale > 0
-        per_unit = np.bincount(codes[kept] * n_units + self.index[kept], minlength=groups * n_units)
-        return np.rint(per_unit.reshape(groups, n_units).astype(np.float64) @ self.positive_units).astype(np.int64)
-
-
-def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWeights:
-    """``weights`` checked (one row per row of ``frame``, finite, non-negative) as :class:`RowWeights`."""
-    if isinstance(weights, RowWeights):
-        if weights.shape[0] != frame.height:
-            raise ValueError(f"weights must have {frame.height} rows, got {weights.shape[0]}")
-        return weights
-    matrix = np.asarray(weights, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] != frame.height:
-        raise ValueError(f"weights must have shape ({frame.height}, R), got {matrix.shape}")
-    if matrix.size and (not np.isfinite(matrix.sum()) or matrix.min() < 0):
-        raise ValueError("weights must be finite and non-negative")
-    return RowWeights(matrix)
-
-
-def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
-    """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
-    weights = row_weights(frame, weights)
-    label = frame.get_column("label").cast(pl.Float64).to_numpy()
-    prob = frame.get_column("prob").cast(pl.Float64).to_numpy()
-    used = ~(np.isnan(label) | np.isnan(prob))
-    if used.all():
-        return label == 1, prob, weights
-    return label[used] == 1, prob[used], weights.take(used)
-
-
-def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> ReplicateState:
-    """A state table for :meth:`SetMetric.finalize` with one slice per replicate: key ``_replicate``.
-
-    ``columns`` are (K × R) or (R,) arrays of sums (K state keys, e.g. bins); ``keys`` the K
-    values of each state key. Rows ordered by replicate, then key.
-    """
-    data: dict[str, np.ndarray] = {}
-    first = next(iter(columns.values()))
-    k = 1 if first.ndim == 1 else first.shape[0]
-    data[REPLICATE] = np.repeat(np.arange(replicates, dtype=np.int64), k)
-    for name, values in (keys or {}).items():
-        data[name] = np.tile(values, replicates)
-    for name, values in columns.items():
-        data[name] = values.reshape(k, replicates).T.reshape(-1)
-    return ReplicateState(pl.DataFrame(data), replicates)
-
-
-def finalized_values(table: pl.DataFrame, replicates: int) -> np.ndarray:
-    """The ``value`` of each replicate from ``finalize(..., by=[_replicate])`` (nan where null)."""
-    values = np.full(replicates, np.nan)
-    values[table.get_column(REPLICATE).to_numpy()] = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
-    return values
-
-
-#: The slice key of a state built per replicate (:func:`replicate_frame`).
-REPLICATE = "_replicate"
 
 
 def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:

@@ -50,7 +50,7 @@ def test_its_table_is_validated_at_the_same_door(reversed_tsv, tmp_path, capsys)
     (tmp_path / "mine.yaml").write_text(PIPELINE.format(path=reversed_tsv, format="reversed_tsv"))
     with pytest.raises(InputError, match="p_has_evidence"):
         ef.run_pipeline(str(tmp_path / "mine.yaml"))
-    assert main(["run", str(tmp_path / "mine.yaml"), "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert main(["run", str(tmp_path / "mine.yaml"), "--out", str(tmp_path / "out")]) == 2
     assert not (tmp_path / "out").exists()
 
 
