@@ -54,7 +54,7 @@ def test_result_tables_feed_the_report_figures(tmp_path):
     from evalframe.report.tables import ReportData
 
     def report_figures(data):
-        return ReportWriter(data).rendered()
+        return ReportWriter(data).rendered
 
     d = "data_samples/recommendations/"
     tables = ef.read_recommendations(d + "recs.csv", items=d + "items.csv")
