@@ -80,6 +80,9 @@ if TYPE_CHECKING:
     from evalframe.stats.corrections import adjust_pvalues
     from evalframe.stats.power import minimum_detectable_effect, sample_size
     from evalframe.stats.sampling import StratifiedSample, stratified_estimate, stratified_sample
+    from evalframe.stats.label_agreement import agreement
+    from evalframe.io.recommendations import read_recommendations
+    from evalframe.data.catalog import catalog
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
@@ -105,6 +108,9 @@ _LAZY = {
     "sample_size": "evalframe.stats.power",
     "minimum_detectable_effect": "evalframe.stats.power",
     "StratifiedSample": "evalframe.stats.sampling",
+    "agreement": "evalframe.stats.label_agreement",
+    "read_recommendations": "evalframe.io.recommendations",
+    "catalog": "evalframe.data.catalog",
     "stratified_sample": "evalframe.stats.sampling",
     "stratified_estimate": "evalframe.stats.sampling",
 }

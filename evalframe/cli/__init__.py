@@ -35,6 +35,7 @@ COMMANDS = {
     "compare": "evalframe.cli.compare",
     "power": "evalframe.cli.power",
     "report": "evalframe.cli.report",
+    "agreement": "evalframe.cli.agreement",
 }
 
 

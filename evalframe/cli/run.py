@@ -22,13 +22,17 @@ def add_parser(commands) -> None:
     )
     run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
-    run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
+    run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold); "
+                     "for `recommendations`, the held-out items (input.tables.ground_truth)")
     run.add_argument("--samples", help="samples file of the rag format's two-file form (then --input is the outputs file)")
     run.add_argument("--out", help="output folder (default: reports/<pipeline name>/); a folder holding files evalframe "
                                    "did not write is refused unless --force")
     run.add_argument("--force", action="store_true",
                      help="write into an --out folder that holds other files (only evalframe's own files are ever replaced)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines on stderr")
+    run.add_argument("--catalog", help="item catalog of the `recommendations` format (its input.tables.items; "
+                     "with --input, the pipeline's own catalog, history and similarity are not used)")
+    run.add_argument("--costs", metavar="fp=C,fn=C", help="costs of a false positive and a false negative (parameters fp_cost, fn_cost)")
     add_override_arguments(run)
 
 
@@ -62,6 +66,16 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
 
     set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline, **overrides_of(args))
+    if args.catalog or args.costs or pipeline.input.format == "recommendations":
+        pipeline = _with_catalog_and_costs(pipeline, args.catalog, args.costs)
+    if pipeline.input.format == "recommendations" and (args.input or args.gold):
+        # The pipeline's own side tables go with its own input: with another input, only those given here.
+        from dataclasses import replace
+
+        given = {"items": args.catalog, "ground_truth": args.gold}
+        tables = {k: v for k, v in given.items() if v} if args.input else {**pipeline.input.tables, **{k: v for k, v in given.items() if v}}
+        pipeline = replace(pipeline, input=replace(pipeline.input, tables=tables))
+        args.gold = None
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
     with step("reading the input and computing the metrics", quiet=args.quiet):
@@ -74,6 +88,47 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     # The overview ends with the checks' counts and the failed checks, when the pipeline ran them.
     report = f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(written)})"
     return report, _checks_outcome(evaluation)
+
+
+def parse_costs(text: str) -> dict[str, float]:
+    """``fp=100,fn=10000`` → ``{"fp_cost": 100.0, "fn_cost": 10000.0}`` (numbers >= 0, both given)."""
+    from evalframe.errors import ConfigError
+
+    found: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, equals, value = part.partition("=")
+        key = key.strip().removesuffix("_cost")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not equals or key not in ("fp", "fn") or not number >= 0:
+            raise ConfigError(f"--costs: expected fp=COST,fn=COST with costs >= 0, got {part!r}")
+        found[f"{key}_cost"] = number
+    if set(found) != {"fp_cost", "fn_cost"}:
+        raise ConfigError(f"--costs needs both fp= and fn= (got {text!r})")
+    return found
+
+
+def _with_catalog_and_costs(pipeline, catalog: str | None, costs: str | None):
+    """The pipeline with ``--catalog`` as its ``input.tables.items`` and ``--costs`` as its
+    ``parameters`` (the spec is rebuilt, so the cost metrics read them and are checked again)."""
+    from dataclasses import replace
+
+    from evalframe.data.contracts import load_yaml
+    from evalframe.errors import ConfigError
+    from evalframe.pipeline import Pipeline
+
+    if catalog and pipeline.input.format != "recommendations":
+        raise ConfigError(f"--catalog goes with the `recommendations` input format; pipeline `{pipeline.name}` reads "
+                          f"`{pipeline.input.format}`")
+    if costs:
+        spec = load_yaml(Path(pipeline.source).read_text())
+        spec["parameters"] = {**(spec.get("parameters") or {}), **parse_costs(costs)}
+        pipeline = Pipeline.from_mapping(spec, origin=pipeline.source)
+    if catalog:
+        pipeline = replace(pipeline, input=replace(pipeline.input, tables={**pipeline.input.tables, "items": catalog}))
+    return pipeline
 
 
 def _checks_outcome(evaluation) -> ExitCode:

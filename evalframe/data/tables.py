@@ -50,6 +50,10 @@ class Tables:
     relevance_rule: RelevanceRule = "doc_id"
     #: The input file's own columns (contract names, before defaults), when a reader knows them.
     source_columns: tuple[str, ...] = ()
+    #: What is known about the items beyond the ranking (popularity, category, users' history,
+    #: item similarity): a :class:`~evalframe.data.catalog.Catalog` for the beyond-accuracy
+    #: recommendation metrics, which the engine binds to them; None when not given.
+    catalog: object | None = None
 
     def __post_init__(self) -> None:
         if self.relevance_rule not in ("doc_id", "text"):

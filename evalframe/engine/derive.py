@@ -28,8 +28,10 @@ from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
 from evalframe.engine.extraction import EXTRACTION_COLUMNS, with_extraction
 from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.engine.ranking import QueryIndex, index_queries
+from evalframe.engine.recommended import bind_catalog, with_recommended
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric
+from evalframe.metrics.recommendation import RECOMMENDED
 
 
 #: Shared parameters that derive the gate ``state`` column rather than parameterise metrics.
@@ -253,6 +255,8 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         )
     if needed & {*EXTRACTION_COLUMNS, "selected_k"}:
         queries = with_extraction(tables, queries, relevance_threshold=plan.relevance_threshold)
+    if RECOMMENDED in needed and RECOMMENDED not in queries.columns:
+        queries = with_recommended(tables, queries)
     if item_groups:
         notes += _gain_notes(plan, tables)
         if not tables.has_ranking:
@@ -285,6 +289,6 @@ def prepare(tables: Tables, plan: Plan) -> tuple[Plan, pl.DataFrame, Units, Quer
     that names missing columns."""
     queries, index, notes = derive_queries(plan, tables)
     units = Units.resolve(plan.units, queries.columns)
-    plan = bind_units(plan, units)
+    plan = bind_catalog(bind_units(plan, units), tables.catalog)
     check_columns(plan, queries.columns, units)
     return plan, queries.with_columns(_weights(queries, plan.weight)), units, index, notes

@@ -17,6 +17,7 @@ import polars as pl
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+from evalframe.analyses.domain_tables import with_plot_tables
 from evalframe.pipeline.overrides import apply_overrides
 from evalframe.pipeline.preflight import preflight
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
@@ -62,6 +63,14 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
             raise ConfigError("the `legal` format needs the gold file: pass `--gold FILE` (or `gold=` in Python, "
                               "or `input.gold` in the pipeline)")
         return read_legal(source, gold)
+    if spec.format == "recommendations":
+        from evalframe.io.recommendations import read_recommendations
+
+        return read_recommendations(source, **{name: path for name, path in spec.tables.items()})
+    if spec.format == "scores":
+        from evalframe.io.scores import read_scores
+
+        return read_scores(source, columns=spec.columns, separator=spec.separator)
     from evalframe.io.per_query import read_per_query
 
     return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma,
@@ -125,10 +134,11 @@ def run_loaded(
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
-        tables = read_input(pipeline.input, source, gold_source, samples)
+        side_tables = {name: str(_bundled_or_relative(pipeline, path)) for name, path in pipeline.input.tables.items()}
+        tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
         pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
-        evaluation = after_engine(evaluation, pipeline)
+        evaluation = with_plot_tables(after_engine(evaluation, pipeline))
         evaluation = replace(evaluation, notes=(*(s.note() for s in pipeline.skipped), *evaluation.notes))
         sha256 = digest.result() if digest is not None else None
     if isinstance(source, (str, Path)):

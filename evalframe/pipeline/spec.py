@@ -67,6 +67,9 @@ class InputSpec:
     samples: str | None = None
     #: An extracted sentence outside the query's candidates: `error` (default) or `allow`.
     extracted_outside_candidates: str = "error"
+    #: The other tables of the `recommendations` format: `ground_truth`, `items` (the catalog),
+    #: `history` and `similarity` (paths; :func:`evalframe.io.recommendations.read_recommendations`).
+    tables: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

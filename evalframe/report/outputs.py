@@ -120,9 +120,13 @@ class ReportWriter:
     def rendered(self) -> dict[str, dict[str, bytes]]:
         """Each plot's PNG and SVG bytes, by stem, drawn on first use."""
         if self._rendered is None:
-            from evalframe.report.plots import render_report_plots
+            from evalframe.report.domain import domain_figures
+            from evalframe.report.plots import FORMATS, render_report_plots, save
 
             self._rendered = render_report_plots(self.data)
+            # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
+            for stem, figure in domain_figures(self.data).items():
+                self._rendered[stem] = {format: save(figure, format) for format in FORMATS}
         return self._rendered
 
     @property
