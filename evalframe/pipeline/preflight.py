@@ -27,6 +27,7 @@ from evalframe.data.units import QUERY, SYSTEM, Units
 from evalframe.engine.derive import column_problems
 from evalframe.engine.extraction import EXTRACTION_COLUMNS
 from evalframe.errors import NO_VALUE, ConfigError, Problem
+from evalframe.metrics.recommendation import RECOMMENDED
 from evalframe.pipeline.requires import adapt, has_requires
 
 if TYPE_CHECKING:
@@ -60,7 +61,8 @@ def systems_of(tables: Tables) -> list[str]:
 
 def available_columns(tables: Tables, state_derived: bool) -> set[str]:
     """Columns a pipeline part may name: the input's own (contract names), the queries table's,
-    and those the derive stage adds (``n_relevant``, the extracted set, the derived ``state``)."""
+    and those the derive stage adds (``n_relevant``, the extracted set, the derived ``state``,
+    the recommended items of a ranking)."""
     queries = tables.queries.columns if tables.queries is not None else [SYSTEM, "query_id"]
     found = {*tables.source_columns, *queries, "n_relevant"}
     ranking = tables.ranking_rows.columns if tables.ranking_rows is not None else (
@@ -71,6 +73,8 @@ def available_columns(tables: Tables, state_derived: bool) -> set[str]:
         found.add("ranked_scores")
     if state_derived:
         found.add("state")
+    if tables.has_ranking:
+        found.add(RECOMMENDED)  # each user's recommended items, derived from the ranking (engine/recommended.py)
     return found
 
 
