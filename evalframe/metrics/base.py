@@ -52,7 +52,6 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 
 class TargetCategory(StrEnum):
@@ -255,6 +254,10 @@ class SetMetric(Metric):
     """
 
     level = Level.SET
+    #: Whether the state of a unit whose queries are split between parts adds up exactly to the
+    #: unit's own (every state column sums over query rows and none counts units): only then may
+    #: merged partials split a coarser unit (:func:`evalframe.engine.partials.check_disjoint_units`).
+    state_merges_by_query: ClassVar[bool] = False
     #: Key columns of the state's rows besides the slice keys, e.g. ``("prob",)`` for the ROC
     #: family's operating points or ``("bin",)`` for ECE.
     state_keys: ClassVar[tuple[str, ...]] = ()
@@ -288,7 +291,7 @@ class SetMetric(Metric):
 
     # --- the metric under many weight vectors at once (bootstrap, randomization tests) ----------
 
-    def values_under(self, frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
+    def values_under(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> np.ndarray:
         """The metric of one slice under each column of a weight matrix: ``R`` values.
 
         ``frame`` holds the rows of one slice with the columns the metric reads (one row per
@@ -299,33 +302,27 @@ class SetMetric(Metric):
         where the metric is undefined (one class for AUROC, no row with weight, …).
 
         Equal to the normal path (:meth:`state` then :meth:`finalize` with :data:`WEIGHT` set to
-        that column) for positive weights. Computed from weighted sufficient statistics with the
-        weights as a matrix (sums are products with the weight matrix, the ROC family one sort
-        and cumulative sums), never a loop over columns or rows: :meth:`replicate_state` then
-        :meth:`values_from_replicate_state`, so metrics with equal :attr:`state_id` can share
-        the first step.
+        that column) for positive weights, because it *is* that path: :meth:`finalize` of the
+        stacked state (:meth:`replicate_state`), so a set metric has one definition and needs no
+        bootstrap code of its own.
         """
         return self.values_from_replicate_state(self.replicate_state(frame, weights))
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> object:
-        """Weighted sufficient statistics of ``frame`` under every column of ``weights``
-        (family-specific; shared by metrics with equal :attr:`state_id`)."""
-        raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> ReplicateState:
+        """The :meth:`state` of ``frame`` under every column of ``weights``, stacked with a key
+        ``_replicate`` (:func:`evalframe.metrics.stacked.stacked_state`: products over units of
+        the per-unit state, never a copy of the rows per replicate); shared by metrics with
+        equal :attr:`state_id`."""
+        from evalframe.metrics.stacked import stacked_state
 
-    def values_from_replicate_state(self, state: object) -> np.ndarray:
-        """The ``R`` values from :meth:`replicate_state`'s result (nan where undefined).
+        weights = row_weights(frame, weights)
+        return ReplicateState(stacked_state(self, frame, weights), weights.shape[1])
 
-        By default :meth:`finalize` of a state with one slice per replicate
-        (:meth:`replicate_values_lazy`), so the metric has one definition.
-        """
-        lazy = self.replicate_values_lazy(state)
-        return finalized_values(lazy.collect(engine="in-memory"), replicate_count(state))
-
-    def replicate_values_lazy(self, state: object) -> pl.LazyFrame:
-        """Columns ``_replicate``, ``value`` from a :class:`ReplicateState` through :meth:`finalize`
-        (several metrics' plans can then be collected at once, :func:`values_under_all`)."""
-        assert isinstance(state, ReplicateState), state
-        return self.finalize(state.table.lazy(), [REPLICATE])
+    def values_from_replicate_state(self, state: ReplicateState) -> np.ndarray:
+        """The ``R`` values of :meth:`replicate_state`'s result (nan where undefined): :meth:`finalize`
+        with one slice per replicate."""
+        lazy = self.finalize(state.table.lazy(), [REPLICATE])
+        return finalized_values(lazy.collect(engine="in-memory"), state.replicates)
 
 
 @dataclass(frozen=True)
@@ -336,51 +333,61 @@ class ReplicateState:
     replicates: int
 
 
-def replicate_count(state: object) -> int:
-    return state.replicates  # type: ignore[attr-defined]
-
-
 def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
     """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_slices`)."""
     return values_under_slices(metrics, [(frame, weights)])[0]
 
 
+#: Stacked state rows finalized in one Polars batch (bounds memory; a batch is one ``collect_all``).
+_BATCH_ROWS = 1 << 22
+
+
 def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
     """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
 
-    One replicate state per slice and ``state_id``; the metrics finalized through Polars see
-    the states of all slices stacked (key ``_slice``) and are collected in one ``collect_all``,
-    so the number of Polars calls does not grow with the slices. ``slices`` may be a generator:
-    a slice's weights are dropped once its (small) states are computed.
+    One stacked state per slice and ``state_id``; the metrics are finalized on the states of
+    many slices stacked (key ``_slice``) and collected in one ``collect_all`` per batch of about
+    :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the slices
+    and memory stays bounded. ``slices`` may be a generator: a slice's weights are dropped once
+    its states are computed.
     """
     results: list[dict[str, np.ndarray]] = []
     replicates_of: list[int] = []
-    stacked: dict[object, list[pl.DataFrame]] = {}
+    pending: dict[object, list[pl.DataFrame]] = {}
+    pending_rows = 0
+
+    def flush() -> None:
+        stacked = [m for m in metrics if m.state_id in pending]
+        plans = [m.finalize(pl.concat(pending[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE])
+                 for m in stacked]
+        for metric, table in zip(stacked, pl.collect_all(plans, engine="in-memory") if plans else [], strict=True):
+            for (position,), part in table.partition_by(SLICE, as_dict=True).items():
+                results[position][metric.name] = finalized_values(part, replicates_of[position])
+        pending.clear()
+
     for position, (frame, weights) in enumerate(slices):
         results.append({})
         replicates_of.append(weights.shape[1])
         states: dict[object, object] = {}
         for metric in metrics:
             if metric.state_id not in states:
-                states[metric.state_id] = metric.replicate_state(frame, weights)
+                states[metric.state_id] = state = metric.replicate_state(frame, weights)
+                if isinstance(state, ReplicateState):
+                    pending.setdefault(metric.state_id, []).append(
+                        state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
+                    pending_rows += state.table.height
             state = states[metric.state_id]
-            finalized_by_polars = type(metric).values_from_replicate_state is SetMetric.values_from_replicate_state
-            if not (isinstance(state, ReplicateState) and finalized_by_polars):
+            if not isinstance(state, ReplicateState):  # a family's own vectorised evaluation (the ROC family)
                 results[position][metric.name] = metric.values_from_replicate_state(state)
-        for state_id, state in states.items():
-            if isinstance(state, ReplicateState):
-                stacked.setdefault(state_id, []).append(state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
-    polars_metrics = [m for m in metrics if m.name not in results[0] and m.state_id in stacked] if results else []
-    plans = [m.finalize(pl.concat(stacked[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE]) for m in polars_metrics]
-    collected = pl.collect_all(plans, engine="in-memory") if plans else []
-    for metric, table in zip(polars_metrics, collected, strict=True):
-        parts = table.partition_by(SLICE, as_dict=True)
-        for position, replicates in enumerate(replicates_of):
-            part = parts.get((position,))
-            results[position][metric.name] = (
-                finalized_values(part, replicates) if part is not None else np.full(replicates, np.nan)
-            )
-    return [{metric.name: found[metric.name] for metric in metrics} for found in results]
+        if pending_rows >= _BATCH_ROWS:
+            flush()
+            pending_rows = 0
+    if pending:
+        flush()
+    return [
+        {metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics}
+        for found, replicates in zip(results, replicates_of, strict=True)
+    ]
 
 
 #: The key of the slice a stacked replicate state belongs to (:func:`values_under_slices`).
@@ -392,9 +399,8 @@ class RowWeights:
 
     What :meth:`SetMetric.values_under` works with: a plain matrix is wrapped with one unit per
     row (:func:`row_weights`); the bootstrap passes its unit counts this way so that no
-    rows × R matrix is built for sums, which are computed per unit first and then multiplied
-    with the unit matrix (``(indicator ᵀ · P) · units``, ``P`` the row→unit map): a product
-    over units, not rows.
+    rows × R matrix is built: the stacked state is a product over units, not rows
+    (:mod:`evalframe.metrics.stacked`).
     """
 
     def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None,
@@ -427,34 +433,6 @@ class RowWeights:
             return self.units[index]
         return self.units[index] * scale[:, None]
 
-    def grouped(self, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``Σ_{i in rows, code_i = k} W[i, r]`` for every group ``k`` in ``[0, codes.max()]``.
-
-        One sparse (groups × units) matrix times the unit matrix: a pass over the rows' weights
-        without building them.
-        """
-        groups = int(codes.max()) + 1 if codes.size else 0
-        indicator = sparse.csr_matrix((self.scale[rows], (codes, self.index[rows])), shape=(groups, self.units.shape[0]))
-        return np.asarray(indicator @ self.units)
-
-    def sums(self, codes: np.ndarray, groups: int, values: np.ndarray | None = None) -> np.ndarray:
-        """``Σ_i [code_i = k] · values_i · W[i, r]`` for every group ``k``: (groups × R).
-
-        The rows are first added per (group, unit) (one ``bincount``), then multiplied with the
-        unit matrix: (groups × units) · (units × R).
-        """
-        n_units = self.units.shape[0]
-        row_weight = self.scale if values is None else self.scale * values
-        per_unit = np.bincount(codes * n_units + self.index, weights=row_weight, minlength=groups * n_units)
-        return per_unit.reshape(groups, n_units) @ self.units
-
-    def positive_counts(self, codes: np.ndarray, groups: int) -> np.ndarray:
-        """Rows of positive weight per group and column: (groups × R) integers."""
-        n_units = self.units.shape[0]
-        kept = self.scale > 0
-        per_unit = np.bincount(codes[kept] * n_units + self.index[kept], minlength=groups * n_units)
-        return np.rint(per_unit.reshape(groups, n_units).astype(np.float64) @ self.positive_units).astype(np.int64)
-
 
 def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWeights:
     """``weights`` checked (one row per row of ``frame``, finite, non-negative) as :class:`RowWeights`."""
@@ -468,34 +446,6 @@ def row_weights(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RowWei
     if matrix.size and (not np.isfinite(matrix.sum()) or matrix.min() < 0):
         raise ValueError("weights must be finite and non-negative")
     return RowWeights(matrix)
-
-
-def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
-    """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
-    weights = row_weights(frame, weights)
-    label = frame.get_column("label").cast(pl.Float64).to_numpy()
-    prob = frame.get_column("prob").cast(pl.Float64).to_numpy()
-    used = ~(np.isnan(label) | np.isnan(prob))
-    if used.all():
-        return label == 1, prob, weights
-    return label[used] == 1, prob[used], weights.take(used)
-
-
-def replicate_frame(columns: dict[str, np.ndarray], replicates: int, keys: dict[str, np.ndarray] | None = None) -> ReplicateState:
-    """A state table for :meth:`SetMetric.finalize` with one slice per replicate: key ``_replicate``.
-
-    ``columns`` are (K × R) or (R,) arrays of sums (K state keys, e.g. bins); ``keys`` the K
-    values of each state key. Rows ordered by replicate, then key.
-    """
-    data: dict[str, np.ndarray] = {}
-    first = next(iter(columns.values()))
-    k = 1 if first.ndim == 1 else first.shape[0]
-    data[REPLICATE] = np.repeat(np.arange(replicates, dtype=np.int64), k)
-    for name, values in (keys or {}).items():
-        data[name] = np.tile(values, replicates)
-    for name, values in columns.items():
-        data[name] = values.reshape(k, replicates).T.reshape(-1)
-    return ReplicateState(pl.DataFrame(data), replicates)
 
 
 def finalized_values(table: pl.DataFrame, replicates: int) -> np.ndarray:

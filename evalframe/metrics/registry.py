@@ -28,7 +28,8 @@ from evalframe.metrics.base import Metric
 FAMILY_MODULES = (
     "evalframe.metrics.retrieval_basic",
     "evalframe.metrics.retrieval_ranking",
-    "evalframe.metrics.classification",
+    "evalframe.metrics.roc",
+    "evalframe.metrics.confusion",
     "evalframe.metrics.calibration",
     "evalframe.metrics.multilabel",
     "evalframe.metrics.legal",

@@ -14,7 +14,7 @@ from statsmodels.stats.multitest import multipletests
 
 import evalframe as ef
 from evalframe.io.results import from_evaluation
-from evalframe.metrics.classification import AUROC
+from evalframe.metrics.roc import AUROC
 from evalframe.stats.compare import stacked_values, values_under
 
 
