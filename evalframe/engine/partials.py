@@ -133,7 +133,7 @@ def check_disjoint_units(parts: tuple[Partials, ...]) -> None:
     first = parts[0]
     problems: list[Problem] = []
     for unit in _units_to_check(first.plan):
-        keys = [SYSTEM, *first.units.key_columns(unit)]
+        keys = list(dict.fromkeys([SYSTEM, *first.units.key_columns(unit)]))
         if not all(all(k in p.queries.columns for k in keys) for p in parts):
             continue
         located = pl.concat([

@@ -28,7 +28,6 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from evalframe.engine.uncertainty import replicate_unit_weights
 from evalframe.metrics.base import WEIGHT
 from evalframe.metrics.curves import calibration_bins, is_scored
 from evalframe.stats.bootstrap import intervals
@@ -148,6 +147,8 @@ def roc_band(rows: pl.DataFrame, weights: np.ndarray | None, confidence: float =
 
 def _replicate_weights(evaluation, scored: pl.DataFrame) -> np.ndarray | None:
     """Each scored row's weight in every replicate of the engine's bootstrap (None: no bootstrap)."""
+    from evalframe.engine.uncertainty import replicate_unit_weights
+
     settings = evaluation.plan.bootstrap
     if settings is None or scored.height == 0:
         return None

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import polars as pl
 
+from evalframe.report.curve_data import NO_BAND
 from evalframe.report.tables import ReportData
 
 #: Okabe & Ito (2008), colour-blind-safe; black last.
@@ -116,14 +117,18 @@ def roc(data: ReportData, systems: list[str] | None = None):
             if own.height == 0:
                 continue
             x, y = own["x"].to_numpy(), own["y"].to_numpy()
-            ax.fill_between(x, own["lower"].to_numpy(), own["upper"].to_numpy(), color=palette[system], alpha=0.2,
-                            linewidth=0, label=f"{system}: 95% bootstrap band", gid=f"band-{system}")
+            if own["lower"].is_not_null().any():
+                ax.fill_between(x, own["lower"].to_numpy(), own["upper"].to_numpy(), color=palette[system], alpha=0.2,
+                                linewidth=0, label=f"{system}: 95% bootstrap band", gid=f"band-{system}")
             ax.plot(x, y, color=palette[system], linewidth=1.8, label=f"{system}: {_value_label(data, 'auroc', system)}",
                     gid=f"roc-{system}")
         ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=1, label="random (AUROC 0.5)")
         ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="False positive rate (false alarms among no-evidence queries)",
                ylabel="True positive rate (evidence cases caught)", title=f"ROC curve — {data.name}")
         ax.legend(loc="lower right", fontsize=8)
+        if rows["lower"].is_null().all():
+            ax.text(0.02, 0.98, NO_BAND, transform=ax.transAxes, ha="left", va="top", fontsize=7, color="#555555",
+                    wrap=True, gid="no-band")
     return fig
 
 
