@@ -106,7 +106,7 @@ class Contract:
             if dtype not in DTYPES:
                 msg = f"{origin}: column `{name}` has unknown dtype {dtype!r}; known: {sorted(DTYPES)}"
                 raise ConfigError(msg)
-            unknown_checks = set(column_spec.get("checks") or {}) - set(_CHECK_BUILDERS)
+            unknown_checks = set(column_spec.get("checks") or {}) - set(CHECKS)
             if unknown_checks:
                 msg = f"{origin}: column `{name}` has unknown checks {sorted(unknown_checks)}"
                 raise ConfigError(msg)
@@ -317,24 +317,35 @@ def _decimal_comma_hint(problems: list[Problem], contract: Contract, label: Call
 # --- pandera ---------------------------------------------------------------------------------
 
 
-def _finite_check(pa, enabled: bool):
-    if not enabled:
+#: Each check word of a contract: the Polars expression that holds for a passing value (None: the
+#: check is off) and the message of a failing one. The one definition of each rule: pandera
+#: validates with it (:func:`to_pandera`, a check of its Polars backend) and the screen runs the
+#: same expressions in one pass (:func:`passes_screen`). A null passes (pandera's ``ignore_na``).
+CHECKS: dict[str, tuple[Callable[[pl.Expr, Any], pl.Expr | None], Callable[[Any], str]]] = {
+    "ge": (lambda column, v: column >= v, lambda v: f"is below the minimum {v}"),
+    "gt": (lambda column, v: column > v, lambda v: f"must be greater than {v}"),
+    "le": (lambda column, v: column <= v, lambda v: f"is above the maximum {v}"),
+    "lt": (lambda column, v: column < v, lambda v: f"must be less than {v}"),
+    "isin": (lambda column, v: column.is_in(list(v)), lambda v: f"is not one of {list(v)}"),
+    "finite": (lambda column, enabled: column.is_finite() if enabled else None, lambda _: "is not a finite number"),
+}
+
+
+def check_passes(word: str, column: pl.Expr, argument: Any) -> pl.Expr | None:
+    """Where the value of ``column`` passes the check ``word`` (nulls pass); None: check off."""
+    passes = CHECKS[word][0](column, argument)
+    return None if passes is None else passes.fill_null(True)
+
+
+def _pandera_check(pa, word: str, argument: Any):
+    """The pandera check of ``word``: :func:`check_passes` run by pandera's Polars backend."""
+    if check_passes(word, pl.col("_"), argument) is None:
         return None
     return pa.Check(
-        lambda data: data.lazyframe.select(pl.col(data.key).is_finite().fill_null(True)),
-        name="finite",
-        error="is not a finite number",
+        lambda data: data.lazyframe.select(check_passes(word, pl.col(data.key), argument)),
+        name=word,
+        error=CHECKS[word][1](argument),
     )
-
-
-_CHECK_BUILDERS: dict[str, Callable] = {
-    "ge": lambda pa, v: pa.Check.ge(v, error=f"is below the minimum {v}"),
-    "gt": lambda pa, v: pa.Check.gt(v, error=f"must be greater than {v}"),
-    "le": lambda pa, v: pa.Check.le(v, error=f"is above the maximum {v}"),
-    "lt": lambda pa, v: pa.Check.lt(v, error=f"must be less than {v}"),
-    "isin": lambda pa, v: pa.Check.isin(list(v), error=f"is not one of {list(v)}"),
-    "finite": _finite_check,
-}
 
 
 def to_pandera(contract: Contract, present: set[str]):
@@ -347,24 +358,13 @@ def to_pandera(contract: Contract, present: set[str]):
             continue
         checks = [
             check
-            for key, value in column.checks.items()
-            if (check := _CHECK_BUILDERS[key](pa, value)) is not None
+            for word, argument in column.checks.items()
+            if (check := _pandera_check(pa, word, argument)) is not None
         ]
         columns[name] = pa.Column(column.polars_dtype, checks=checks, nullable=column.nullable)
     unique = [name for name in contract.unique if name in present] or None
     return pa.DataFrameSchema(columns, unique=unique, strict=False, name=contract.table)
 
-
-#: The screen's expression for each check vocabulary word: true where the value passes. A null
-#: result passes, as in pandera (``ignore_na``); NaN is screened separately.
-_SCREEN_CHECKS: dict[str, Callable[[pl.Expr, Any], pl.Expr | None]] = {
-    "ge": lambda column, v: column >= v,
-    "gt": lambda column, v: column > v,
-    "le": lambda column, v: column <= v,
-    "lt": lambda column, v: column < v,
-    "isin": lambda column, v: column.is_in(list(v)),
-    "finite": lambda column, enabled: column.is_finite() if enabled else None,
-}
 
 #: Key dtypes whose hash equality is exactly value equality (floats have -0.0 and NaN).
 _HASHABLE_KEY_DTYPES = (pl.String, pl.Int64, pl.Boolean)
@@ -396,10 +396,10 @@ def passes_screen(frame: pl.DataFrame, contract: Contract) -> bool:
             tests.append(value.null_count() == 0)
         if is_float and (not column.nullable or column.checks):
             tests.append(~value.is_nan().any())
-        for key, argument in column.checks.items():
-            passed = _SCREEN_CHECKS[key](value, argument)
+        for word, argument in column.checks.items():
+            passed = check_passes(word, value, argument)
             if passed is not None:
-                tests.append(passed.fill_null(True).all())
+                tests.append(passed.all())
     key_columns = [name for name in contract.unique if name in frame.columns]
     if key_columns and not all(isinstance(frame.schema[name], _HASHABLE_KEY_DTYPES) for name in key_columns):
         return False
