@@ -323,6 +323,13 @@ def _slice_rows(gate: Gate, outputs: RunOutputs, role: str) -> pl.DataFrame:
                                        f"the {role} in {outputs.path} have no metric `{gate.metric.name}` (they have: "
                                        f"{', '.join(f'`{m}`' for m in metrics)})")])
     rows = summary.filter((pl.col("grouping") == gate.slice.grouping) & (pl.col("metric") == gate.metric.name))
+    if gate.subset is not None:
+        subsets = rows.get_column("subset").unique(maintain_order=True).to_list()
+        if gate.subset not in subsets:
+            raise ConfigError("", [Problem(f"{gate.path}.subset", None, gate.subset,
+                                           f"the {role} in {outputs.path} have no such subset of `{gate.metric.name}` "
+                                           f"(they have: {', '.join(f'`{s}`' for s in subsets)})")])
+        rows = rows.filter(pl.col("subset") == gate.subset)
     for column, wanted in gate.slice.keys.items():
         if column not in rows.columns:
             raise ConfigError("", [Problem(f"{gate.path}.slice.keys.{column}", None, NO_VALUE,
