@@ -42,7 +42,7 @@ CURVE_SCHEMA = {
 #: The fixed false-positive-rate grid of ROC curves: 0, 0.001, …, 1.
 FPR_GRID_POINTS = 1001
 #: Why a ROC curve has no band (the plot prints it).
-NO_BAND = "no bootstrap band: the run has no bootstrap (set `bootstrap:` in the pipeline for one)"
+NO_BAND = "no band: the run has no bootstrap"
 
 
 def _scored_rows(evaluation) -> pl.DataFrame:
