@@ -1,13 +1,13 @@
 """Is a drop noise? The paired bootstrap interval of the change of a per-query mean metric.
 
 One function, :func:`paired_delta_ci`, on the engine's bootstrap arithmetic
-(:func:`evalframe.stats.bootstrap.weighted_means` and :func:`~evalframe.stats.bootstrap.intervals`,
+(:func:`evalframe.engine.bootstrap.weighted_means` and :func:`~evalframe.engine.bootstrap.intervals`,
 the rule of every CI evalframe reports). The two runs are two result folders, so the gate pairs
 their per-query values itself.
 
 Two runs of one gold set are paired by ``query_id``: ``d_q = candidate_q − baseline_q`` per case.
 A bootstrap replicate is a weight vector over the resampled units (the engine's draw,
-:func:`evalframe.stats.replicates.poisson_counts`: Poisson(1) counts, a pure function of the seed
+:func:`evalframe.engine.replicates.poisson_counts`: Poisson(1) counts, a pure function of the seed
 and the unit's key values, so both runs get the same weights and the result does not depend on
 row order); a case weighs its unit's count (the unit is the case itself unless ``unit`` names
 coarser key columns, as the run's ``bootstrap.unit`` does)::
@@ -32,8 +32,8 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import NO_VALUE, InputError, Problem
-from evalframe.stats.bootstrap import intervals, weighted_means
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.bootstrap import intervals, weighted_means
+from evalframe.engine.replicates import poisson_counts
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ One long table, columns ``system, curve, group, x, y, lower, upper, count, weigh
   when the run has a bootstrap: the replicate curves are drawn under the engine's own replicate
   weights (the same resampled unit, user weights, seed, strata and replicates as the summary's
   CIs, :func:`evalframe.engine.uncertainty.replicate_unit_weights`) and the band at each grid
-  point is the engine's interval rule (:func:`~evalframe.stats.bootstrap.intervals`, percentile
+  point is the engine's interval rule (:func:`~evalframe.engine.bootstrap.intervals`, percentile
   at the run's confidence), widened where needed to contain the estimate (a percentile band may
   miss it at a step). Without a bootstrap there is no band (``lower``, ``upper`` null; the plot
   says so with :data:`NO_BAND`) and nothing is resampled.
@@ -28,9 +28,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from evalframe.engine.bootstrap import intervals
 from evalframe.metrics.base import WEIGHT
 from evalframe.metrics.curves import calibration_bins, is_scored
-from evalframe.stats.bootstrap import intervals
 
 #: Columns of the curves table, in order.
 CURVE_SCHEMA = {

@@ -92,7 +92,7 @@ def test_roc_band_is_the_engines_bootstrap(bootstrapped):
     """The band at each grid FPR is the percentile interval (the run's confidence) of the curves
     under the engine's replicate draw (Poisson counts of posts, seed 5), widened to the curve:
     recomputed here with scikit-learn's roc_curve, one replicate at a time."""
-    from evalframe.stats.replicates import poisson_counts
+    from evalframe.engine.replicates import poisson_counts
 
     curves = ReportData.from_evaluation(bootstrapped).curves.filter(pl.col("curve") == "roc")
     system = curves.get_column("system")[0]
