@@ -42,7 +42,7 @@ from evalframe.data.messages import (
     missing_columns,
     problems_from_failure_cases,
 )
-from evalframe.data.schema import Contract, check_passes, to_pandera
+from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
 from evalframe.errors import NO_VALUE, InputError, Problem
 
 if TYPE_CHECKING:
@@ -322,13 +322,8 @@ def _rule_items_within(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Loc
 
 
 #: Rule kinds a contract's ``rules:`` may use.
-RULE_KINDS: dict[str, Callable[..., list[Problem]]] = {
-    "determines": _rule_determines,
-    "non_empty_when": _rule_non_empty_when,
-    "same_length": _rule_same_length,
-    "non_increasing": _rule_non_increasing,
-    "items_within": _rule_items_within,
-}
+#: Each rule kind of :data:`~evalframe.data.schema.RULE_KINDS` and the function that applies it.
+RULES: dict[str, Callable[..., list[Problem]]] = {kind: globals()[f"_rule_{kind}"] for kind in RULE_KINDS}
 
 
 def _check_rules(
@@ -337,5 +332,5 @@ def _check_rules(
     problems = []
     for rule in contract.rules:
         if rule.get("name") not in disabled:
-            problems += RULE_KINDS[rule["kind"]](frame, rule, locate, label)
+            problems += RULES[rule["kind"]](frame, rule, locate, label)
     return problems

@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from evalframe.data.conform import RULE_KINDS, conform, passes_screen
+from evalframe.data.conform import conform, passes_screen
 from evalframe.data.messages import Locate, locate_rows
-from evalframe.data.schema import CHECKS, DTYPES, ColumnContract, Contract, load_contract, load_yaml, to_pandera
+from evalframe.data.schema import CHECKS, DTYPES, RULE_KINDS, ColumnContract, Contract, load_contract, load_yaml, to_pandera
 
 __all__ = [
     "CHECKS", "DTYPES", "RULE_KINDS", "ColumnContract", "Contract", "Locate", "conform", "load_contract", "load_yaml",

@@ -23,6 +23,9 @@ import yaml
 from evalframe._resources import bundled_dir
 from evalframe.errors import ConfigError
 
+#: The kinds of cross-column rule a contract may declare (applied by :mod:`evalframe.data.conform`).
+RULE_KINDS = ("determines", "non_empty_when", "same_length", "non_increasing", "items_within")
+
 #: Contract dtype names and the Polars dtypes they stand for.
 DTYPES: dict[str, pl.DataType] = {
     "string": pl.String(),
@@ -88,8 +91,6 @@ class Contract:
             )
         unique = spec.get("unique") or {}
         for rule in spec.get("rules") or ():
-            from evalframe.data.conform import RULE_KINDS
-
             if rule.get("kind") not in RULE_KINDS:
                 msg = f"{origin}: unknown rule kind {rule.get('kind')!r}; known: {sorted(RULE_KINDS)}"
                 raise ConfigError(msg)

@@ -316,7 +316,7 @@ class SetMetric(Metric):
         from evalframe.metrics.stacked import stacked_state
 
         weights = row_weights(frame, weights)
-        return ReplicateState(stacked_state(self, frame, weights), weights.shape[1])
+        return ReplicateState(stacked_state(self, frame, weights, weight=WEIGHT, replicate=REPLICATE), weights.shape[1])
 
     def values_from_replicate_state(self, state: ReplicateState) -> np.ndarray:
         """The ``R`` values of :meth:`replicate_state`'s result (nan where undefined): :meth:`finalize`

@@ -30,14 +30,11 @@ weights) falls back to the rows repeated per replicate with their weights: corre
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 import polars as pl
 from scipy import sparse
-
-if TYPE_CHECKING:
-    from evalframe.metrics.base import RowWeights, SetMetric
 
 #: Key of the unit a row belongs to, while a per-unit state is computed.
 UNIT = "_stacked_unit"
@@ -47,14 +44,15 @@ PROBE = "_stacked_probe"
 CODE = "_stacked_key"
 
 
-def stacked_state(metric: SetMetric, frame: pl.DataFrame, weights: RowWeights) -> pl.DataFrame:
-    """The state of ``metric`` under every column of ``weights``, stacked: key ``_replicate``.
+def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
+    """The state of ``metric`` (a :class:`~evalframe.metrics.base.SetMetric`) under every column
+    of ``weights`` (a :class:`~evalframe.metrics.base.RowWeights`), stacked: key ``replicate``.
 
-    Columns ``_replicate``, the metric's ``state_keys`` and its state columns, rows ordered by
-    replicate; a replicate without a row of positive weight has no row (module docstring).
+    The rows' weight column is ``weight``. Columns ``replicate``, the metric's ``state_keys`` and
+    its state columns, rows ordered by replicate; a replicate without a row of positive weight
+    has no row (module docstring).
     """
-    from evalframe.metrics.base import REPLICATE, WEIGHT
-
+    WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
     kept = weights.scale > 0
     rows = frame.filter(pl.Series(kept)) if not kept.all() else frame
     rows = rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
@@ -89,7 +87,7 @@ def stacked_state(metric: SetMetric, frame: pl.DataFrame, weights: RowWeights) -
         elif np.array_equal(twice, once, equal_nan=True):
             kinds[column] = "count"
         else:
-            return _repeated_rows_state(metric, rows.drop(UNIT), weights.take(kept))
+            return _repeated_rows_state(metric, rows.drop(UNIT), weights.take(kept), weight=WEIGHT, replicate=REPLICATE)
     if first.height == 0:
         return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
 
@@ -117,10 +115,9 @@ def stacked_state(metric: SetMetric, frame: pl.DataFrame, weights: RowWeights) -
     return pl.DataFrame(data)
 
 
-def _repeated_rows_state(metric: SetMetric, rows: pl.DataFrame, weights: RowWeights) -> pl.DataFrame:
+def _repeated_rows_state(metric: Any, rows: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
     """The stacked state the slow way: every row once per replicate where its weight is positive."""
-    from evalframe.metrics.base import REPLICATE, WEIGHT
-
+    WEIGHT, REPLICATE = weight, replicate  # noqa: N806
     matrix = weights.dense()
     row_of, replicate_of = np.nonzero(matrix)
     order = np.lexsort((row_of, replicate_of))
