@@ -45,7 +45,7 @@ import polars as pl
 from evalframe.data.units import SYSTEM
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT
-from evalframe.metrics.classification import BalancedAccuracy, F1Score, PositivePredictiveValue, Sensitivity, Specificity
+from evalframe.metrics.confusion import BalancedAccuracy, F1Score, PositivePredictiveValue, Sensitivity, Specificity
 from evalframe.metrics.gate import COUNTS, GATE_METRICS
 
 Objective = Literal["max_f1", "max_balanced_accuracy", "target_sensitivity"]

@@ -17,7 +17,7 @@ import polars as pl
 from evalframe.checks.table import FAIL, MUST, NOT_APPLICABLE, PASS, row, same
 from evalframe.data.units import QUERY, SYSTEM
 from evalframe.metrics.base import WEIGHT
-from evalframe.metrics.classification import ConfusionMetric
+from evalframe.metrics.confusion import ConfusionMetric
 
 NAMES = ("confusion_total", "confusion_positives", "confusion_negatives", "confusion_sensitivity", "confusion_specificity")
 

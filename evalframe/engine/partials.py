@@ -23,6 +23,7 @@ from evalframe.engine.per_unit import (
 )
 from evalframe.engine.plan import Plan
 from evalframe.engine.slicing import rows_of_slices
+from evalframe.errors import NO_VALUE, InputError, Problem
 from evalframe.metrics.base import (
     WEIGHT,
     ItemMetric,
@@ -64,8 +65,13 @@ class Partials:
     notes: tuple[str, ...] = ()
 
     def merge(self, *others: Partials) -> Partials:
-        """The partials of the union of disjoint parts (same plan, units split between parts)."""
+        """The partials of the union of disjoint parts (same plan, units split between parts).
+
+        Raises :class:`~evalframe.errors.InputError` when a unit has queries in two parts
+        (:func:`check_disjoint_units`): it would be counted twice, never silently.
+        """
         parts = (self, *others)
+        check_disjoint_units(parts)
 
         def added(frames: list[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
             return pl.concat(frames, how="vertical_relaxed").group_by(keys, maintain_order=True).agg(pl.exclude(keys).sum())
@@ -96,6 +102,61 @@ class Partials:
             inside={key: added([p.inside[key] for p in parts], [SYSTEM]) for key in self.inside},
             notes=tuple(dict.fromkeys(note for p in parts for note in p.notes)),
         )
+
+
+def _units_to_check(plan: Plan) -> list[str]:
+    """Units whose queries must all be in one part: the query, and every coarser unit of a
+    metric, except a unit all of whose metrics are set metrics whose state merges exactly at
+    the query level (:attr:`~evalframe.metrics.base.SetMetric.state_merges_by_query`)."""
+    found = [QUERY]
+    for unit in dict.fromkeys(m.unit for m in plan.metrics):
+        of_unit = [m for m in plan.metrics if m.unit == unit]
+        if unit != QUERY and not all(isinstance(m, SetMetric) and m.state_merges_by_query for m in of_unit):
+            found.append(unit)
+    return found
+
+
+#: Units with queries in several parts listed one by one in the merge error (the rest are counted).
+_LISTED_SPLIT_UNITS = 5
+
+
+def check_disjoint_units(parts: tuple[Partials, ...]) -> None:
+    """Refuse to merge parts that share a unit (DESIGN §3, "Mergeable partials").
+
+    A unit (per system) whose queries lie in two or more parts would have its per-unit value
+    computed from a piece of it in each part, and be counted once per part: the merged summary
+    would silently differ from the whole's. The error names each such unit (its key values) and
+    the parts (1-based, in merge order) that hold its queries.
+    """
+    if len(parts) < 2:
+        return
+    first = parts[0]
+    problems: list[Problem] = []
+    for unit in _units_to_check(first.plan):
+        keys = list(dict.fromkeys([SYSTEM, *first.units.key_columns(unit)]))
+        if not all(all(k in p.queries.columns for k in keys) for p in parts):
+            continue
+        located = pl.concat([
+            p.queries.select(keys).unique().with_columns(pl.lit(position, dtype=pl.Int64).alias("_part"))
+            for position, p in enumerate(parts, 1)
+        ], how="vertical_relaxed")
+        shared = (
+            located.group_by(keys).agg(pl.col("_part").unique().sort())
+            .filter(pl.col("_part").list.len() > 1)
+            .sort(keys, nulls_last=True)
+        )
+        for row in shared.head(_LISTED_SPLIT_UNITS).iter_rows(named=True):
+            in_parts = row.pop("_part")
+            named = ", ".join(f"{k}={v!r}" for k, v in row.items())
+            problems.append(Problem(None, None, NO_VALUE,
+                                    f"{unit} ({named}) has queries in parts {', '.join(map(str, in_parts))}"))
+        if shared.height > _LISTED_SPLIT_UNITS:
+            problems.append(Problem(None, None, NO_VALUE,
+                                    f"{shared.height - _LISTED_SPLIT_UNITS:,} more {unit} units have queries in several parts"))
+    if problems:
+        raise InputError("merged partials", problems,
+                         hint="split the data by whole units (every query of a unit in one part), e.g. by the unit's key "
+                              "columns, so that no unit is counted twice")
 
 
 def _bootstrap_columns(plan: Plan) -> list[str]:

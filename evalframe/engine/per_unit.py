@@ -41,6 +41,7 @@ from evalframe.engine.ranking import (
     running_sum_in_run,
     single_precision_scores,
 )
+from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
 
 SKIP = "__skip"
@@ -209,7 +210,7 @@ def coarse_unit_values(
     for metric in metrics:
         if metric.subset_where is not None:
             msg = f"metric `{metric.name}` of unit `{metric.unit}` declares its own subset; only query-unit metrics may"
-            raise TypeError(msg)
+            raise ConfigError(msg)
         aggregations += [metric.expr().cast(pl.Float64).alias(metric.name), metric.skip_reason().alias(metric.name + SKIP)]
         aggregations += _flag(metric)
         names.append(metric.name)

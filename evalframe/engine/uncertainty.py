@@ -75,6 +75,15 @@ class _ResampledUnits:
         return index.get_column("_unit").to_numpy(), weights
 
 
+def replicate_unit_weights(queries: pl.DataFrame, settings: Bootstrap, frame: pl.DataFrame, unit: str,
+                           units) -> tuple[np.ndarray, np.ndarray]:
+    """The engine's replicate draw for the rows of ``frame`` (metrics of ``unit``): each row's
+    resampled-unit index and the units' weight matrix (units × R), exactly as the summary's CIs
+    draw them (same unit columns, seed and strata), for stages after the engine (the ROC band)."""
+    columns = settings.unit_columns or tuple(k for k in units.key_columns(unit) if k != SYSTEM)
+    return _ResampledUnits(queries, settings).rows(frame, columns)
+
+
 def _resampled_columns(settings: Bootstrap, partials: Partials, unit: str, available: Sequence[str]) -> tuple[str, ...]:
     columns = settings.unit_columns or tuple(k for k in partials.units.key_columns(unit) if k != SYSTEM)
     missing = [c for c in columns if c not in available]

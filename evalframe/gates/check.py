@@ -25,6 +25,7 @@ The results and the verdict are :mod:`evalframe.gates.outcome`'s; the tag breakd
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import polars as pl
 
@@ -89,10 +90,24 @@ def _check_gate(gate: Gate, criteria: Criteria, candidate: RunOutputs, baseline:
     if gate.noise_aware:
         interval = paired_delta_ci(
             _per_query(gate, baseline, baseline_system), _per_query(gate, candidate, system),
-            resamples=criteria.noise.resamples, seed=criteria.noise.seed, confidence=criteria.noise.confidence,
+            **_noise_settings(criteria, candidate),
         )
     failed = exceeded and (interval is None or interval.excludes_zero)
     return _replace(result, regression_exceeded=exceeded, regression_failed=failed, interval=interval)
+
+
+def _noise_settings(criteria: Criteria, candidate: RunOutputs) -> dict[str, Any]:
+    """The noise check's bootstrap: the candidate run's own (resamples, seed, confidence and
+    resampled unit, from its run.json) when it ran one, so the interval follows the summary's
+    CIs; else the criteria's ``noise:`` over queries."""
+    engine = (candidate.info or {}).get("bootstrap") or {}
+    if not engine:
+        noise = criteria.noise
+        return {"resamples": noise.resamples, "seed": noise.seed, "confidence": noise.confidence}
+    columns = pl.read_parquet_schema(candidate.per_query_path) if candidate.per_query_path is not None else {}
+    unit = tuple(engine.get("unit") or ("query_id",))
+    return {"resamples": int(engine["resamples"]), "seed": int(engine["seed"]), "confidence": float(engine["confidence"]),
+            "unit": unit if all(c in columns for c in unit) else ("query_id",)}
 
 
 def _replace(result: GateResult, **changes) -> GateResult:
@@ -113,6 +128,13 @@ def _slice_rows(gate: Gate, outputs: RunOutputs, role: str) -> pl.DataFrame:
                                        f"the {role} in {outputs.path} have no metric `{gate.metric.name}` (they have: "
                                        f"{', '.join(f'`{m}`' for m in metrics)})")])
     rows = summary.filter((pl.col("grouping") == gate.slice.grouping) & (pl.col("metric") == gate.metric.name))
+    if gate.subset is not None:
+        subsets = rows.get_column("subset").unique(maintain_order=True).to_list()
+        if gate.subset not in subsets:
+            raise ConfigError("", [Problem(f"{gate.path}.subset", None, gate.subset,
+                                           f"the {role} in {outputs.path} have no such subset of `{gate.metric.name}` "
+                                           f"(they have: {', '.join(f'`{s}`' for s in subsets)})")])
+        rows = rows.filter(pl.col("subset") == gate.subset)
     for column, wanted in gate.slice.keys.items():
         if column not in rows.columns:
             raise ConfigError("", [Problem(f"{gate.path}.slice.keys.{column}", None, NO_VALUE,
@@ -180,4 +202,6 @@ def _per_query(gate: Gate, outputs: RunOutputs, system: str) -> pl.DataFrame:
             rows = rows.filter(pl.col(column).list.contains(pl.lit(str(wanted)).cast(values.dtype.inner)))
         else:
             rows = rows.filter(pl.col(column).cast(pl.String) == str(wanted))
-    return rows.select("query_id", "value")
+    carried = [c for c in rows.columns if c not in ("query_id", "value", "metric", "system", "skip_reason")
+               and not isinstance(rows.schema[c], pl.List)]
+    return rows.select("query_id", "value", *carried)

@@ -8,7 +8,7 @@ The decision record's file is accepted as it is written::
         regression_max: 0.03   # may not drop more than 3 pp from baseline
         severity: error        # blocks merge
 
-with the optional keys ``metric:``, ``slice:``, ``system:``, ``noise_aware:`` per gate and the
+with the optional keys ``metric:``, ``slice:``, ``subset:``, ``system:``, ``noise_aware:`` per gate and the
 top-level ``noise:`` (bootstrap settings) and ``breakdown:`` (the PR comment's tag table).
 
 **Name → metric.** Without ``metric:``, a gate's name says its metric: the name without its
@@ -77,6 +77,8 @@ class Gate:
     regression_max: float | None = None
     severity: Severity = "error"
     slice: SliceSpec = SliceSpec()
+    #: The subset whose value the gate reads (the summary's ``subset`` text); None: the only one.
+    subset: str | None = None
     system: str | None = None
     noise_aware: bool = False
     #: The key path of the gate in the file (``gates[0]``), for messages.
@@ -201,6 +203,7 @@ def _gate(body: Mapping[str, Any], where: str) -> tuple[Gate | None, list[Proble
         regression_max=None if limit is None else float(limit),
         severity=body.get("severity", "error"),
         slice=SliceSpec(slice_body.get("grouping", DEFAULT_GROUPING), dict(slice_body.get("keys") or {})),
+        subset=body.get("subset"),
         system=body.get("system"),
         noise_aware=bool(body.get("noise_aware", False)),
         path=where,

@@ -5,14 +5,19 @@ One function, :func:`paired_delta_ci`, on the engine's bootstrap arithmetic
 the rule of every CI evalframe reports). The two runs are two result folders, so the gate pairs
 their per-query values itself.
 
-Two runs of one gold set are paired by ``query_id``: ``d_u = candidate_u − baseline_u`` per case.
-A bootstrap replicate is a weight vector over cases (:func:`evalframe.engine.replicates.poisson_counts`:
-Poisson(1) counts, a pure function of the seed and the case's id, so both runs get the same
-weights and the result does not depend on row order)::
+Two runs of one gold set are paired by ``query_id``: ``d_q = candidate_q − baseline_q`` per case.
+A bootstrap replicate is a weight vector over the resampled units (the engine's draw,
+:func:`evalframe.engine.replicates.poisson_counts`: Poisson(1) counts, a pure function of the seed
+and the unit's key values, so both runs get the same weights and the result does not depend on
+row order); a case weighs its unit's count (the unit is the case itself unless ``unit`` names
+coarser key columns, as the run's ``bootstrap.unit`` does)::
 
     delta   = mean(d)
-    delta_r = Σ_u w_ur · d_u / Σ_u w_ur          (replicate r; one with Σ w = 0 is left out)
+    delta_r = Σ_q w_{u(q)r} · d_q / Σ_q w_{u(q)r}   (replicate r; one with Σ w = 0 is left out)
     CI      = [q_(α/2), q_(1−α/2)] of the delta_r   (percentile interval, α = 1 − confidence)
+
+The gate calls it with the candidate run's own bootstrap settings (resamples, seed, confidence,
+unit) when its ``run.json`` has them, so the interval follows the same rule as the summary's CIs.
 
 Cases whose value is null on both sides (skipped by the metric on both, e.g. no gold id) are
 left out; a case present (with a value) on one side only is an error naming how many there are,
@@ -54,11 +59,13 @@ def paired_delta_ci(
     resamples: int = 2000,
     seed: int = 0,
     confidence: float = 0.95,
+    unit: tuple[str, ...] = ("query_id",),
     what: str = "cases",
 ) -> DeltaInterval:
     """The paired bootstrap interval of ``mean(candidate) − mean(baseline)`` (module docstring).
 
-    ``baseline`` and ``candidate`` have columns ``query_id`` and ``value`` (one metric, one slice).
+    ``baseline`` and ``candidate`` have columns ``query_id`` and ``value`` (one metric, one slice),
+    and the candidate the ``unit`` columns (each case's resampled unit).
 
     >>> base = pl.DataFrame({"query_id": ["a", "b", "c", "d"], "value": [1.0, 0.0, 1.0, 1.0]})
     >>> cand = base.with_columns(pl.col("value") * 0)
@@ -66,8 +73,9 @@ def paired_delta_ci(
     >>> interval.delta, interval.high < 0
     (-0.75, True)
     """
+    carried = [c for c in dict.fromkeys(unit) if c != "query_id"]
     pairs = baseline.select("query_id", base="value").join(
-        candidate.select("query_id", cand="value"), on="query_id", how="full", coalesce=True
+        candidate.select("query_id", *carried, cand="value"), on="query_id", how="full", coalesce=True
     ).filter(pl.col("base").is_not_null() | pl.col("cand").is_not_null())
     only_base = pairs.filter(pl.col("cand").is_null()).height
     only_cand = pairs.filter(pl.col("base").is_null()).height
@@ -80,7 +88,10 @@ def paired_delta_ci(
         raise InputError("per-query values", Problem(None, "value", NO_VALUE, f"no {what} with a value to compare"))
     pairs = pairs.sort("query_id")
     differences = (pairs.get_column("cand") - pairs.get_column("base")).to_numpy().astype(np.float64)
-    weights = poisson_counts(pairs.select("query_id"), resamples, seed).astype(np.float64)
+    units = pairs.select(list(unit)).unique().sort(list(unit), nulls_last=True)
+    index = pairs.select(list(unit)).join(units.with_row_index("_unit"), on=list(unit), how="left", nulls_equal=True,
+                                          maintain_order="left").get_column("_unit").to_numpy()
+    weights = poisson_counts(units, resamples, seed).astype(np.float64)[index]
     # The engine's bootstrap arithmetic: replicate means (nan where a replicate draws no case,
     # left out) and its percentile interval.
     replicates = weighted_means(differences[:, None], np.ones((pairs.height, 1)), weights)

@@ -267,6 +267,10 @@ class SetMetric(Metric):
     """
 
     level = Level.SET
+    #: Whether the state of a unit whose queries are split between parts adds up exactly to the
+    #: unit's own (every state column sums over query rows and none counts units): only then may
+    #: merged partials split a coarser unit (:func:`evalframe.engine.partials.check_disjoint_units`).
+    state_merges_by_query: ClassVar[bool] = False
     #: Key columns of the state's rows besides the slice keys, e.g. ``("prob",)`` for the ROC
     #: family's operating points or ``("bin",)`` for ECE.
     state_keys: ClassVar[tuple[str, ...]] = ()
@@ -300,7 +304,7 @@ class SetMetric(Metric):
 
     # --- the metric under many weight vectors at once (bootstrap, randomization tests) ----------
 
-    def values_under(self, frame: pl.DataFrame, weights: np.ndarray) -> np.ndarray:
+    def values_under(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> np.ndarray:
         """The metric of one slice under each column of a weight matrix: ``R`` values.
 
         ``frame`` holds the rows of one slice with the columns the metric reads (one row per
@@ -311,33 +315,27 @@ class SetMetric(Metric):
         where the metric is undefined (one class for AUROC, no row with weight, …).
 
         Equal to the normal path (:meth:`state` then :meth:`finalize` with :data:`WEIGHT` set to
-        that column) for positive weights. Computed from weighted sufficient statistics with the
-        weights as a matrix (sums are products with the weight matrix, the ROC family one sort
-        and cumulative sums), never a loop over columns or rows: :meth:`replicate_state` then
-        :meth:`values_from_replicate_state`, so metrics with equal :attr:`state_id` can share
-        the first step.
+        that column) for positive weights, because it *is* that path: :meth:`finalize` of the
+        stacked state (:meth:`replicate_state`), so a set metric has one definition and needs no
+        bootstrap code of its own.
         """
         return self.values_from_replicate_state(self.replicate_state(frame, weights))
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> object:
-        """Weighted sufficient statistics of ``frame`` under every column of ``weights``
-        (family-specific; shared by metrics with equal :attr:`state_id`)."""
-        raise NotImplementedError(f"`{self.name}` has no values under weight matrices (no bootstrap)")
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> ReplicateState:
+        """The :meth:`state` of ``frame`` under every column of ``weights``, stacked with a key
+        ``_replicate`` (:func:`evalframe.metrics.stacked.stacked_state`: products over units of
+        the per-unit state, never a copy of the rows per replicate); shared by metrics with
+        equal :attr:`state_id`."""
+        from evalframe.metrics.stacked import stacked_state
 
-    def values_from_replicate_state(self, state: object) -> np.ndarray:
-        """The ``R`` values from :meth:`replicate_state`'s result (nan where undefined).
+        weights = row_weights(frame, weights)
+        return ReplicateState(stacked_state(self, frame, weights, weight=WEIGHT, replicate=REPLICATE), weights.shape[1])
 
-        By default :meth:`finalize` of a state with one slice per replicate
-        (:meth:`replicate_values_lazy`), so the metric has one definition.
-        """
-        lazy = self.replicate_values_lazy(state)
-        return finalized_values(lazy.collect(engine="in-memory"), replicate_count(state))
-
-    def replicate_values_lazy(self, state: object) -> pl.LazyFrame:
-        """Columns ``_replicate``, ``value`` from a :class:`ReplicateState` through :meth:`finalize`
-        (several metrics' plans can then be collected at once, :func:`values_under_all`)."""
-        assert isinstance(state, ReplicateState), state
-        return self.finalize(state.table.lazy(), [REPLICATE])
+    def values_from_replicate_state(self, state: ReplicateState) -> np.ndarray:
+        """The ``R`` values of :meth:`replicate_state`'s result (nan where undefined): :meth:`finalize`
+        with one slice per replicate."""
+        lazy = self.finalize(state.table.lazy(), [REPLICATE])
+        return finalized_values(lazy.collect(engine="in-memory"), state.replicates)
 
 
 def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
@@ -345,42 +343,56 @@ def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.
     return values_under_slices(metrics, [(frame, weights)])[0]
 
 
+#: Stacked state rows finalized in one Polars batch (bounds memory; a batch is one ``collect_all``).
+_BATCH_ROWS = 1 << 22
+
+
 def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
     """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
 
-    One replicate state per slice and ``state_id``; the metrics finalized through Polars see
-    the states of all slices stacked (key ``_slice``) and are collected in one ``collect_all``,
-    so the number of Polars calls does not grow with the slices. ``slices`` may be a generator:
-    a slice's weights are dropped once its (small) states are computed.
+    One stacked state per slice and ``state_id``; the metrics are finalized on the states of
+    many slices stacked (key ``_slice``) and collected in one ``collect_all`` per batch of about
+    :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the slices
+    and memory stays bounded. ``slices`` may be a generator: a slice's weights are dropped once
+    its states are computed.
     """
     results: list[dict[str, np.ndarray]] = []
     replicates_of: list[int] = []
-    stacked: dict[object, list[pl.DataFrame]] = {}
+    pending: dict[object, list[pl.DataFrame]] = {}
+    pending_rows = 0
+
+    def flush() -> None:
+        stacked = [m for m in metrics if m.state_id in pending]
+        plans = [m.finalize(pl.concat(pending[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE])
+                 for m in stacked]
+        for metric, table in zip(stacked, pl.collect_all(plans, engine="in-memory") if plans else [], strict=True):
+            for (position,), part in table.partition_by(SLICE, as_dict=True).items():
+                results[position][metric.name] = finalized_values(part, replicates_of[position])
+        pending.clear()
+
     for position, (frame, weights) in enumerate(slices):
         results.append({})
         replicates_of.append(weights.shape[1])
         states: dict[object, object] = {}
         for metric in metrics:
             if metric.state_id not in states:
-                states[metric.state_id] = metric.replicate_state(frame, weights)
+                states[metric.state_id] = state = metric.replicate_state(frame, weights)
+                if isinstance(state, ReplicateState):
+                    pending.setdefault(metric.state_id, []).append(
+                        state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
+                    pending_rows += state.table.height
             state = states[metric.state_id]
-            finalized_by_polars = type(metric).values_from_replicate_state is SetMetric.values_from_replicate_state
-            if not (isinstance(state, ReplicateState) and finalized_by_polars):
+            if not isinstance(state, ReplicateState):  # a family's own vectorised evaluation (the ROC family)
                 results[position][metric.name] = metric.values_from_replicate_state(state)
-        for state_id, state in states.items():
-            if isinstance(state, ReplicateState):
-                stacked.setdefault(state_id, []).append(state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
-    polars_metrics = [m for m in metrics if m.name not in results[0] and m.state_id in stacked] if results else []
-    plans = [m.finalize(pl.concat(stacked[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE]) for m in polars_metrics]
-    collected = pl.collect_all(plans, engine="in-memory") if plans else []
-    for metric, table in zip(polars_metrics, collected, strict=True):
-        parts = table.partition_by(SLICE, as_dict=True)
-        for position, replicates in enumerate(replicates_of):
-            part = parts.get((position,))
-            results[position][metric.name] = (
-                finalized_values(part, replicates) if part is not None else np.full(replicates, np.nan)
-            )
-    return [{metric.name: found[metric.name] for metric in metrics} for found in results]
+        if pending_rows >= _BATCH_ROWS:
+            flush()
+            pending_rows = 0
+    if pending:
+        flush()
+    return [
+        {metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics}
+        for found, replicates in zip(results, replicates_of, strict=True)
+    ]
 
 
 def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:

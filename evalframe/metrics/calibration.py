@@ -29,7 +29,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
@@ -37,9 +36,8 @@ from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
-    scored_rows,
 )
-from evalframe.metrics.classification import NO_SCORED_QUERY, NO_WEIGHT, finalized, per_slice
+from evalframe.metrics.set_values import NO_SCORED_QUERY, NO_WEIGHT, finalized, per_slice
 from evalframe.metrics.curves import BIN, bin_index, calibration_bins, ordered_sum
 
 
@@ -129,30 +127,6 @@ class ExpectedCalibrationError(SetMetric):
         })
         reasons = [(pl.col("n") == 0, NO_SCORED_QUERY), (pl.col("weight") == 0, NO_WEIGHT)]
         return finalized(table, by, pl.col("gap_sum") / pl.col("weight"), reasons)
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> dict[str, np.ndarray]:
-        """The bins' sums per weight column: each used row's weights (times ``prob``, times
-        ``label``) added to its bin (:meth:`~evalframe.metrics.base.RowWeights.sums`, the bin
-        one-hot ᵀ · weights): (bins × R) each."""
-        positive, prob, w = scored_rows(frame, weights)
-        inner_edges = np.array([b / self.bins for b in range(1, self.bins)], dtype=np.float64)
-        bin_of_row = np.searchsorted(inner_edges, prob, side="right")
-        columns = {
-            "n": w.positive_counts(bin_of_row, self.bins),
-            "weight": w.sums(bin_of_row, self.bins),
-            "weighted_prob": w.sums(bin_of_row, self.bins, prob),
-            "weighted_label": w.sums(bin_of_row, self.bins, positive.astype(np.float64)),
-        }
-        return columns
-
-    def values_from_replicate_state(self, state: dict[str, np.ndarray]) -> np.ndarray:
-        """``Σ_b |Σ w·prob − Σ w·label| / Σ w`` per column; nan without a used row or weight
-        (the NumPy twin of :meth:`finalize`)."""
-        gap_sum = np.abs(state["weighted_prob"] - state["weighted_label"]).sum(axis=0)
-        weight = state["weight"].sum(axis=0)
-        value = np.divide(gap_sum, weight, out=np.full(weight.shape, np.nan), where=weight > 0)
-        return np.where(state["n"].sum(axis=0) > 0, value, np.nan)
-
 
 def _specs():
     from evalframe.metrics.registry import MetricSpec, Param

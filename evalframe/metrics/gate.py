@@ -49,12 +49,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import ReplicateState, SetMetric, TargetCategory, replicate_frame, row_weights, safe_divide
-from evalframe.metrics.classification import NO_POSITIVE, Reason, finalized
+from evalframe.metrics.base import SetMetric, TargetCategory, safe_divide
+from evalframe.metrics.set_values import NO_POSITIVE, Reason, finalized
 from evalframe.metrics.curves import weighted_counts
 
 STATES = ("NEG", "UNCERTAIN", "POS")
@@ -187,24 +186,6 @@ class GateMetric(SetMetric):
 
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         return gate_counts(rows, by, self.state_expr())
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
-        """The gate counts per weight column (:meth:`SetMetric.values_under`): each used row's
-        weights added to its cell (state × label, the order of :data:`COUNTS`), as a state with
-        one slice per column, finalized by :meth:`finalize` like the one-slice state."""
-        weights = row_weights(frame, weights)
-        cells = frame.select(
-            pl.when(pl.col("label").is_not_null() & self.state_expr().is_not_null())
-            .then(self.state_expr().replace_strict({"NEG": 0, "UNCERTAIN": 2, "POS": 4}, return_dtype=pl.Int64)
-                  + (pl.col("label") != 1).cast(pl.Int64))
-            .alias("cell")
-        ).get_column("cell")
-        used = cells.is_not_null().to_numpy()
-        codes = cells.fill_null(0).to_numpy()[used]
-        kept = weights.take(used)
-        counts = kept.sums(codes, len(COUNTS))
-        columns = {"n": kept.positive_counts(codes, len(COUNTS)).sum(axis=0), **dict(zip(COUNTS, counts, strict=True))}
-        return replicate_frame(columns, kept.shape[1])
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         formula = FORMULAS[self.key]

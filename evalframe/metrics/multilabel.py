@@ -74,17 +74,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import numpy as np
 import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
     QueryMetric,
-    ReplicateState,
     SetMetric,
     TargetCategory,
-    row_weights,
-    replicate_frame,
     weight,
 )
 from evalframe.metrics.curves import is_scored, ordered_sum
@@ -422,35 +418,6 @@ class CriterionF1Metric(SetMetric):
         if by:
             return state.group_by(by, maintain_order=True).agg(aggregations)
         return state.select(aggregations)
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
-        """The per-criterion counts per weight column: each scored row's weights added to its
-        criterion's cell (:meth:`~evalframe.metrics.base.RowWeights.sums`), as a state with one slice
-        per column. ``frame`` holds the query rows of the slice's posts, each weighted with its
-        post's weight; ``n`` counts the rows of positive weight (the number of posts matters
-        only through ``n > 0``). A criterion none of whose rows has weight is absent."""
-        w = row_weights(frame, weights)
-        scored = (frame.get_column("label").is_not_null() & frame.get_column("prob").is_not_null()).to_numpy()
-        true = (frame.get_column("label") == 1).fill_null(False).to_numpy() & scored
-        predicted = (frame.get_column("prob") >= self.threshold).fill_null(False).to_numpy() & scored
-        criteria, code = np.unique(frame.get_column("criterion_id").cast(pl.String).fill_null("").to_numpy(),
-                                   return_inverse=True)
-        code = code.reshape(-1)
-
-        def summed(where: np.ndarray) -> np.ndarray:
-            return w.sums(code, criteria.size, where.astype(np.float64))
-
-        drawn = w.take(scored).positive_counts(code[scored], criteria.size)
-        columns = {
-            "tp": summed(true & predicted),
-            "fp": summed(~true & predicted),
-            "fn": summed(true & ~predicted),
-            "n_scored": drawn,
-            "n": drawn,
-        }
-        state = replicate_frame(columns, w.shape[1], keys={CRITERION_KEY: criteria})
-        return ReplicateState(state.table.filter(pl.col("n_scored") > 0), state.replicates)
-
 
 class MicroF1(CriterionF1Metric):
     """Micro F1: F1 of all (post, criterion) pairs of the slice pooled (contract §6.4).

@@ -4,11 +4,14 @@ Saved beside the summary so that ``evalframe report`` redraws the plots without 
 One long table, columns ``system, curve, group, x, y, lower, upper, count, weight``:
 
 - ``roc``: per system, the TPR (``y``) at each FPR (``x``) of the fixed grid
-  (:data:`~evalframe.metrics.curves.FPR_GRID_POINTS` points), with the pointwise 95% bootstrap
-  band (``lower``, ``upper``: the 2.5th and 97.5th percentiles of the replicate curves,
-  widened where needed to contain the estimate, as a percentile band may miss it at a step).
-  The replicates are Poisson counts of the bootstrap unit (:func:`band_settings`), the same
-  ones the engine's bootstrap draws.
+  (:data:`FPR_GRID_POINTS` points), with the pointwise bootstrap band (``lower``, ``upper``)
+  when the run has a bootstrap: the replicate curves are drawn under the engine's own replicate
+  weights (the same resampled unit, user weights, seed, strata and replicates as the summary's
+  CIs, :func:`evalframe.engine.uncertainty.replicate_unit_weights`) and the band at each grid
+  point is the engine's interval rule (:func:`~evalframe.engine.bootstrap.intervals`, percentile
+  at the run's confidence), widened where needed to contain the estimate (a percentile band may
+  miss it at a step). Without a bootstrap there is no band (``lower``, ``upper`` null; the plot
+  says so with :data:`NO_BAND`) and nothing is resampled.
 - ``pr``: precision (``y``) against recall (``x``) at every distinct threshold;
   ``pr_baseline``: one row whose ``y`` is the positive rate (a random ranking's precision).
 - ``reliability``: per bin of the ECE (the same bins: :func:`~evalframe.metrics.curves.calibration_bins`
@@ -22,13 +25,12 @@ Rows used are those with both ``label`` and ``prob`` in the classification metri
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import polars as pl
 
+from evalframe.engine.bootstrap import intervals
 from evalframe.metrics.base import WEIGHT
-from evalframe.metrics.curves import FPR_GRID_POINTS, calibration_bins, is_scored, replicate_roc
+from evalframe.metrics.curves import calibration_bins, is_scored
 
 #: Columns of the curves table, in order.
 CURVE_SCHEMA = {
@@ -37,31 +39,10 @@ CURVE_SCHEMA = {
 }
 
 
-@dataclass(frozen=True)
-class BandSettings:
-    """Replicates of the ROC band: how many, the seed, the bootstrap unit's key columns."""
-
-    resamples: int = 200
-    seed: int = 0
-    unit_keys: tuple[str, ...] = ("query_id",)
-    level: float = 0.95
-
-
-def band_settings(evaluation) -> BandSettings:
-    """The engine's bootstrap settings when the plan has them (:class:`~evalframe.Bootstrap`:
-    its resamples, seed, resampled unit's key columns and confidence), else 200 replicates of
-    the query, seed 0 (enough for a picture; a pipeline's ``bootstrap:`` sets the engine's and
-    the band's)."""
-    query_keys = tuple(evaluation.units.key_columns("query"))
-    bootstrap = evaluation.plan.bootstrap
-    if bootstrap is None:
-        return BandSettings(unit_keys=query_keys)
-    return BandSettings(
-        resamples=bootstrap.resamples,
-        seed=bootstrap.seed,
-        unit_keys=tuple(bootstrap.unit_columns or query_keys),
-        level=bootstrap.confidence,
-    )
+#: The fixed false-positive-rate grid of ROC curves: 0, 0.001, …, 1.
+FPR_GRID_POINTS = 1001
+#: Why a ROC curve has no band (the plot prints it).
+NO_BAND = "no band: the run has no bootstrap"
 
 
 def _scored_rows(evaluation) -> pl.DataFrame:
@@ -91,49 +72,103 @@ def _rows(system: str, curve: str, **columns) -> pl.DataFrame:
         [pl.col(c).cast(t) for c, t in CURVE_SCHEMA.items()])
 
 
-def replicate_counts(scored: pl.DataFrame, settings: BandSettings) -> np.ndarray:
-    """Poisson counts (rows × replicates) of every row's bootstrap unit, drawn once per distinct
-    unit (systems share units, so they share counts: the comparison is paired)."""
-    from evalframe.engine.replicates import poisson_counts
+def tpr_on_grid(prob: np.ndarray, label: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """ROC curves of one set of rows under each column of ``weights`` (n × R), as TPR at each grid FPR: (R × G).
 
-    keys = scored.select(list(settings.unit_keys))
-    units = keys.unique(maintain_order=True).with_row_index("__unit")
-    index = keys.join(units, on=list(settings.unit_keys), how="left", nulls_equal=True, maintain_order="left")
-    counts = poisson_counts(units.drop("__unit"), settings.resamples, settings.seed)
-    return counts[index.get_column("__unit").to_numpy()]
+    One sort of ``prob`` (descending; tied probabilities are one threshold, as
+    :func:`~evalframe.metrics.curves.roc_points`), then per column the cumulative weighted
+    positives and negatives at each distinct threshold from the point (0, 0),
+    ``TPR_r(t) = TP_r(t) / TP_r(min t)``, ``FPR_r(t) = FP_r(t) / FP_r(min t)``, and the TPR at
+    each grid FPR by linear interpolation along the curve (at a vertical step, its top), as
+    ``np.interp(grid, *roc_curve(sample_weight=w)[:2])``. A column without positive or without
+    negative weight gives NaN. Vectorised: replicates are taken in blocks of 128 columns.
+    """
+    positive = np.asarray(label) == 1
+    order = np.argsort(-prob, kind="stable")
+    sorted_prob = prob[order]
+    last_of_threshold = np.append(sorted_prob[1:] != sorted_prob[:-1], True) if prob.size else np.zeros(0, bool)
+    is_positive = positive[order][:, None]
+    replicates = weights.shape[1]
+    curves = np.empty((replicates, grid.size))
+    for start in range(0, replicates, _REPLICATE_BLOCK):
+        block = weights[order, start: start + _REPLICATE_BLOCK]
+        zero = np.zeros((1, block.shape[1]))
+        cumulative = np.cumsum(block, axis=0)[last_of_threshold]
+        tp = np.vstack([zero, np.cumsum(block * is_positive, axis=0)[last_of_threshold]])
+        fp = np.vstack([zero, cumulative]) - tp
+        with np.errstate(invalid="ignore", divide="ignore"):
+            curves[start: start + block.shape[1]] = _interpolate_columns(fp / fp[-1], tp / tp[-1], grid)
+    return curves
 
 
-def roc_band(rows: pl.DataFrame, counts: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(fpr grid, tpr, lower, upper)`` of one system's rows with their replicate ``counts``:
-    the estimate and the pointwise percentile band at ``level``."""
-    prob = rows.get_column("prob").to_numpy()
+#: Replicate columns handled at once by :func:`tpr_on_grid` (bounds temporary memory).
+_REPLICATE_BLOCK = 128
+
+
+def _interpolate_columns(x: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """``y`` at ``grid`` for every column of the non-decreasing ``x`` (P, C), linearly; (C, G).
+
+    One search over all columns at once: column ``c`` is shifted by ``2c`` (x lies in [0, 1]),
+    so the flattened columns form one sorted array. NaN columns give NaN.
+    """
+    points, columns = x.shape
+    valid = ~np.isnan(x[-1]) & ~np.isnan(y[-1])
+    x = np.where(valid, x, 0.0)
+    y = np.where(valid, y, np.nan)
+    shift = 2.0 * np.arange(columns)
+    flat_x = (x + shift).T.ravel()
+    flat_y = y.T.ravel()
+    queries = (grid[None, :] + shift[:, None]).ravel()
+    right = np.searchsorted(flat_x, queries, side="right")
+    column_end = (np.repeat(np.arange(columns), grid.size) + 1) * points - 1
+    at = np.maximum(right - 1, np.repeat(np.arange(columns), grid.size) * points)
+    after = np.minimum(at + 1, column_end)
+    x0, x1, y0, y1 = flat_x[at], flat_x[after], flat_y[at], flat_y[after]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        step = np.where(x1 > x0, (queries - x0) / (x1 - x0), 0.0)
+    return (y0 + step * (y1 - y0)).reshape(columns, grid.size)
+
+
+def roc_band(rows: pl.DataFrame, weights: np.ndarray | None, confidence: float = 0.95) -> tuple:
+    """``(fpr grid, tpr, lower, upper)`` of one system's rows; ``weights`` (rows × R) are the
+    rows' replicate weights (user weight × the engine's unit weight), None without a bootstrap:
+    then ``lower`` and ``upper`` are None (no band, nothing resampled)."""
+    prob = rows.get_column("prob").cast(pl.Float64).to_numpy()
     label = rows.get_column("label").to_numpy()
     weight = rows.get_column(WEIGHT).to_numpy().astype(np.float64)
     grid = np.linspace(0.0, 1.0, FPR_GRID_POINTS)
-    estimate, _ = replicate_roc(prob, label, weight, grid)
-    curves, _ = replicate_roc(prob, label, weight[:, None] * counts, grid)
-    tail = (1 - level) / 2 * 100
-    with np.errstate(all="ignore"):
-        if np.isnan(curves).all():
-            lower = upper = np.full(grid.size, np.nan)
-        else:
-            lower, upper = np.nanpercentile(curves, [tail, 100 - tail], axis=0)
-    return grid, estimate[0], np.fmin(lower, estimate[0]), np.fmax(upper, estimate[0])
+    estimate = tpr_on_grid(prob, label, weight[:, None], grid)[0]
+    if weights is None:
+        return grid, estimate, None, None
+    curves = tpr_on_grid(prob, label, weights, grid)
+    band = intervals(np.ascontiguousarray(curves.T), estimate, confidence)
+    return grid, estimate, np.fmin(band.low, estimate), np.fmax(band.high, estimate)
+
+
+def _replicate_weights(evaluation, scored: pl.DataFrame) -> np.ndarray | None:
+    """Each scored row's weight in every replicate of the engine's bootstrap (None: no bootstrap)."""
+    from evalframe.engine.uncertainty import replicate_unit_weights
+
+    settings = evaluation.plan.bootstrap
+    if settings is None or scored.height == 0:
+        return None
+    unit_index, unit_weights = replicate_unit_weights(evaluation.queries, settings, scored, "query", evaluation.units)
+    return unit_weights[unit_index] * scored.get_column(WEIGHT).cast(pl.Float64).to_numpy()[:, None]
 
 
 def curve_table(evaluation) -> pl.DataFrame:
     """The curves table of ``evaluation`` (module docstring); empty when it has no label/prob."""
     scored = _scored_rows(evaluation)
-    settings = band_settings(evaluation)
     parts = [pl.DataFrame(schema=CURVE_SCHEMA)]
     systems = evaluation.queries.get_column("system").unique(maintain_order=True).to_list()
-    counts = replicate_counts(scored, settings) if scored.height else None
+    weights = _replicate_weights(evaluation, scored)
+    confidence = evaluation.plan.bootstrap.confidence if evaluation.plan.bootstrap is not None else 0.95
     for system in systems:
         mask = (scored.get_column("system") == system).to_numpy()
         rows = scored.filter(mask)
         if rows.height == 0:
             continue
-        grid, tpr, lower, upper = roc_band(rows, counts[mask], settings.level)
+        grid, tpr, lower, upper = roc_band(rows, weights[mask] if weights is not None else None, confidence)
         parts.append(_rows(system, "roc", x=grid, y=tpr, lower=lower, upper=upper))
         # PR points: cumulative weighted positives / negatives at each distinct threshold.
         points = (

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import polars as pl
 
+from evalframe.report.curve_data import NO_BAND
 from evalframe.report.tables import ReportData
 
 #: Okabe & Ito (2008), colour-blind-safe; black last.
@@ -320,6 +321,10 @@ def roc(data: ReportData, systems: list[str] | None = None):
         if banded:
             handles.append(Patch(color="#777777", alpha=0.2, linewidth=0))
             labels.append("shaded: 95% bootstrap band")
+        else:  # said in the legend, where it covers no curve
+            (no_band,) = ax.plot([], [], linestyle="none", gid="no-band")
+            handles.append(no_band)
+            labels.append(NO_BAND)
         ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="False positive rate (false alarms among no-evidence queries)",
                ylabel="True positive rate (evidence cases caught)")
         legend = _Legend(handles, labels, corners=("lower right", "upper left"), points=points)

@@ -5,6 +5,7 @@ determinism, undefined replicates and the pipeline door."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -19,7 +20,7 @@ from evalframe.engine.evaluation import finalize, run
 from evalframe.engine.partials import compute_partials
 from evalframe.engine.plan import Plan, build_groups
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import SetMetric, WEIGHT
+from evalframe.metrics.base import WEIGHT, SetMetric, TargetCategory
 from evalframe.metrics.registry import resolve
 from evalframe.engine.replicates import poisson_counts
 
@@ -80,12 +81,73 @@ def test_values_under_takes_any_non_negative_weights_and_checks_them():
         auroc.values_under(frame, weights[:3])
 
 
-def test_every_registered_set_metric_has_values_under():
+def test_every_registered_set_metric_has_one_definition():
+    """No set metric carries bootstrap code of its own: its replicates are finalize() of the
+    generic stacked state (issue 21, part 4). The ROC family keeps one vectorised evaluation
+    for speed, pinned to that definition below."""
     from evalframe.metrics.registry import available
+    from evalframe.metrics.roc import RocMetric
 
     for spec in available():
-        if isinstance(spec.build, type) and issubclass(spec.build, SetMetric):
-            assert spec.build.replicate_state is not SetMetric.replicate_state, spec.name
+        if isinstance(spec.build, type) and issubclass(spec.build, SetMetric) and not issubclass(spec.build, RocMetric):
+            assert spec.build.replicate_state is SetMetric.replicate_state, spec.name
+            assert spec.build.values_from_replicate_state is SetMetric.values_from_replicate_state, spec.name
+
+
+@given(tables=evidence_tables(weights="float", min_posts=1), data=st.data())
+@settings(max_examples=30)
+def test_roc_family_replicates_equal_finalize_of_the_stacked_state(tables, data):
+    rows = tables.queries.filter(pl.col("system") == tables.queries.get_column("system")[0])
+    columns = data.draw(st.integers(1, 5))
+    weights = np.array(data.draw(st.lists(
+        st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 0.5, 3.25]), min_size=columns, max_size=columns),
+        min_size=rows.height, max_size=rows.height)))
+    for name in ("auroc", "auprc", "tpr@fpr=0.3", "tpr@fpr=1.0"):
+        metric = resolve(name)
+        fast = metric.values_under(rows, weights)
+        definition = SetMetric.values_from_replicate_state(metric, SetMetric.replicate_state(metric, rows, weights))
+        np.testing.assert_allclose(fast, definition, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+@dataclass(frozen=True)
+class PositiveShare(SetMetric):
+    """A toy set metric with no bootstrap code: the weighted share of positives in the slice."""
+
+    target = TargetCategory.CLASSIFICATION
+    required_columns = {"queries": ("label",)}
+
+    @property
+    def name(self) -> str:
+        return "positive_share"
+
+    def state(self, rows, by):
+        weighted = pl.col(WEIGHT) * (pl.col("label") == 1).cast(pl.Float64)
+        aggregations = [pl.len().cast(pl.Int64).alias("n"), weighted.sum().alias("positive"), pl.col(WEIGHT).sum().alias("weight")]
+        return rows.group_by(by).agg(aggregations) if by else rows.select(aggregations)
+
+    def finalize(self, state, by):
+        aggregations = [pl.col("n").sum().cast(pl.Int64), (pl.col("positive").sum() / pl.col("weight").sum()).alias("value"),
+                        pl.lit(None, dtype=pl.String).alias("note")]
+        return state.group_by(by).agg(aggregations) if by else state.select(aggregations)
+
+
+def test_a_new_set_metric_needs_no_bootstrap_code():
+    """A set metric with only state() and finalize() runs in a bootstrapped evaluation (it used to
+    stop with exit 3) and its replicates are those of the plain-Python reference."""
+    tables = _clustered(n_posts=30)
+    settings = ef.Bootstrap(resamples=200, seed=3, unit=["post_id"])
+    ev = ef.evaluate(tables, metrics=[PositiveShare()], bootstrap=settings)
+    row = _ci(ev, metric="positive_share", grouping="overall")
+    queries = tables.queries.sort("post_id", "criterion_id")
+    posts = queries.select("post_id").unique().sort("post_id")
+    counts = poisson_counts(posts, 200, 3).astype(float)
+    index = queries.join(posts.with_row_index("_i"), on="post_id", how="left", maintain_order="left").get_column("_i").to_numpy()
+    w = counts[index]
+    positive = (queries.get_column("label") == 1).to_numpy().astype(float)
+    expected = (positive[:, None] * w).sum(axis=0) / w.sum(axis=0)
+    low, high = _percentile(list(expected))
+    assert row["value"] == pytest.approx(positive.mean(), abs=1e-12)
+    assert row["ci_low"] == pytest.approx(low, abs=1e-12) and row["ci_high"] == pytest.approx(high, abs=1e-12)
 
 
 # --- cluster bootstrap against a plain-Python reference -------------------------------------

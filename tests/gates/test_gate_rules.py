@@ -242,6 +242,21 @@ def test_gate_on_a_slice(tmp_path):
                cand_kw={"tags": {"recall@5": {"a": (0.5, 1), "b": (0.5, 1)}}})
 
 
+def test_gate_on_a_subset(tmp_path):
+    """`subset:` picks the value of a metric computed on several subsets, as a pipeline names it."""
+    folder = write_run(tmp_path / "cand", {"recall@5": 0.9}, system="cand")
+    summary = pl.read_parquet(folder / "summary.parquet")
+    pl.concat([summary, summary.with_columns(subset=pl.lit("hard queries"), value=pl.lit(0.6))]).write_parquet(
+        folder / "summary.parquet")
+    criteria = "gates:\n  - name: retrieval_recall_at_5\n    threshold: 0.8\n    subset: hard queries\n"
+    report = check_gates(criteria_from_mapping(yaml.safe_load(criteria)), RunOutputs.load(folder), None,
+                         no_baseline_ok=True)
+    assert report.results[0].value == 0.6 and report.results[0].floor_failed
+    with pytest.raises(ef.ConfigError, match=r"gates\[0\].subset.*no such subset of `recall@5` \(they have: `all`, `hard queries`\)"):
+        check_gates(criteria_from_mapping(yaml.safe_load(criteria.replace("hard queries", "easy"))),
+                    RunOutputs.load(folder), None, no_baseline_ok=True)
+
+
 def test_report_json_has_every_field(tmp_path):
     report = _check(tmp_path, {"recall@5": 0.81, "mrr": 0.7}, {"recall@5": 0.87, "mrr": 0.7})
     gate = report.to_json()["gates"][0]

@@ -57,3 +57,24 @@ def test_cases_null_on_both_sides_are_left_out_one_side_is_an_error():
     assert paired_delta_ci(base, cand, resamples=100).n == 2
     with pytest.raises(ef.InputError, match="0 have a value in the baseline only, 1 in the candidate only"):
         paired_delta_ci(base, cand.with_columns(pl.lit(1.0).alias("value")), resamples=100)
+
+
+def test_a_coarser_unit_resamples_clusters_of_cases():
+    """With ``unit`` (the run's ``bootstrap.unit``), a replicate weighs each case by its unit's
+    Poisson count: the plain-Python cluster reference."""
+    rng = np.random.default_rng(4)
+    ids = [f"p{i // 3}|c{i % 3}" for i in range(30)]
+    posts = [q.split("|")[0] for q in ids]
+    base = dict(zip(ids, rng.random(30).tolist(), strict=True))
+    cand = dict(zip(ids, rng.random(30).tolist(), strict=True))
+    found = paired_delta_ci(_frame(base), _frame(cand).with_columns(post_id=pl.Series(posts)), resamples=300, seed=7,
+                            unit=("post_id",))
+    units = sorted(set(posts))
+    counts = poisson_counts(pl.DataFrame({"post_id": units}), 300, 7)
+    replicates = []
+    for r in range(300):
+        weights = [int(counts[units.index(p), r]) for p in posts]
+        if sum(weights):
+            replicates.append(sum(w * (cand[q] - base[q]) for w, q in zip(weights, ids, strict=True)) / sum(weights))
+    low, high = np.quantile(replicates, [0.025, 0.975])
+    assert found.low == pytest.approx(low, abs=1e-12) and found.high == pytest.approx(high, abs=1e-12)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe import _sorting
-from evalframe.data.contracts import _all_distinct
+from evalframe.data.conform import _all_distinct
 
 
 def write(path: Path, text: str) -> Path:

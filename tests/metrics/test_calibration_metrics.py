@@ -16,7 +16,7 @@ from sklearn.metrics import brier_score_loss
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Level, TargetCategory
 from evalframe.metrics.calibration import Brier, ExpectedCalibrationError
-from evalframe.metrics.classification import NO_SCORED_QUERY, NO_WEIGHT
+from evalframe.metrics.set_values import NO_SCORED_QUERY, NO_WEIGHT
 from evalframe.metrics.registry import resolve
 
 TOLERANCE = 1e-12

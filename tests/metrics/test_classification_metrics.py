@@ -30,24 +30,24 @@ from sklearn.metrics import (
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Level, TargetCategory, merge_states, with_unit_weights
-from evalframe.metrics.classification import (
-    AUPRC,
-    AUROC,
+from evalframe.metrics.confusion import (
     CONFUSION_METRICS,
-    NO_NEGATIVE,
-    NO_POSITIVE,
-    NO_PREDICTED_NEGATIVE,
-    NO_PREDICTED_POSITIVE,
-    NO_POSITIVE_NOR_PREDICTED,
-    NO_SCORED_QUERY,
-    ONE_CLASS,
     ConfusionMetric,
     F1Score,
     MatthewsCorrelation,
     PositivePredictiveValue,
     Sensitivity,
     Specificity,
-    TPRAtFPR,
+)
+from evalframe.metrics.roc import AUPRC, AUROC, TPRAtFPR
+from evalframe.metrics.set_values import (
+    NO_NEGATIVE,
+    NO_POSITIVE,
+    NO_POSITIVE_NOR_PREDICTED,
+    NO_PREDICTED_NEGATIVE,
+    NO_PREDICTED_POSITIVE,
+    NO_SCORED_QUERY,
+    ONE_CLASS,
 )
 from evalframe.metrics.registry import resolve
 from evalframe.metrics.retrieval_basic import PrecisionAtK

@@ -25,7 +25,7 @@ from evalframe.metrics.gate import (
     NegRate,
     ScreeningSensitivity,
 )
-from evalframe.metrics.classification import NO_POSITIVE
+from evalframe.metrics.set_values import NO_POSITIVE
 from evalframe.metrics.registry import resolve
 
 NAMES = [metric.key for metric in GATE_METRICS]

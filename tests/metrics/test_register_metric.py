@@ -18,7 +18,7 @@ from evalframe.engine.partials import compute_partials
 from evalframe.engine.plan import Plan, build_groups
 from evalframe.engine.replicates import poisson_counts
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import WEIGHT, SetMetric, TargetCategory, replicate_frame, row_weights
+from evalframe.metrics.base import WEIGHT, SetMetric, TargetCategory
 from evalframe.metrics.interpretation import describe
 from evalframe.metrics.registry import MetricSpec, Param, register_metric, resolve, unregister_metric
 
@@ -45,13 +45,6 @@ class FlaggedPositiveShare(SetMetric):
         value = pl.when(pl.col("flagged") > 0).then(pl.col("hits") / pl.col("flagged"))
         note = pl.when(pl.col("flagged") == 0).then(pl.lit("no flagged query"))
         return totals.select(*by, "n", value.alias("value"), note.alias("note"))
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        matrix = row_weights(frame, weights).dense()
-        flagged = (frame.get_column("prob").to_numpy() >= self.cut).astype(np.float64)
-        hits = flagged * frame.get_column("label").to_numpy()
-        return replicate_frame({"n": (matrix > 0).sum(axis=0), "flagged": flagged @ matrix, "hits": hits @ matrix},
-                               matrix.shape[1])
 
 
 SPEC = MetricSpec("flagged_positive_share", FlaggedPositiveShare, "share of flagged queries that are positive",

@@ -23,13 +23,8 @@ from sklearn.metrics import roc_curve
 
 from evalframe.metrics.base import WEIGHT, Level, SetMetric, merge_states
 from evalframe.metrics.calibration import ExpectedCalibrationError
-from evalframe.metrics.classification import (
-    AUPRC,
-    AUROC,
-    CONFUSION_METRICS,
-    ROC_POINTS_STATE,
-    TPRAtFPR,
-)
+from evalframe.metrics.confusion import CONFUSION_METRICS
+from evalframe.metrics.roc import AUPRC, AUROC, ROC_POINTS_STATE, TPRAtFPR
 from evalframe.metrics.gate import GATE_METRICS
 from evalframe.metrics.registry import available
 

@@ -14,35 +14,35 @@ from hypothesis import given
 from hypothesis import strategies as st
 from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure
-from sklearn.metrics import roc_auc_score, roc_curve
+from sklearn.metrics import roc_curve
 
+import evalframe as ef
 from evalframe.cli import main
-from evalframe.metrics.curves import replicate_roc
 from evalframe.report import plots
+from evalframe.report.curve_data import tpr_on_grid
 from evalframe.report.html import render_html
 from evalframe.report.latex import render_latex
 from evalframe.report.markdown import render_report_markdown
 from evalframe.report.tables import ReportData
 
-# --- replicate ROC curves (the engine's AUROC CIs may share them) ------------------------------
+# --- replicate ROC curves of the band -----------------------------------------------------------
 
 
 @given(
     st.lists(st.tuples(st.integers(0, 1), st.integers(0, 20)), min_size=2, max_size=60),
     st.integers(0, 2**32 - 1),
 )
-def test_replicate_roc_matches_scikit_learn_under_every_weight_column(rows, seed):
+def test_band_curves_match_scikit_learn_under_every_weight_column(rows, seed):
     labels = np.array([label for label, _ in rows])
     probs = np.array([score / 20 for _, score in rows])  # few distinct values: many ties
     weights = np.random.default_rng(seed).poisson(1.0, size=(len(rows), 7)).astype(float)
     grid = np.linspace(0, 1, 51)
-    tpr_grid, auroc = replicate_roc(probs, labels, weights, grid)
+    tpr_grid = tpr_on_grid(probs, labels, weights, grid)
     for r in range(weights.shape[1]):
         w = weights[:, r]
         if w[labels == 1].sum() == 0 or w[labels == 0].sum() == 0:
-            assert np.isnan(auroc[r]) and np.isnan(tpr_grid[r]).all()
+            assert np.isnan(tpr_grid[r]).all()
             continue
-        assert auroc[r] == pytest.approx(roc_auc_score(labels, probs, sample_weight=w), abs=1e-12)
         fpr, tpr, _ = roc_curve(labels, probs, sample_weight=w, drop_intermediate=False)
         assert np.allclose(tpr_grid[r], np.interp(grid, fpr, tpr), atol=1e-12)
 
@@ -74,9 +74,52 @@ def bars_of(figure: Figure, gid: str):
     return found[0]
 
 
-def test_roc_band_contains_the_curve_and_legend_has_auroc(data, data_with_ci):
+def test_without_bootstrap_the_roc_has_no_band_and_says_so(data):
     figure = plots.roc(data)
-    for system in data.systems:
+    assert data.curves.filter(pl.col("curve") == "roc").select(pl.col("lower", "upper").is_null().all()).row(0) == (True, True)
+    assert not by_gid(figure, "band-")
+    assert by_gid(figure, "no-band")
+    labels = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    assert "no band: the run has no bootstrap" in labels
+
+
+@pytest.fixture(scope="module")
+def bootstrapped(small_pipeline, small_input):
+    return ef.run_pipeline(str(small_pipeline), input=str(small_input),
+                           bootstrap=ef.Bootstrap(resamples=200, seed=5, unit=["post_id"], confidence=0.9))
+
+
+def test_roc_band_is_the_engines_bootstrap(bootstrapped):
+    """The band at each grid FPR is the percentile interval (the run's confidence) of the curves
+    under the engine's replicate draw (Poisson counts of posts, seed 5), widened to the curve:
+    recomputed here with scikit-learn's roc_curve, one replicate at a time."""
+    from evalframe.engine.replicates import poisson_counts
+
+    curves = ReportData.from_evaluation(bootstrapped).curves.filter(pl.col("curve") == "roc")
+    system = curves.get_column("system")[0]
+    own = curves.filter(pl.col("system") == system)
+    queries = bootstrapped.queries.filter(pl.col("system") == system).drop_nulls(["label", "prob"])
+    posts = queries.select("post_id").unique()
+    counts = poisson_counts(posts, 200, 5)
+    index = queries.join(posts.with_row_index("_i"), on="post_id", how="left", maintain_order="left")["_i"].to_numpy()
+    labels, probs, grid = queries["label"].to_numpy(), queries["prob"].to_numpy(), own["x"].to_numpy()
+    replicate_curves = []
+    for r in range(200):
+        w = counts[index, r].astype(float)
+        fpr, tpr, _ = roc_curve(labels, probs, sample_weight=w, drop_intermediate=False)
+        replicate_curves.append(np.interp(grid, fpr, tpr))
+    low, high = np.percentile(np.array(replicate_curves), [5, 95], axis=0)
+    y = own["y"].to_numpy()
+    assert own["lower"].to_numpy() == pytest.approx(np.fmin(low, y), abs=1e-9)
+    assert own["upper"].to_numpy() == pytest.approx(np.fmax(high, y), abs=1e-9)
+    figure = plots.roc(ReportData.from_evaluation(bootstrapped))
+    assert by_gid(figure, f"band-{system}") and not by_gid(figure, "no-band")
+
+
+def test_roc_band_contains_the_curve_and_legend_has_auroc(bootstrapped, data, data_with_ci):
+    bootstrapped_data = ReportData.from_evaluation(bootstrapped)
+    figure = plots.roc(bootstrapped_data)
+    for system in bootstrapped_data.systems:
         (line,) = by_gid(figure, f"roc-{system}")
         (band,) = by_gid(figure, f"band-{system}")
         assert isinstance(band, PolyCollection)
@@ -88,7 +131,7 @@ def test_roc_band_contains_the_curve_and_legend_has_auroc(data, data_with_ci):
         lower, upper = edges["low"].to_numpy(), edges["high"].to_numpy()
         assert (lower <= y + 1e-12).all() and (y <= upper + 1e-12).all()
         assert (upper - lower).max() > 0.01  # a real band, not the curve twice
-    labels = [text.get_text() for text in figure.axes[0].get_legend().get_texts()]
+    labels = [text.get_text() for text in plots.roc(data).axes[0].get_legend().get_texts()]
     auroc = data.summary.filter((pl.col("grouping") == "overall") & (pl.col("metric") == "auroc")
                                 & (pl.col("system") == data.systems[0]))["value"][0]
     assert f"{data.systems[0]}: AUROC {auroc:.4f}" in labels

@@ -1,32 +1,21 @@
-"""Classification metrics of the evidence gate (contract §2.1–2.3): AUROC, AUPRC, TPR@FPR, confusion.
+"""Threshold-free classification metrics (contract §2.1–2.2): AUROC, AUPRC, TPR@FPR.
 
-The input is the ``queries`` table: one row per (system, query) with ``label`` (the gold
-has-evidence flag, 1 for a positive) and ``prob`` (the predicted probability of evidence), and
-the unit weight :data:`~evalframe.metrics.base.WEIGHT`. Every metric here is set level: a
-property of a whole slice of queries (a fold, a criterion, …) computed in two steps
-(:class:`~evalframe.metrics.base.SetMetric`). ``state(rows, by)`` reduces each slice of ``by``
-to sums that merge by addition; ``finalize(state, by)`` turns them into one row per slice with
-
-- ``n``: the queries used (rows whose ``label`` and ``prob`` are both present; a count of
-  rows, not a weight);
-- ``value``: the metric, null where it is undefined on that slice;
-- ``note``: why ``value`` is null ("only one class in the slice", "no predicted positive", …),
-  null where the value is defined.
-
-Two states serve every metric of this module:
-
-- the ROC points (:func:`~evalframe.metrics.curves.roc_points`: per distinct probability, the
-  rows and the positive and negative weight there), shared by AUROC, AUPRC and every TPR@FPR
-  (``state_id`` :data:`ROC_POINTS_STATE`);
-- the confusion counts at a threshold (:func:`confusion_counts`: weighted tp, fp, tn, fn),
-  shared by the whole confusion family at that threshold (``state_id`` ``("confusion", t)``).
+All three read one mergeable state, the ROC points of a slice
+(:func:`~evalframe.metrics.curves.roc_points`: per distinct probability, the rows and the
+positive and negative weight there; ``state_id`` :data:`ROC_POINTS_STATE`), and finish with
+the shared step of :mod:`evalframe.metrics.set_values` (``n``, ``value``, ``note``).
 
 **Weights** are scikit-learn's ``sample_weight``: a row of weight ``w`` adds ``w`` to every
 count, so integer weights give the values of the table with each row repeated ``w`` times and a
 row of weight 0 changes no value (it is still counted in ``n``). Which class a slice lacks is
 read from weights: a slice whose positive weight is 0 has "no positive".
 
-An undefined value is never replaced by 0 or 1 (unlike scikit-learn's ``zero_division``).
+**Replicates.** Every other set metric gets its bootstrap values from its one definition
+(``finalize`` of the generic stacked state, :mod:`evalframe.metrics.stacked`). The ROC state
+has one row per distinct probability, so its stacked state has (points × replicates) rows:
+about 10⁸ on the demo sample, twenty times the rest of the bootstrap through Polars. The family
+therefore keeps one vectorised evaluation under weight matrices (:class:`RocCurves`, cumulative
+sums per weight column), tested equal to ``finalize`` of the stacked state (the definition).
 
 >>> import polars as pl
 >>> queries = pl.LazyFrame({"fold": [0, 0, 0, 0, 1, 1],
@@ -44,30 +33,23 @@ shape: (2, 4)
 └──────┴─────┴───────┴─────────────────────────────┘
 """
 
+
 from __future__ import annotations
 
-import math
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
 import polars as pl
+from scipy import sparse
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import (
-    ReplicateState,
-    SetMetric,
-    TargetCategory,
-    replicate_frame,
-    safe_divide,
-    scored_rows,
-)
+from evalframe.metrics.base import RowWeights, SetMetric, TargetCategory, row_weights
 from evalframe.metrics.curves import (
     PROB,
-    is_scored,
     ordered_sum,
     points,
     points_fp,
@@ -75,58 +57,8 @@ from evalframe.metrics.curves import (
     roc_points,
     total_negative_weight,
     total_positive_weight,
-    weighted_counts,
 )
-
-# --- reasons for an undefined value ----------------------------------------------------------
-
-NO_SCORED_QUERY = "no query with both label and prob in the slice"
-ONE_CLASS = "only one class in the slice"
-NO_POSITIVE = "no positive in the slice"
-NO_NEGATIVE = "no negative in the slice"
-NO_PREDICTED_POSITIVE = "no predicted positive"
-NO_PREDICTED_NEGATIVE = "no predicted negative"
-NO_POSITIVE_NOR_PREDICTED = "no positive and no predicted positive"
-#: A slice with used rows that all weigh 0, for a metric that no class or count explains.
-NO_WEIGHT = "every query used in the slice has weight 0"
-
-#: A reason a value is undefined: where the condition (over a slice's partials) holds, the value
-#: is null and the note is the text. The first condition that holds gives the note.
-Reason = tuple[pl.Expr, str]
-
-# --- shared steps of finalize ----------------------------------------------------------------
-
-
-def per_slice(table: pl.LazyFrame, by: Sequence[str], aggregations: Mapping[str, pl.Expr]) -> pl.LazyFrame:
-    """One row per group of ``by`` (in order of first appearance), or one row when ``by`` is empty."""
-    named = [expr.alias(name) for name, expr in aggregations.items()]
-    if by:
-        return table.group_by(list(by), maintain_order=True).agg(named)
-    return table.select(named)
-
-
-def undefined_where(value: pl.Expr, reasons: Sequence[Reason]) -> tuple[pl.Expr, pl.Expr]:
-    """``(value, note)``: the value where no reason holds, else null and the first reason's text."""
-    note = pl.lit(None, dtype=pl.String)
-    for condition, text in reversed(reasons):
-        note = pl.when(condition).then(pl.lit(text)).otherwise(note)
-    return pl.when(note.is_null()).then(value).cast(pl.Float64), note.cast(pl.String)
-
-
-def finalized(table: pl.LazyFrame, by: Sequence[str], value: pl.Expr, reasons: Sequence[Reason]) -> pl.LazyFrame:
-    """``finalize``'s result from a table with one row per slice and a column ``n``.
-
-    Columns ``*by``, ``n`` (Int64), ``value`` (Float64, null where a reason holds) and ``note``
-    (String), sorted by the slice keys so that the result does not depend on the state's order.
-    """
-    value, note = undefined_where(value, reasons)
-    result = table.select(*by, pl.col("n").cast(pl.Int64), value.alias("value"), note.alias("note"))
-    return result.sort(list(by), nulls_last=True) if by else result
-
-
-def _no_scored_query() -> Reason:
-    return pl.col("n") == 0, NO_SCORED_QUERY
-
+from evalframe.metrics.set_values import NO_POSITIVE, ONE_CLASS, Reason, finalized, no_scored_query, per_slice
 
 # --- threshold-free metrics: the ROC points --------------------------------------------------
 
@@ -173,12 +105,13 @@ class RocMetric(SetMetric):
             "total_negative": total_negative_weight(),
             "value": self.value(),
         })
-        return finalized(table, by, pl.col("value"), [_no_scored_query(), *self.undefined()])
+        return finalized(table, by, pl.col("value"), [no_scored_query(), *self.undefined()])
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> RocCurves:  # type: ignore[override]
+        """The slice's ROC points under every weight column, as cumulative sums (module docstring)."""
         return roc_curves(frame, weights)
 
-    def values_from_replicate_state(self, state: RocCurves) -> np.ndarray:
+    def values_from_replicate_state(self, state: RocCurves) -> np.ndarray:  # type: ignore[override]
         with np.errstate(invalid="ignore", divide="ignore"):
             values = self.values_on_curves(state)
         return np.where(state.defined(self.needs_both_classes), values, np.nan)
@@ -243,7 +176,7 @@ def _point_sums(rows: np.ndarray, point: np.ndarray, w) -> tuple[np.ndarray, np.
     if rows.size == 0:
         return np.zeros((w.shape[1], 0)), np.zeros(0, np.int64)
     first = np.r_[True, point[1:] != point[:-1]]
-    return np.ascontiguousarray(w.grouped(np.cumsum(first) - 1, rows).T), point[first]
+    return np.ascontiguousarray(_grouped(w, np.cumsum(first) - 1, rows).T), point[first]
 
 
 def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
@@ -263,7 +196,7 @@ def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
         fp_at_positive=np.searchsorted(negative_points, positive_points, side="right"),
         tp_above_negative=np.searchsorted(positive_points, negative_points, side="left"),
         tp_at_negative=np.searchsorted(positive_points, negative_points, side="right"),
-        n=w.positive_counts(np.zeros(w.shape[0], np.int64), 1)[0],
+        n=_rows_drawn(w),
     )
 
 
@@ -413,308 +346,29 @@ class TPRAtFPR(RocMetric):
         return best / curves.total_positive
 
 
-# --- the confusion family at a threshold -----------------------------------------------------
-
-
-def confusion_counts(rows: pl.LazyFrame, by: Sequence[str], threshold: float) -> pl.LazyFrame:
-    """State of the confusion family: one row per slice of ``by`` (one row when ``by`` is empty).
-
-    Columns ``*by``, ``n`` (Int64: rows used) and the weighted counts ``tp``, ``fp``, ``tn``,
-    ``fn`` (Float64: Σ weight of the used rows in each cell, predicted positive when
-    ``prob >= threshold``), each as ``sklearn.metrics.confusion_matrix(sample_weight=w)`` and
-    added exactly (:func:`~evalframe.metrics.curves.weighted_counts`). One group-by.
-
-    >>> rows = pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.6, 0.2, 0.1], "_weight": [2.0, 1.0, 1.0, 0.5]})
-    >>> confusion_counts(rows, [], 0.5).collect().rows()
-    [(4, 2.0, 1.0, 0.5, 1.0)]
-    """
-    scored = is_scored()
-    positive = pl.col("label") == 1
-    predicted_positive = pl.col("prob") >= threshold
-    return weighted_counts(rows, by, {
-        "tp": scored & predicted_positive & positive,
-        "fp": scored & predicted_positive & ~positive,
-        "tn": scored & ~predicted_positive & ~positive,
-        "fn": scored & ~predicted_positive & positive,
-    })
-
-
-TP, FP, TN, FN = (pl.col(name) for name in ("tp", "fp", "tn", "fn"))
-
-
-@dataclass(frozen=True)
-class ConfusionMetric(SetMetric):
-    """Base of the metrics of the confusion matrix at ``threshold`` (contract §2.3).
-
-    A query is predicted positive when ``prob >= threshold`` (default 0.5). The slice's weighted
-    counts ``tp``, ``fp``, ``tn``, ``fn`` (:func:`confusion_counts`, shared by every metric at
-    that threshold) are computed first; each metric divides them once, as scikit-learn does with
-    ``sample_weight``. A ratio whose denominator is 0 (a weight of 0: "no positive" when the
-    positive weight is 0, …) is null with a note naming why, never scikit-learn's
-    ``zero_division`` value. A slice without a used row has no value, except the counts (0).
-    """
-
-    threshold: float = 0.5
-    target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
-    required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
-    subset: ClassVar[str] = "all queries"
-    #: Whether a slice without a used row has a value (the counts: 0).
-    defined_when_empty: ClassVar[bool] = False
-    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
-    #: Name in the registry, and the name printed (they differ only for ``ppv``/``precision``).
-    key: ClassVar[str]
-    printed: ClassVar[str]
-
-    def __post_init__(self) -> None:
-        threshold = self.threshold
-        valid = isinstance(threshold, int | float) and not isinstance(threshold, bool)
-        if not valid or not math.isfinite(threshold) or not 0 <= threshold <= 1:
-            msg = f"`{self.key}` needs a threshold in [0, 1], got {threshold!r}"
-            raise ConfigError(msg)
-        object.__setattr__(self, "threshold", float(threshold))
-
-    @property
-    def name(self) -> str:
-        return self.printed if self.threshold == 0.5 else f"{self.printed}(threshold={self.threshold!r})"
-
-    @property
-    def state_id(self) -> object:
-        return ("confusion", self.threshold)
-
-    def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        return confusion_counts(rows, by, self.threshold)
-
-    @abstractmethod
-    def value(self) -> pl.Expr:
-        """The metric from the counts ``tp``, ``fp``, ``tn``, ``fn`` of one slice."""
-
-    def undefined(self) -> list[Reason]:
-        """When the value is undefined, and why; none by default."""
-        return []
-
-    def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        # The state has one row per slice already: finalize is row-wise.
-        reasons = [] if self.defined_when_empty else [_no_scored_query()]
-        return finalized(state, by, self.value(), [*reasons, *self.undefined()])
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
-        """The confusion counts per weight column: each used row's weights added to its cell
-        (:meth:`~evalframe.metrics.base.RowWeights.sums`, the cell one-hot ᵀ · weights), as a state
-        with one slice per column (key ``_replicate``)."""
-        positive, prob, w = scored_rows(frame, weights)
-        predicted = prob >= self.threshold
-        # Cells 0..3 = tp, fp, tn, fn.
-        cell = np.where(predicted, np.where(positive, 0, 1), np.where(positive, 3, 2))
-        counts = w.sums(cell, 4)
-        columns = {"n": w.positive_counts(cell, 4).sum(axis=0), **dict(zip(("tp", "fp", "tn", "fn"), counts, strict=True))}
-        return replicate_frame(columns, w.shape[1])
-
-
-_NO_POSITIVE: Reason = (TP + FN == 0, NO_POSITIVE)
-_NO_NEGATIVE: Reason = (TN + FP == 0, NO_NEGATIVE)
-_NO_PREDICTED_POSITIVE: Reason = (TP + FP == 0, NO_PREDICTED_POSITIVE)
-_NO_PREDICTED_NEGATIVE: Reason = (TN + FN == 0, NO_PREDICTED_NEGATIVE)
-
-
-class _ConfusionCount(ConfusionMetric):
-    """A weighted count: defined on every slice (0 when empty) and summed, not averaged."""
-
-    summary = "sum"
-    defined_when_empty = True
-    value_range = (0.0, math.inf)
-
-    def value(self) -> pl.Expr:
-        return pl.col(self.key)
-
-
-class TruePositives(_ConfusionCount):
-    """TP: positives predicted positive (``label = 1`` and ``prob >= threshold``), Σ weight.
-
-    Always defined (0.0 on a slice without a used row). Example: labels ``[1, 1, 0]``, probs
-    ``[0.9, 0.2, 0.7]``, weights ``[2, 1, 1]`` → 2.0.
-    """
-
-    key = printed = "tp"
-
-
-class TrueNegatives(_ConfusionCount):
-    """TN: negatives predicted negative (``label = 0`` and ``prob < threshold``), Σ weight.
-
-    Always defined (0.0 on a slice without a used row). Example: labels ``[0, 0, 1]``, probs
-    ``[0.1, 0.7, 0.2]``, weights ``[1.5, 1, 1]`` → 1.5.
-    """
-
-    key = printed = "tn"
-
-
-class FalsePositives(_ConfusionCount):
-    """FP: negatives predicted positive (false alarms), Σ weight; lower is better.
-
-    Always defined (0.0 on a slice without a used row). Example: labels ``[0, 0, 1]``, probs
-    ``[0.1, 0.7, 0.9]``, weights ``[1, 3, 1]`` → 3.0.
-    """
-
-    key = printed = "fp"
-    higher_is_better = False
-
-
-class FalseNegatives(_ConfusionCount):
-    """FN: positives predicted negative (missed evidence), Σ weight; lower is better.
-
-    Always defined (0.0 on a slice without a used row). Example: labels ``[1, 1, 0]``, probs
-    ``[0.9, 0.2, 0.1]``, weights ``[1, 0.5, 1]`` → 0.5.
-    """
-
-    key = printed = "fn"
-    higher_is_better = False
-
-
-class Sensitivity(ConfusionMetric):
-    """Sensitivity (TPR, recall): ``TP / (TP + FN)``, the fraction of positives detected.
-
-    Null with note "no positive in the slice" when ``TP + FN = 0`` (no positive, or positives of
-    weight 0). Example: TP 3, FN 1 → 0.75.
-    """
-
-    key = printed = "sensitivity"
-
-    def value(self) -> pl.Expr:
-        return safe_divide(TP, TP + FN)
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_POSITIVE]
-
-
-class Specificity(ConfusionMetric):
-    """Specificity (TNR): ``TN / (TN + FP)``, the fraction of negatives correctly rejected.
-
-    Null with note "no negative in the slice" when ``TN + FP = 0``. Example: TN 9, FP 1 → 0.9.
-    """
-
-    key = printed = "specificity"
-
-    def value(self) -> pl.Expr:
-        return safe_divide(TN, TN + FP)
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_NEGATIVE]
-
-
-class FalsePositiveRate(ConfusionMetric):
-    """False positive rate (false alarm rate): ``FP / (TN + FP)``; lower is better.
-
-    Null with note "no negative in the slice" when ``TN + FP = 0``. Example: TN 9, FP 1 → 0.1.
-    """
-
-    key = printed = "fpr"
-    higher_is_better = False
-
-    def value(self) -> pl.Expr:
-        return safe_divide(FP, TN + FP)
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_NEGATIVE]
-
-
-class PositivePredictiveValue(ConfusionMetric):
-    """Precision (PPV): ``TP / (TP + FP)``, the fraction of positive predictions that are right.
-
-    Registered as ``ppv`` and printed ``precision`` (plain ``precision`` without ``@k`` means this
-    metric; ``precision@k`` is the ranking metric). Null with note "no predicted positive" when
-    ``TP + FP = 0``. Example: TP 3, FP 1 → 0.75.
-    """
-
-    key = "ppv"
-    printed = "precision"
-
-    def value(self) -> pl.Expr:
-        return safe_divide(TP, TP + FP)
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_PREDICTED_POSITIVE]
-
-
-class NegativePredictiveValue(ConfusionMetric):
-    """NPV: ``TN / (TN + FN)``, the fraction of negative predictions that are right.
-
-    Null with note "no predicted negative" when ``TN + FN = 0``. Example: TN 8, FN 2 → 0.8.
-    """
-
-    key = printed = "npv"
-
-    def value(self) -> pl.Expr:
-        return safe_divide(TN, TN + FN)
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_PREDICTED_NEGATIVE]
-
-
-class F1Score(ConfusionMetric):
-    """F1: harmonic mean of precision and recall, ``2·P·R / (P + R) = 2 TP / (2 TP + FP + FN)``.
-
-    Null only when ``TP + FP + FN = 0`` (note "no positive and no predicted positive"), as
-    scikit-learn's ``f1_score`` (DESIGN §4): a slice with positives but no prediction, or
-    predictions but no positive, scores 0. Example: TP 3, FP 1, FN 1 → 6 / 8 = 0.75.
-    """
-
-    key = printed = "f1"
-
-    def value(self) -> pl.Expr:
-        return safe_divide(2 * TP, 2 * TP + FP + FN)
-
-    def undefined(self) -> list[Reason]:
-        return [(TP + FP + FN == 0, NO_POSITIVE_NOR_PREDICTED)]
-
-
-class MatthewsCorrelation(ConfusionMetric):
-    """MCC: ``(TP·TN − FP·FN) / √((TP+FP)(TP+FN)(TN+FP)(TN+FN))``, in [−1, 1].
-
-    Null when any factor of the denominator is 0, with a note naming the first empty one ("no
-    positive in the slice", "no negative in the slice", "no predicted positive", "no predicted
-    negative"); scikit-learn says 0 there. Example: TP 1, TN 1, FP 1, FN 1 → 0.
-    """
-
-    key = printed = "mcc"
-    value_range = (-1.0, 1.0)
-
-    def value(self) -> pl.Expr:
-        denominator = ((TP + FP) * (TP + FN)).sqrt() * ((TN + FP) * (TN + FN)).sqrt()
-        return safe_divide(TP * TN - FP * FN, denominator)
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_POSITIVE, _NO_NEGATIVE, _NO_PREDICTED_POSITIVE, _NO_PREDICTED_NEGATIVE]
-
-
-class BalancedAccuracy(ConfusionMetric):
-    """Balanced accuracy: ``(sensitivity + specificity) / 2``.
-
-    Null when either is undefined (note "no positive in the slice" or "no negative in the
-    slice"). Example: sensitivity 0.75, specificity 0.9 → 0.825.
-    """
-
-    key = printed = "balanced_accuracy"
-
-    def value(self) -> pl.Expr:
-        return (safe_divide(TP, TP + FN) + safe_divide(TN, TN + FP)) / 2
-
-    def undefined(self) -> list[Reason]:
-        return [_NO_POSITIVE, _NO_NEGATIVE]
-
-
-CONFUSION_METRICS: tuple[type[ConfusionMetric], ...] = (
-    TruePositives,
-    TrueNegatives,
-    FalsePositives,
-    FalseNegatives,
-    Sensitivity,
-    Specificity,
-    FalsePositiveRate,
-    PositivePredictiveValue,
-    NegativePredictiveValue,
-    F1Score,
-    MatthewsCorrelation,
-    BalancedAccuracy,
-)
+def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
+    """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
+    weights = row_weights(frame, weights)
+    label = frame.get_column("label").cast(pl.Float64).to_numpy()
+    prob = frame.get_column("prob").cast(pl.Float64).to_numpy()
+    used = ~(np.isnan(label) | np.isnan(prob))
+    if used.all():
+        return label == 1, prob, weights
+    return label[used] == 1, prob[used], weights.take(used)
+
+
+def _grouped(w: RowWeights, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``Σ_{i in rows, code_i = k} W[i, r]`` for every group ``k``: one sparse (groups × units)
+    matrix times the unit matrix, a pass over the rows' weights without building them."""
+    groups = int(codes.max()) + 1 if codes.size else 0
+    indicator = sparse.csr_matrix((w.scale[rows], (codes, w.index[rows])), shape=(groups, w.units.shape[0]))
+    return np.asarray(indicator @ w.units)
+
+
+def _rows_drawn(w: RowWeights) -> np.ndarray:
+    """Rows of positive weight under each column (R integers)."""
+    per_unit = np.bincount(w.index[w.scale > 0], minlength=w.units.shape[0]).astype(np.float64)
+    return np.rint(per_unit @ w.positive_units).astype(np.int64)
 
 
 def _summary_line(metric: type) -> str:
@@ -724,22 +378,14 @@ def _summary_line(metric: type) -> str:
 def _specs():
     from evalframe.metrics.registry import MetricSpec, Param
 
-    threshold = Param("threshold", float, 0.5, doc="predicted positive when prob >= threshold")
     fpr = Param("fpr", float, doc="target false positive rate in (0, 1]")
-    specs = [
+    return [
         MetricSpec("auroc", AUROC, _summary_line(AUROC), aliases=("roc_auc",)),
         MetricSpec("auprc", AUPRC, _summary_line(AUPRC), aliases=("average_precision",)),
         # ``tpr@fpr=0.01`` is the ROC operating point; plain ``tpr`` is sensitivity at a threshold.
         MetricSpec("tpr", TPRAtFPR, _summary_line(TPRAtFPR), (fpr,), at="fpr", at_required=True,
                    without_cutoff="sensitivity"),
     ]
-    aliases = {"specificity": ("tnr",), "balanced_accuracy": ("balanced_acc",)}
-    specs += [
-        MetricSpec(metric.key, metric, _summary_line(metric), (threshold,), aliases=aliases.get(metric.key, ()),
-                   shared=("threshold",))
-        for metric in CONFUSION_METRICS
-    ]
-    return specs
 
 
 SPECS = _specs()

@@ -1,0 +1,336 @@
+"""Applying a table contract to a frame read from a file: :func:`conform`.
+
+1. required columns must be present (all missing ones are reported together);
+2. optional columns that are absent and have a ``default`` are added;
+3. every column is cast to its contract dtype; a value that does not convert is a problem;
+4. pandera validates nullability, the checks and the key, lazily, so that every failure is
+   collected; its ``failure_cases`` become :class:`~evalframe.errors.Problem` rows that name the
+   line or row, the column and the value (:mod:`evalframe.data.messages`).
+
+Step 4 is preceded by a screen (:func:`passes_screen`): one Polars pass over the same rules
+(the same check expressions, :data:`~evalframe.data.schema.CHECKS`) that can only say "nothing
+to find" or "maybe something". A clean table (the usual case) then skips pandera, whose import
+and key check cost seconds on millions of rows; any doubt sends the table to pandera, which
+finds and words the failures, so messages never depend on the screen.
+
+Any problem raises one :class:`~evalframe.errors.InputError` listing them all.
+
+Rule kinds (``rules:``, each with a ``message``; a rule with a ``name`` can be switched off by
+the reader, e.g. on the user's request): ``determines`` (``key`` → ``column``),
+``non_empty_when`` (a list ``column`` is not empty where ``when`` holds), ``same_length`` (list
+``column`` has as many items as list ``as``), ``non_increasing`` (the numbers of list ``column``
+never go up) and ``items_within`` (every item of list ``column`` is an item of list ``within``
+on the same row). A null list passes the last three.
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from collections.abc import Callable, Collection, Mapping
+from functools import reduce
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from evalframe._sorting import sort_split_in_place
+from evalframe.data.messages import (
+    DTYPE_WORDS,
+    Locate,
+    decimal_comma_hint,
+    locate_rows,
+    missing_columns,
+    problems_from_failure_cases,
+)
+from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
+from evalframe.errors import NO_VALUE, InputError, Problem
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Frames :func:`conform` returned, by ``id``: a frame passed again (a reader's table handed to
+#: :func:`evalframe.evaluate`) is not checked twice. The weak reference drops the entry when the
+#: frame is freed, and the identity test guards against a reused ``id``.
+_CONFORMED: dict[int, tuple[weakref.ref, Contract]] = {}
+
+
+def _remember(frame: pl.DataFrame, contract: Contract) -> pl.DataFrame:
+    key = id(frame)
+    _CONFORMED[key] = (weakref.ref(frame, lambda _: _CONFORMED.pop(key, None)), contract)
+    return frame
+
+
+def _already_conformed(frame: pl.DataFrame, contract: Contract) -> bool:
+    entry = _CONFORMED.get(id(frame))
+    return entry is not None and entry[0]() is frame and entry[1] is contract
+
+
+def conform(
+    frame: pl.DataFrame,
+    contract: Contract,
+    *,
+    source: str,
+    locate: Locate = locate_rows,
+    column_labels: Mapping[str, str] | None = None,
+    decimal_comma: bool = False,
+    disabled_rules: Collection[str] = (),
+) -> pl.DataFrame:
+    """Check ``frame`` against ``contract`` and return it with contract dtypes and defaults.
+
+    With ``decimal_comma=True``, text in the contract's number (float) columns is read with a
+    comma as the decimal mark (``0,85`` → 0.85). Without it, a number column whose failing
+    values have a decimal comma gets a hint saying how to declare it.
+
+    ``source`` names the file (or object) in error messages, ``locate`` turns a row index into
+    "line 7" or "row 3", and ``column_labels`` maps contract column names back to the names in
+    the user's file (after a column mapping) so that messages use the user's spelling.
+    ``disabled_rules`` names contract rules (their ``name``) not to apply.
+
+    Columns the contract does not know are kept unchanged. Raises
+    :class:`~evalframe.errors.InputError` listing every problem.
+    """
+    if _already_conformed(frame, contract):
+        return frame
+    labels = dict(column_labels or {})
+
+    def label(name: str) -> str:
+        return labels.get(name, name)
+
+    problems = missing_columns(frame, contract, label)
+    if problems:
+        raise InputError(source, problems)
+    if frame.height == 0:
+        raise InputError(source, Problem(None, None, NO_VALUE, "the table has no rows"))
+
+    frame = frame.with_columns(
+        pl.lit(column.default, dtype=column.polars_dtype).alias(name)
+        for name, column in contract.columns.items()
+        if name not in frame.columns and column.default is not None
+    )
+    frame, problems = _cast_columns(frame, contract, locate, label, decimal_comma=decimal_comma)
+    if problems:
+        raise InputError(source, problems, hint=decimal_comma_hint(problems, contract, label))
+    problems = _validate_with_pandera(frame, contract, locate, label)
+    problems += _check_rules(frame, contract, locate, label, disabled=disabled_rules)
+    if problems:
+        raise InputError(source, problems)
+    return _remember(frame, contract)
+
+
+
+def _cast_columns(
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str], *, decimal_comma: bool = False
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """Cast every contract column; values that do not convert become problems."""
+    problems: list[Problem] = []
+    casts = {}
+    for name, column in contract.columns.items():
+        if name not in frame.columns or frame.schema[name] == column.polars_dtype:
+            continue
+        original = frame.get_column(name)
+        if column.dtype.startswith("list"):
+            problems.append(
+                Problem(None, label(name), NO_VALUE, f"expected a list column, found dtype {original.dtype}")
+            )
+            continue
+        source = original.str.strip_chars() if original.dtype == pl.String else original
+        if decimal_comma and column.dtype == "float" and source.dtype == pl.String:
+            source = source.str.replace(",", ".", literal=True)
+        converted = source.cast(column.polars_dtype, strict=False)
+        failed = original.is_not_null() & converted.is_null()
+        if column.dtype == "int" and source.dtype.is_float():
+            # A float column cast to int truncates silently: 2.5 would become 2.
+            failed = failed | (source.is_not_null() & (source != source.floor()).fill_null(True))
+        elif column.dtype == "int" and source.dtype == pl.String:
+            failed = failed | (source.is_not_null() & ~source.str.contains(r"^[+-]?\d+$"))
+        bad_rows = failed.arg_true()
+        for index in bad_rows.head(50).to_list():
+            problems.append(
+                Problem(locate(index), label(name), original[index], f"is not {DTYPE_WORDS[column.dtype]}")
+            )
+        if bad_rows.len() > 50:
+            problems.append(Problem.unlisted(label(name), f"is not {DTYPE_WORDS[column.dtype]}", bad_rows.len() - 50))
+        casts[name] = converted
+    return frame.with_columns(**casts), problems
+
+
+
+_HASHABLE_KEY_DTYPES = (pl.String, pl.Int64, pl.Boolean)
+
+
+def passes_screen(frame: pl.DataFrame, contract: Contract) -> bool:
+    """Whether ``frame`` certainly passes the pandera validation of ``contract``.
+
+    One pass of cheap Polars aggregations over the rules pandera enforces: dtypes, no null (nor
+    NaN, which pandera counts as null) in non-nullable columns, every check, and the key. The
+    key is screened by hashing each row's key columns into one 64-bit value: if all the hashes
+    differ (:func:`_all_distinct`), all the keys differ. ``False`` only means "let pandera
+    look" (a hash collision, a NaN in a nullable column, ...), never that the table is wrong,
+    so the screen may be strict but must never pass a table pandera would reject.
+
+    >>> from evalframe.data.schema import load_contract
+    >>> passes_screen(pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "relevance": [1, 0]}),
+    ...               load_contract("judgments"))
+    False
+    """
+    tests: list[pl.Expr] = []
+    for name, column in contract.columns.items():
+        if name not in frame.columns:
+            continue
+        if frame.schema[name] != column.polars_dtype:
+            return False
+        value = pl.col(name)
+        is_float = column.polars_dtype.is_float()
+        if not column.nullable:
+            tests.append(value.null_count() == 0)
+        if is_float and (not column.nullable or column.checks):
+            tests.append(~value.is_nan().any())
+        for word, argument in column.checks.items():
+            passed = check_passes(word, value, argument)
+            if passed is not None:
+                tests.append(passed.all())
+    key_columns = [name for name in contract.unique if name in frame.columns]
+    if key_columns and not all(isinstance(frame.schema[name], _HASHABLE_KEY_DTYPES) for name in key_columns):
+        return False
+    if tests:
+        try:
+            if not frame.select(pl.all_horizontal(tests)).item():
+                return False
+        except pl.exceptions.PolarsError:  # e.g. a check pandera would report as a check error
+            return False
+    if key_columns:
+        key_hash = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(key_columns, 1)))
+        return _all_distinct(frame.select(key_hash).to_series().to_numpy())
+    return True
+
+
+def _all_distinct(values: np.ndarray) -> bool:
+    """Whether no two of ``values`` are equal, by sorting a copy split around its median on
+    two threads (on millions of values, cheaper than a hash set)."""
+    import numpy as np
+
+    if len(values) < 2:
+        return True
+    middle = len(values) // 2
+    ordered = np.partition(values, middle)  # a copy: below `middle`, nothing larger than above it
+    sort_split_in_place(ordered, middle)
+    return not (ordered[1:] == ordered[:-1]).any()
+
+
+def _validate_with_pandera(
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str]
+) -> list[Problem]:
+    if passes_screen(frame, contract):
+        return []
+    from pandera.errors import SchemaErrors
+
+    schema = to_pandera(contract, set(frame.columns))
+    try:
+        schema.validate(frame, lazy=True)
+    except SchemaErrors as errors:
+        return problems_from_failure_cases(errors.failure_cases, frame, contract, locate, label)
+    return []
+
+
+# --- cross-column rules ----------------------------------------------------------------------
+
+
+def _rule_determines(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """``key`` determines ``column``: every row of one key value has the same column value."""
+    key, column = rule["key"], rule["column"]
+    if key not in frame.columns or column not in frame.columns:
+        return []
+    indexed = frame.select(key, column).with_row_index("_row")
+    conflicting = indexed.group_by(key).agg(pl.col(column).n_unique().alias("_n")).filter(pl.col("_n") > 1)
+    firsts = (
+        indexed.join(conflicting.select(key), on=key, how="semi")
+        .group_by(key, column)
+        .agg(pl.col("_row").min())
+        .sort(key, "_row")
+    )
+    problems = []
+    for (value,), rows in firsts.partition_by(key, as_dict=True, maintain_order=True).items():
+        seen = ", ".join(f"{row[column]!r} at {locate(row['_row'])}" for row in rows.iter_rows(named=True))
+        last = rows.row(rows.height - 1, named=True)
+        message = f"{rule['message']}: {label(key)} {value!r} has {seen}"
+        problems.append(Problem(locate(last["_row"]), label(column), last[column], message))
+    return problems
+
+
+def _rule_non_empty_when(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """``column`` (a list) must not be empty on rows where every ``when`` column equals its value."""
+    column = rule["column"]
+    condition = pl.lit(True)
+    for name, expected in rule["when"].items():
+        if name not in frame.columns:
+            return []
+        condition = condition & (pl.col(name) == expected)
+    empty = pl.col(column).list.len().fill_null(0) == 0
+    rows = frame.select((condition & empty).arg_true()).to_series()
+    problems = [Problem(locate(index), label(column), frame.get_column(column)[index].to_list(), rule["message"]) for index in rows.head(50).to_list()]
+    if rows.len() > 50:
+        problems.append(Problem.unlisted(label(column), rule["message"], rows.len() - 50))
+    return problems
+
+
+def _rows_where(frame: pl.DataFrame, failed: pl.Expr, column: str, shown: pl.Expr, message: str,
+                locate: Locate, label) -> list[Problem]:
+    """A problem for each row (the first 50) where ``failed`` holds, showing ``shown``'s value."""
+    found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_shown")).with_row_index("_row")
+    found = found.filter("_failed")
+    problems = [
+        Problem(locate(index), label(column), value.to_list() if isinstance(value, pl.Series) else value, message)
+        for index, value in found.head(50).select("_row", "_shown").iter_rows()
+    ]
+    if found.height > 50:
+        problems.append(Problem(None, label(column), NO_VALUE, f"{found.height - 50} more rows: {message}"))
+    return problems
+
+
+def _rule_same_length(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """List ``column`` has as many items as list ``as`` on every row."""
+    column, other = rule["column"], rule["as"]
+    if column not in frame.columns or other not in frame.columns:
+        return []
+    lengths = pl.col(column).list.len(), pl.col(other).list.len()
+    message = f"{rule['message']} (has {{}} items, `{label(other)}` has {{}})"
+    failed = lengths[0] != lengths[1]
+    shown = pl.format(message, *lengths)
+    found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_message"), pl.col(column).alias("_value"))
+    found = found.with_row_index("_row").filter("_failed")
+    return [Problem(locate(index), label(column), value, text)
+            for index, text, value in found.head(50).select("_row", "_message", "_value").iter_rows()]
+
+
+def _rule_non_increasing(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """The numbers of list ``column`` never increase from one item to the next."""
+    column = rule["column"]
+    if column not in frame.columns:
+        return []
+    increases = pl.col(column).list.eval(pl.element().diff() > 0).list.any()
+    return _rows_where(frame, increases, column, pl.col(column), rule["message"], locate, label)
+
+
+def _rule_items_within(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
+    """Every item of list ``column`` is an item of list ``within`` on the same row; the value
+    shown is the items that are not."""
+    column, within = rule["column"], rule["within"]
+    if column not in frame.columns or within not in frame.columns:
+        return []
+    outside = pl.col(column).list.set_difference(pl.col(within))
+    return _rows_where(frame, outside.list.len() > 0, column, outside, rule["message"], locate, label)
+
+
+#: Rule kinds a contract's ``rules:`` may use.
+#: Each rule kind of :data:`~evalframe.data.schema.RULE_KINDS` and the function that applies it.
+RULES: dict[str, Callable[..., list[Problem]]] = {kind: globals()[f"_rule_{kind}"] for kind in RULE_KINDS}
+
+
+def _check_rules(
+    frame: pl.DataFrame, contract: Contract, locate: Locate, label, *, disabled: Collection[str] = ()
+) -> list[Problem]:
+    problems = []
+    for rule in contract.rules:
+        if rule.get("name") not in disabled:
+            problems += RULES[rule["kind"]](frame, rule, locate, label)
+    return problems

@@ -1,0 +1,130 @@
+"""A set metric's state under many weight vectors at once: the stacked state (bootstrap, tests).
+
+:meth:`~evalframe.metrics.base.SetMetric.values_under` needs a metric's value under each column
+of a weight matrix ``W`` (rows × R). Every set metric already says how to reduce rows to a
+mergeable state (:meth:`~evalframe.metrics.base.SetMetric.state`) and how to turn a state into
+its value (``finalize``), so the value under ``W`` needs no code of its own: it is ``finalize``
+of the *stacked state*, the state of column ``r`` for every ``r`` with a key ``_replicate``.
+
+:func:`stacked_state` builds it from the metric's own ``state`` without copying a row per
+replicate. ``W`` is factored as ``W[i, r] = scale_i · units[u_i, r]`` (a row's user weight times
+its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
+
+1. the state is computed once per unit (``state(rows, by=[_unit])`` with the rows' own weights);
+2. each state column is classified by how it depends on the weights, by computing the per-unit
+   state a second time with every weight doubled: a *weighted sum* doubles (``Σ w·x``), a *count*
+   of rows does not change (``n``);
+3. the state of column ``r`` is then a product over units, for every state key ``k``::
+
+       weighted sum:  S[k, r] = Σ_u s[u, k] · units[u, r]
+       count:         S[k, r] = Σ_u s[u, k] · [units[u, r] > 0]
+
+   and key ``k`` is in replicate ``r`` when one of its units is drawn (a row of weight 0 is
+   absent, as in the state of the rows that column keeps).
+
+The products are sparse (units × keys) times dense (units × R) matrix products: no loop over
+rows or replicates. Exact: a state merges by summation (DESIGN §3), so the state of a multiset
+of units is the count-weighted sum of theirs. A state column that is neither (not linear in the
+weights) falls back to the rows repeated per replicate with their weights: correct, slower.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import polars as pl
+from scipy import sparse
+
+#: Key of the unit a row belongs to, while a per-unit state is computed.
+UNIT = "_stacked_unit"
+#: Key of the probe (0: the rows' weights, 1: doubled) while a per-unit state is computed.
+PROBE = "_stacked_probe"
+#: Dense code of a state key while a per-unit state is computed.
+CODE = "_stacked_key"
+
+
+def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
+    """The state of ``metric`` (a :class:`~evalframe.metrics.base.SetMetric`) under every column
+    of ``weights`` (a :class:`~evalframe.metrics.base.RowWeights`), stacked: key ``replicate``.
+
+    The rows' weight column is ``weight``. Columns ``replicate``, the metric's ``state_keys`` and
+    its state columns, rows ordered by replicate; a replicate without a row of positive weight
+    has no row (module docstring).
+    """
+    WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
+    kept = weights.scale > 0
+    rows = frame.filter(pl.Series(kept)) if not kept.all() else frame
+    rows = rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
+                             pl.Series(WEIGHT, weights.scale[kept], dtype=pl.Float64))
+    keys = list(metric.state_keys)
+    probes = pl.concat([
+        rows.lazy().with_columns(pl.lit(0, dtype=pl.Int8).alias(PROBE)),
+        rows.lazy().with_columns(pl.lit(1, dtype=pl.Int8).alias(PROBE), (pl.col(WEIGHT) * 2.0).alias(WEIGHT)),
+    ])
+    # One plan: the per-unit state of both probes, sorted so that a (key, unit)'s two probes are
+    # neighbours, with a dense code per distinct key.
+    code = (pl.struct(keys).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
+    per_unit = (
+        metric.state(probes, [PROBE, UNIT])
+        .sort([*keys, UNIT, PROBE], nulls_last=True)
+        .with_columns(code.cast(pl.Int64).alias(CODE))
+        .collect(engine="in-memory")
+    )
+    schema = per_unit.schema
+    value_columns = [c for c in per_unit.columns if c not in (PROBE, UNIT, CODE, *keys)]
+    probe = per_unit.get_column(PROBE).to_numpy()
+    if per_unit.height % 2 or (probe[0::2] != 0).any() or (probe[1::2] != 1).any():
+        msg = f"`{metric.name}`: the state of doubled weights has other keys than the state itself"
+        raise ValueError(msg)
+    first = per_unit[0::2]
+    kinds = {}
+    for column in value_columns:
+        values = per_unit.get_column(column).cast(pl.Float64).fill_null(np.nan).to_numpy()
+        once, twice = values[0::2], values[1::2]
+        if np.array_equal(twice, 2 * once, equal_nan=True):
+            kinds[column] = "sum"
+        elif np.array_equal(twice, once, equal_nan=True):
+            kinds[column] = "count"
+        else:
+            return _repeated_rows_state(metric, rows.drop(UNIT), weights.take(kept), weight=WEIGHT, replicate=REPLICATE)
+    if first.height == 0:
+        return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
+
+    key_code = first.get_column(CODE).to_numpy()
+    unit_of = first.get_column(UNIT).to_numpy()
+    shape = (int(key_code[-1]) + 1, weights.units.shape[0])
+
+    def product(values: np.ndarray, against: np.ndarray) -> np.ndarray:
+        """(keys × units) sparse matrix of ``values`` times ``against`` (units × R)."""
+        return np.asarray(sparse.csr_matrix((values, (key_code, unit_of)), shape=shape) @ against)
+
+    positive = weights.positive_units
+    present = product(np.ones(first.height), positive) > 0          # keys × R
+    replicate_of, key_of = np.nonzero(present.T)                   # ordered by replicate, then key
+    data: list[pl.Series] = [pl.Series(REPLICATE, replicate_of.astype(np.int64))]
+    if keys:
+        key_rows = first.filter(pl.col(CODE).is_first_distinct()).select(keys)
+        data += key_rows[key_of].get_columns()
+    for column in value_columns:
+        values = first.get_column(column).cast(pl.Float64).fill_null(0.0).to_numpy()
+        stacked = product(values, weights.units if kinds[column] == "sum" else positive)[key_of, replicate_of]
+        if schema[column].is_integer():
+            stacked = np.rint(stacked)
+        data.append(pl.Series(column, stacked).cast(schema[column]))
+    return pl.DataFrame(data)
+
+
+def _repeated_rows_state(metric: Any, rows: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
+    """The stacked state the slow way: every row once per replicate where its weight is positive."""
+    WEIGHT, REPLICATE = weight, replicate  # noqa: N806
+    matrix = weights.dense()
+    row_of, replicate_of = np.nonzero(matrix)
+    order = np.lexsort((row_of, replicate_of))
+    row_of, replicate_of = row_of[order], replicate_of[order]
+    repeated = rows[row_of].with_columns(
+        pl.Series(WEIGHT, matrix[row_of, replicate_of], dtype=pl.Float64),
+        pl.Series(REPLICATE, replicate_of.astype(np.int64)),
+    )
+    state = metric.state(repeated.lazy(), [REPLICATE]).collect(engine="in-memory")
+    return state.sort(REPLICATE, maintain_order=True)
