@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from evalframe.stats.corrections import adjust_pvalues
     from evalframe.stats.power import minimum_detectable_effect, sample_size
     from evalframe.stats.sampling import StratifiedSample, stratified_estimate, stratified_sample
+    from evalframe.io.embeddings import read_embeddings
+    from evalframe.engine.knn import knn_run, relevance_judgments, score_run
+    from evalframe.analyses.embedding_quality import embedding_quality, embedding_report
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
@@ -70,6 +73,12 @@ _LAZY = {
     "StratifiedSample": "evalframe.stats.sampling",
     "stratified_sample": "evalframe.stats.sampling",
     "stratified_estimate": "evalframe.stats.sampling",
+    "read_embeddings": "evalframe.io.embeddings",
+    "knn_run": "evalframe.engine.knn",
+    "score_run": "evalframe.engine.knn",
+    "relevance_judgments": "evalframe.engine.knn",
+    "embedding_quality": "evalframe.analyses.embedding_quality",
+    "embedding_report": "evalframe.analyses.embedding_quality",
 }
 
 
@@ -117,18 +126,24 @@ __all__ = [
     "check",
     "compare",
     "dynamic_k_sweep",
+    "embedding_quality",
+    "embedding_report",
     "evaluate",
+    "knn_run",
     "load_pipeline",
     "minimum_detectable_effect",
     "read_legal",
+    "read_embeddings",
     "read_per_query",
     "read_qrels",
     "read_retrieval_results",
     "read_run",
     "read_table",
+    "relevance_judgments",
     "resolve_metric",
     "run_pipeline",
     "sample_size",
+    "score_run",
     "stratified_estimate",
     "stratified_sample",
     "tune_thresholds",
