@@ -61,9 +61,11 @@ class EmbeddingReport:
                 "embedding_dimensions": self.dimensions}
 
 
-def load_models(models, *, label: str | None = None, id: str = "id", vector: str = "vector") -> dict[str, Embeddings]:
+def load_models(models, *, label: str | None = None, id: str = "id", vector: str = "vector", model_column: str = "model",
+                label_required: bool = True) -> dict[str, Embeddings]:
     """Model name → :class:`Embeddings` from a mapping (values: arrays, Embeddings or files), a
-    single array / file (one model, or one per ``model`` column value), or a list of files."""
+    single array / file (one model, or one per ``model_column`` value), or a list of files."""
+    options = {"label": label, "id": id, "vector": vector, "model_column": model_column, "label_required": label_required}
     if isinstance(models, Embeddings):
         return {models.model: models}
     if isinstance(models, Mapping):
@@ -72,7 +74,7 @@ def load_models(models, *, label: str | None = None, id: str = "id", vector: str
             if isinstance(value, Embeddings):
                 found[str(name)] = value
                 continue
-            read = read_embeddings(value, label=label, id=id, vector=vector, model=str(name), name=str(name))
+            read = read_embeddings(value, **options, model=str(name), name=str(name))
             if len(read) != 1:
                 raise ConfigError(f"model `{name}`: the file holds {len(read)} models ({', '.join(read)}); "
                                   "give one per name, or pass the file alone")
@@ -81,12 +83,12 @@ def load_models(models, *, label: str | None = None, id: str = "id", vector: str
     if isinstance(models, (list, tuple)):
         found = {}
         for value in models:
-            for name, embeddings in read_embeddings(value, label=label, id=id, vector=vector).items():
+            for name, embeddings in read_embeddings(value, **options).items():
                 if name in found:
                     raise InputError(str(value), Problem(None, "model", name, f"model `{name}` is also in another file"))
                 found[name] = embeddings
         return found
-    return read_embeddings(models, label=label, id=id, vector=vector)
+    return read_embeddings(models, **options)
 
 
 def _labels_of(embeddings: Embeddings, labels) -> np.ndarray | None:

@@ -39,9 +39,7 @@ QUERY_BLOCK = 1024
 def _as_embeddings(value, what: str) -> Embeddings:
     if isinstance(value, Embeddings):
         return value
-    if isinstance(value, np.ndarray):
-        return next(iter(read_embeddings(value, name=what).values()))
-    found = read_embeddings(value, name=what)
+    found = read_embeddings(value, name=what, min_vectors=1)
     if len(found) != 1:
         raise ConfigError(f"{what}: holds {len(found)} models ({', '.join(found)}); pass one model, or mappings "
                           "model → vectors for queries and corpus")

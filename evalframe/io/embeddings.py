@@ -110,10 +110,15 @@ def read_embeddings(
     model: str | None = None,
     model_column: str = "model",
     name: str | None = None,
+    min_vectors: int = 2,
+    label_required: bool = True,
 ) -> dict[str, Embeddings]:
     """Read an embedding table (module docstring) into one :class:`Embeddings` per model.
 
     ``id``, ``vector``, ``label``, ``group`` and ``model_column`` name the file's columns.
+    Each model needs ``min_vectors`` vectors (2 for the intrinsic metrics; a query set may have 1).
+    With ``label_required=False`` a missing label column leaves ``labels`` None (a pipeline that
+    adapts to its input) instead of an error.
     The model of a table without ``model_column`` is ``model`` (default: the file's stem, or
     ``"default"``). Rows keep the file's order within each model.
 
@@ -121,11 +126,14 @@ def read_embeddings(
     ['0', '1', '2']
     """
     if isinstance(source, np.ndarray):
-        one = _from_matrix(source, name or "array", model or "default")
+        one = _from_matrix(source, name or "array", model or "default", min_vectors)
         return {one.model: one}
     if isinstance(source, pl.DataFrame):
+        if not label_required and label not in source.columns:
+            label = None
         return _from_frame(source, name or "embedding table", id=id, vector=vector, label=label, group=group,
-                           model=model or "default", model_column=model_column, row_word="row", row_offset=1)
+                           model=model or "default", model_column=model_column, row_word="row", row_offset=1,
+                           min_vectors=min_vectors)
     path = Path(source)
     suffix = path.suffix.lower()
     default_model = model or path.stem
@@ -136,30 +144,33 @@ def read_embeddings(
             matrix = np.load(path, allow_pickle=False)
         except (ValueError, OSError) as error:
             raise InputError(str(path), Problem(None, None, NO_VALUE, f"cannot be read as a .npy matrix: {error}")) from None
-        one = _from_matrix(matrix, str(path), default_model)
+        one = _from_matrix(matrix, str(path), default_model, min_vectors)
         return {one.model: one}
     if suffix not in PARQUET_SUFFIXES | set(CSV_SUFFIXES) | JSONL_SUFFIXES:
         msg = f"unknown embedding format `{suffix}` (expected .parquet, .pq, .csv, .tsv, .jsonl, .ndjson or .npy)"
         raise InputError(str(path), Problem(None, None, NO_VALUE, msg))
     frame, _ = read_frame(path)
+    if not label_required and label not in frame.columns:
+        label = None
     is_csv = suffix in CSV_SUFFIXES
     return _from_frame(frame, str(path), id=id, vector=vector, label=label, group=group, model=default_model,
-                       model_column=model_column, row_word="line" if is_csv else "row", row_offset=2 if is_csv else 1)
+                       model_column=model_column, row_word="line" if is_csv else "row", row_offset=2 if is_csv else 1,
+                       min_vectors=min_vectors)
 
 
-def _from_matrix(matrix: np.ndarray, source: str, model: str) -> Embeddings:
+def _from_matrix(matrix: np.ndarray, source: str, model: str, min_vectors: int) -> Embeddings:
     if matrix.ndim != 2 or not np.issubdtype(matrix.dtype, np.number) or np.issubdtype(matrix.dtype, np.complexfloating):
         raise InputError(source, Problem(None, None, f"shape {matrix.shape}, dtype {matrix.dtype}",
                                          "must be a 2-D matrix of real numbers (one vector per row)"))
     vectors = matrix if matrix.dtype in (np.float32, np.float64) else matrix.astype(np.float64)
     ids = pl.Series("id", np.arange(vectors.shape[0]).astype(str))
     embeddings = Embeddings(vectors=vectors, ids=ids, source=source, model=model)
-    _check_values(embeddings)
+    _check_values(embeddings, min_vectors=min_vectors)
     return embeddings
 
 
 def _from_frame(frame: pl.DataFrame, source: str, *, id: str, vector: str, label: str | None, group: str | None,
-                model: str, model_column: str, row_word: str, row_offset: int) -> dict[str, Embeddings]:
+                model: str, model_column: str, row_word: str, row_offset: int, min_vectors: int) -> dict[str, Embeddings]:
     wanted = {"id": id, "vector": vector, "label": label, "group": group}
     missing = [name for name in wanted.values() if name is not None and name not in frame.columns]
     if missing:
@@ -183,7 +194,7 @@ def _from_frame(frame: pl.DataFrame, source: str, *, id: str, vector: str, label
             row_word=row_word, row_offset=row_offset,
             meta={"rows": part.get_column("_row").to_numpy()},
         )
-        _check_values(embeddings, id_column=id)
+        _check_values(embeddings, id_column=id, min_vectors=min_vectors)
         found[embeddings.model] = embeddings
     return found
 
@@ -251,8 +262,8 @@ def _parse_json_lists(series: pl.Series, column: str, source: str, where) -> pl.
     return pl.Series(column, parsed, dtype=pl.List(pl.Float64))
 
 
-def _check_values(embeddings: Embeddings, id_column: str = "id") -> None:
-    """Finite components, unique non-null ids, at least 2 vectors: every problem at once."""
+def _check_values(embeddings: Embeddings, id_column: str = "id", min_vectors: int = 2) -> None:
+    """Finite components, unique non-null ids, at least ``min_vectors`` vectors: every problem at once."""
     source, vectors = embeddings.source, embeddings.vectors
     rows = embeddings.meta.get("rows")
     at = (lambda i: embeddings.where(int(rows[i]))) if rows is not None else embeddings.where  # noqa: E731
@@ -276,8 +287,9 @@ def _check_values(embeddings: Embeddings, id_column: str = "id") -> None:
         problems.append(Problem(at(i), id_column, ids[int(i)], f"repeats an id (model `{embeddings.model}`)"))
     if repeats.size > MAX_LISTED_PROBLEMS:
         problems.append(Problem.unlisted(id_column, "repeats an id", repeats.size - MAX_LISTED_PROBLEMS))
-    if embeddings.n < 2:
-        problems.append(Problem(None, None, NO_VALUE, f"model `{embeddings.model}` has {embeddings.n} vector(s); at least 2 are needed"))
+    if embeddings.n < min_vectors:
+        problems.append(Problem(None, None, NO_VALUE,
+                                f"model `{embeddings.model}` has {embeddings.n} vector(s); at least {min_vectors} are needed"))
     if problems:
         raise InputError(source, problems)
 

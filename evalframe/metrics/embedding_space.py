@@ -41,7 +41,7 @@ negative rounding set to 0; the min(n, d) largest): ``effective_rank = exp(−Σ
 ``p = σ / Σσ`` and ``0 log 0 = 0`` (Roy & Bhattacharya 2007); ``stable_rank = (Σσ)² / Σσ²`` as
 the chapter names it, and ``stable_rank_classic = Σσ² / σ_max²`` (the usual stable rank);
 ``collapse_detected = dead_ratio > 0.1 or effective_rank < 0.3 d``. A matrix whose rows are all
-equal has no spread: its ranks are 0 and its ratios null.
+equal has no spread: its ranks are 0 (and, by the clamping, every eigenvalue is 1e-10).
 """
 
 from __future__ import annotations
@@ -53,6 +53,9 @@ import numpy as np
 
 #: Rows per block: with d = 768 a float64 block is 8192 × 768 × 8 B ≈ 50 MB.
 BLOCK_ROWS = 8192
+#: Pairs gathered at once (alignment, sampled uniformity), and the side of an all-pairs tile.
+PAIR_BLOCK = 65_536
+PAIR_TILE = 2048
 #: Uniformity over every pair when there are at most this many (≈ 2 s at d = 384).
 PAIR_BUDGET = 50_000_000
 #: Pairs drawn for uniformity past the budget.
@@ -65,7 +68,8 @@ LABEL_PAIR_MEMBERS = 50
 _EIGEN_FLOOR = 1e-10
 
 
-def _blocks(n: int, rows: int = BLOCK_ROWS):
+def _blocks(n: int, rows: int | None = None):
+    rows = rows or BLOCK_ROWS
     for start in range(0, n, rows):
         yield start, min(n, start + rows)
 
@@ -164,7 +168,7 @@ def cosine_contributions(U: np.ndarray) -> np.ndarray:
 def pair_distances(U: np.ndarray, pairs: np.ndarray, alpha: float = ALIGNMENT_ALPHA) -> np.ndarray:
     """``‖u_a − u_b‖^α`` of each pair (rows of ``pairs``: two row indices), in blocks."""
     out = np.empty(pairs.shape[0])
-    for start, stop in _blocks(pairs.shape[0], 65_536):
+    for start, stop in _blocks(pairs.shape[0], PAIR_BLOCK):
         a = U[pairs[start:stop, 0]].astype(np.float64)
         diff = a - U[pairs[start:stop, 1]]
         squared = np.einsum("ij,ij->i", diff, diff)
@@ -251,16 +255,16 @@ def uniformity(U: np.ndarray, t: float = UNIFORMITY_T, *, pair_budget: int = PAI
     second = rng.integers(0, n - 1, size=sample_size)
     second += second >= first
     total = 0.0
-    for start, stop in _blocks(sample_size, 65_536):
+    for start, stop in _blocks(sample_size, PAIR_BLOCK):
         a = U[first[start:stop]].astype(np.float64)
         diff = a - U[second[start:stop]]
         total += np.exp(-t * np.einsum("ij,ij->i", diff, diff)).sum()
     return Uniformity(float(np.log(total / sample_size)), sample_size, False, seed=seed, t=t)
 
 
-def _kernel_sum_all_pairs(U: np.ndarray, t: float, rows: int = 2048) -> float:
-    """``Σ_{i<j} exp(−t ‖u_i − u_j‖²)`` over row blocks (a rows × rows tile at a time)."""
-    n = U.shape[0]
+def _kernel_sum_all_pairs(U: np.ndarray, t: float) -> float:
+    """``Σ_{i<j} exp(−t ‖u_i − u_j‖²)`` over row blocks (a PAIR_TILE × PAIR_TILE tile at a time)."""
+    n, rows = U.shape[0], PAIR_TILE
     squares = np.empty(n)
     for start, stop in _blocks(n):
         block = U[start:stop].astype(np.float64)

@@ -39,9 +39,9 @@ from evalframe.report.targets import Target
 
 #: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
 #: predictions JSON with its gold file (``input.gold``, ``--gold``).
-INPUT_FORMATS = ("per_query", "retrieval_results", "legal")
-#: Input formats that read a second file, the gold standard (``input.gold``).
-GOLD_FORMATS = ("legal",)
+INPUT_FORMATS = ("per_query", "retrieval_results", "legal", "embeddings")
+#: Input formats that read a second file, the gold standard (``input.gold``; qrels for ``embeddings``).
+GOLD_FORMATS = ("legal", "embeddings")
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
 DEFAULT_OUTPUTS = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Parameters of the engine itself (not of a metric) that ``parameters:`` may set.
@@ -66,6 +66,8 @@ class InputSpec:
     gold: str | None = None
     #: An extracted sentence outside the query's candidates: `error` (default) or `allow`.
     extracted_outside_candidates: str = "error"
+    #: Format ``embeddings``: the query vectors and the exact kNN settings (``queries``, ``k``, ``similarity``).
+    knn: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class PipelineSpec:
     dynamic_k_sweep: Mapping[str, Any] | None = None
     #: Options of :func:`evalframe.stats.compare.compare` (the ``compare:`` block), or None.
     compare: Mapping[str, Any] | None = None
+    #: Options of the embedding quality analysis (``embedding_quality:`` block, format ``embeddings``), or None.
+    embedding_quality: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -148,6 +152,13 @@ def check_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("input.gold", None, NO_VALUE,
                                 f"format `{source.get('format', 'per_query')}` reads one file; a gold file goes with "
                                 f"{', '.join(f'`{f}`' for f in GOLD_FORMATS)}"))
+    embedding_format = source.get("format") == "embeddings"
+    if embedding_format and "knn" not in source:
+        problems.append(Problem("input.knn", None, NO_VALUE, "format `embeddings` needs `knn.queries`, the query vectors"))
+    if "knn" in source and not embedding_format:
+        problems.append(Problem("input.knn", None, NO_VALUE, "goes with format `embeddings`"))
+    if "embedding_quality" in spec and not embedding_format:
+        problems.append(Problem("embedding_quality", None, NO_VALUE, "goes with input format `embeddings`"))
     if source.get("format") == "legal" and source.get("columns"):
         problems.append(Problem("input.columns", None, NO_VALUE, "the `legal` format has no columns to map"))
     parameters = _mapping(spec.get("parameters"))
@@ -381,4 +392,5 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "checks": dict(spec["checks"]) if spec.get("checks") is not None else None,
         "dynamic_k_sweep": dict(spec["dynamic_k_sweep"]) if spec.get("dynamic_k_sweep") is not None else None,
         "compare": dict(spec["compare"]) if spec.get("compare") else None,
+        "embedding_quality": dict(spec["embedding_quality"]) if spec.get("embedding_quality") is not None else None,
     }
