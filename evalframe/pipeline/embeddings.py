@@ -86,7 +86,8 @@ def read_embedding_input(spec: InputSpec, source: str | Path | pl.DataFrame, gol
                          hint="pass the qrels of these queries with --gold FILE")
     unjudged = len(query_ids - judged)
     notes = (f"{unjudged:,} quer{'y has' if unjudged == 1 else 'ies have'} no judgments in {gold}",) if unjudged else ()
-    return replace(Tables.from_run(run, qrels, source=str(source)), notes=notes)
+    n_vectors = sum(vectors.n for vectors in corpus.values())
+    return replace(Tables.from_run(run, qrels, source=str(source)), notes=notes, n_rows=n_vectors)
 
 
 def with_embedding_quality(evaluation: Evaluation, pipeline: PipelineSpec, source: str | Path | pl.DataFrame) -> Evaluation:
