@@ -8,9 +8,9 @@
   (:func:`evalframe.embedding_report`), added to the result as ``embedding_quality``,
   ``embedding_spectrum`` and ``embedding_dimensions`` (written as CSV; the report plots them).
 
-A relative ``knn.queries`` path is looked up from the current folder, then beside the input
-file, then in the bundle (so ``evalframe run embeddings --input my/corpus.parquet`` finds
-``my/queries.parquet``). Qrels that judge none of the queries are an error naming both files.
+A relative ``knn.queries`` path is looked up beside the input file first (by its file name), then
+from the current folder, then in the bundle: ``evalframe run embeddings --input my/corpus.parquet``
+takes ``my/queries.parquet``, and the bundled pipeline its sample from any folder. Qrels that judge none of the queries are an error naming both files.
 """
 
 from __future__ import annotations
@@ -42,18 +42,18 @@ def _columns(spec: InputSpec) -> dict[str, str]:
 
 
 def queries_path(given: str, source: str | Path | None) -> Path:
-    """Where ``knn.queries`` is: as given, else beside the input file, else in the bundle."""
+    """Where ``knn.queries`` is: beside the input file, else as given, else in the bundle."""
     path = Path(given)
     candidates = [path]
     if not path.is_absolute():
         if source is not None:
-            candidates.append(Path(source).parent / path.name)
+            candidates.insert(0, Path(source).parent / path.name)
         candidates.append(bundled_dir("pipelines").parent / path)
     for candidate in candidates:
         if candidate.is_file():
             return candidate
     raise InputError(given, Problem(None, None, NO_VALUE,
-                                    "query embeddings not found (input.knn.queries; looked as given, beside the input file "
+                                    "query embeddings not found (input.knn.queries; looked beside the input file, as given "
                                     "and in the bundle)"))
 
 
