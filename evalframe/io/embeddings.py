@@ -174,7 +174,7 @@ def _from_frame(frame: pl.DataFrame, source: str, *, id: str, vector: str, label
     wanted = {"id": id, "vector": vector, "label": label, "group": group}
     missing = [name for name in wanted.values() if name is not None and name not in frame.columns]
     if missing:
-        hint = (f"name the columns with --id / --vector (Python: id=, vector=); the file has "
+        hint = (f"name the columns (--id / --vector; `input.columns` in a pipeline; id=, vector= in Python); the file has "
                 f"{', '.join(f'`{c}`' for c in frame.columns[:12])}")
         raise InputError(source, [Problem(None, name, NO_VALUE, "is not a column of the file") for name in missing], hint=hint)
     frame = frame.with_row_index("_row")

@@ -128,7 +128,8 @@ def test_bad_inputs_exit_2_and_write_nothing(own_files, tmp_path, capsys):
     shutil.copy(own_files["corpus"], moved / "corpus.parquet")
     spec = tmp_path / "p.yaml"
     text = (Path(ef.__file__).resolve().parents[1] / "pipelines" / "embeddings.yaml").read_text()
-    spec.write_text(text.replace("queries: data_samples/embeddings/queries.parquet", "queries: nowhere.parquet"))
+    spec.write_text(text.replace("queries: data_samples/embeddings/queries.parquet", "queries: nowhere.parquet")
+                    .replace("columns: {}", "columns: {id: doc, vector: emb}"))
     fails(capsys, ["run", str(spec), "--input", str(moved / "corpus.parquet"), "--gold", str(own_files["qrels"]),
                    "--out", str(out)], "nowhere.parquet", "query embeddings not found")
     assert not out.exists()
