@@ -34,6 +34,8 @@ Similarity = Literal["cosine", "dot"]
 #: Scores held at once (one tile): 16M float32 scores ≈ 64 MB.
 TILE_CELLS = 16_000_000
 QUERY_BLOCK = 1024
+#: Documents of each query block's first tile (its k-th best score is the first floor).
+FIRST_TILE_DOCS = 4096
 
 
 def _as_embeddings(value, what: str) -> Embeddings:
@@ -125,8 +127,10 @@ def best_of_tiles(tile, n_queries: int, n_docs: int, k: int, ties: np.ndarray, d
     for q0 in range(0, n_queries, query_block):
         q1 = min(n_queries, q0 + query_block)
         best_index = best_score = None
-        for d0 in range(0, n_docs, doc_block):
-            d1 = min(n_docs, d0 + doc_block)
+        # A small first tile gives each query a floor cheaply (a partition of few scores); the
+        # later, large tiles are only compared with it.
+        first = min(n_docs, max(k, min(doc_block, FIRST_TILE_DOCS)))
+        for d0, d1 in [(0, first), *((d, min(n_docs, d + doc_block)) for d in range(first, n_docs, doc_block))]:
             block = tile(q0, q1, d0, d1)
             if best_score is None:
                 # The first tile has at least k documents: its k-th best score is the first floor.
@@ -135,11 +139,17 @@ def best_of_tiles(tile, n_queries: int, n_docs: int, k: int, ties: np.ndarray, d
                 floor = best_score[:, k - 1]
             rows, cols = np.nonzero(block >= floor[:, None])
             candidate_scores, candidate_index = block[rows, cols], cols + d0
-            if best_score is not None:
-                rows = np.concatenate([np.repeat(np.arange(q1 - q0), k), rows])
-                candidate_scores = np.concatenate([best_score.ravel(), candidate_scores])
-                candidate_index = np.concatenate([best_index.ravel(), candidate_index])
-            best_index, best_score = _best_k(rows, candidate_scores, candidate_index, ties, q1 - q0, k)
+            if best_score is None:
+                best_index, best_score = _best_k(rows, candidate_scores, candidate_index, ties, q1 - q0, k)
+                continue
+            # Only the queries with a candidate are merged with their current best k.
+            touched = np.unique(rows)
+            if touched.size == 0:
+                continue
+            local = np.concatenate([np.repeat(np.arange(touched.size), k), np.searchsorted(touched, rows)])
+            merged_scores = np.concatenate([best_score[touched].ravel(), candidate_scores])
+            merged_index = np.concatenate([best_index[touched].ravel(), candidate_index])
+            best_index[touched], best_score[touched] = _best_k(local, merged_scores, merged_index, ties, touched.size, k)
         indices[q0:q1], scores[q0:q1] = best_index, best_score
     return indices, scores
 

@@ -65,11 +65,10 @@ class Embeddings:
         """``row 7`` / ``line 8``: a 0-based row index as the user's file numbers it."""
         return f"{self.row_word} {index + self.row_offset}"
 
-    def unit_rows(self) -> np.ndarray:
-        """The rows scaled to unit length (float32 stays float32), in bounded temporary memory.
-
-        A zero vector has no direction: an :class:`InputError` naming its rows (a cosine needs one).
-        """
+    def unit_rows(self) -> UnitRows:
+        """The rows scaled to unit length, as a view that scales the rows it is asked for
+        (no n × d copy). A zero vector has no direction: an :class:`InputError` naming its rows
+        (a cosine needs one)."""
         norms = row_norms(self.vectors)
         zero = np.flatnonzero(norms == 0)
         if zero.size:
@@ -77,11 +76,24 @@ class Embeddings:
                 [Problem(self.where(int(i)), "vector", f"id {self.ids[int(i)]}", "is a zero vector (a cosine needs a direction)")
                  for i in zero], "vector", "is a zero vector (a cosine needs a direction)"),
                 hint="drop the zero vectors, or use metric=\"dot\" for retrieval")
-        unit = np.empty_like(self.vectors)
-        for start in range(0, self.n, _ROW_BLOCK):
-            stop = min(start + _ROW_BLOCK, self.n)
-            np.divide(self.vectors[start:stop], norms[start:stop, None].astype(self.vectors.dtype), out=unit[start:stop])
-        return unit
+        return UnitRows(self.vectors, 1.0 / norms)
+
+
+class UnitRows:
+    """Unit-length rows of a matrix without a copy of it: ``view[i]`` / ``view[a:b]`` /
+    ``view[index_array]`` is those rows of ``vectors`` times their inverse norms (float64)."""
+
+    def __init__(self, vectors: np.ndarray, inverse_norms: np.ndarray) -> None:
+        self.vectors, self.inverse_norms = vectors, inverse_norms
+        self.shape = vectors.shape
+        self.dtype = np.dtype(np.float64)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows) -> np.ndarray:
+        scale = self.inverse_norms[rows]
+        return self.vectors[rows].astype(np.float64) * (scale[..., None] if np.ndim(scale) else scale)
 
 
 def row_norms(vectors: np.ndarray) -> np.ndarray:
@@ -323,4 +335,4 @@ def read_pairs(source: str | Path | pl.DataFrame, embeddings: Embeddings, *, fir
     return pairs
 
 
-__all__ = ["Embeddings", "read_embeddings", "read_pairs", "row_norms"]
+__all__ = ["Embeddings", "UnitRows", "read_embeddings", "read_pairs", "row_norms"]

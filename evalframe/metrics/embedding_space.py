@@ -1,9 +1,11 @@
 """Intrinsic quality of an embedding matrix (seed 004 §21.1): isotropy, uniformity and
 alignment, dimension collapse, and the chapter's health thresholds.
 
-Every function takes an n × d matrix ``X`` (float32 or float64; n ≥ 2) and works over row
-blocks, so temporary memory is bounded by the block size and the d × d covariance, never n × n
-or a second n × d copy. Sums accumulate in float64.
+Every function takes an n × d matrix ``X`` (float32 or float64; n ≥ 2) — or, for the cosine
+metrics, unit rows ``U``: a matrix or any object that gives rows by ``U[a:b]`` and ``U[indices]``
+(:class:`evalframe.io.embeddings.UnitRows` scales them on the fly) — and works over row blocks,
+so temporary memory is bounded by the block size and the d × d covariance, never n × n or a
+second n × d copy. Sums accumulate in float64.
 
 **Isotropy** (§21.1.1, names of the chapter's ``compute_isotropy``). With the covariance
 ``C = (X − x̄)ᵀ(X − x̄) / (n − 1)`` (one centred pass over row blocks after the mean) and its
@@ -140,7 +142,7 @@ def unit_sum(U: np.ndarray) -> tuple[np.ndarray, float]:
     """``s = Σ u_i`` (float64) and ``Σ |u_i|²`` of unit rows, block by block."""
     total, squares = np.zeros(U.shape[1]), 0.0
     for start, stop in _blocks(U.shape[0]):
-        block = U[start:stop].astype(np.float64)
+        block = np.asarray(U[start:stop], dtype=np.float64)
         total += block.sum(axis=0)
         squares += float(np.einsum("ij,ij->", block, block))
     return total, squares
@@ -160,7 +162,7 @@ def cosine_contributions(U: np.ndarray) -> np.ndarray:
     n = U.shape[0]
     values = np.empty(n)
     for start, stop in _blocks(n):
-        block = U[start:stop].astype(np.float64)
+        block = np.asarray(U[start:stop], dtype=np.float64)
         values[start:stop] = (block @ total - np.einsum("ij,ij->i", block, block)) / (n - 1)
     return values
 
@@ -169,7 +171,7 @@ def pair_distances(U: np.ndarray, pairs: np.ndarray, alpha: float = ALIGNMENT_AL
     """``‖u_a − u_b‖^α`` of each pair (rows of ``pairs``: two row indices), in blocks."""
     out = np.empty(pairs.shape[0])
     for start, stop in _blocks(pairs.shape[0], PAIR_BLOCK):
-        a = U[pairs[start:stop, 0]].astype(np.float64)
+        a = np.asarray(U[pairs[start:stop, 0]], dtype=np.float64)
         diff = a - U[pairs[start:stop, 1]]
         squared = np.einsum("ij,ij->i", diff, diff)
         out[start:stop] = squared if alpha == 2.0 else squared ** (alpha / 2.0)
@@ -256,7 +258,7 @@ def uniformity(U: np.ndarray, t: float = UNIFORMITY_T, *, pair_budget: int = PAI
     second += second >= first
     total = 0.0
     for start, stop in _blocks(sample_size, PAIR_BLOCK):
-        a = U[first[start:stop]].astype(np.float64)
+        a = np.asarray(U[first[start:stop]], dtype=np.float64)
         diff = a - U[second[start:stop]]
         total += np.exp(-t * np.einsum("ij,ij->i", diff, diff)).sum()
     return Uniformity(float(np.log(total / sample_size)), sample_size, False, seed=seed, t=t)
@@ -267,15 +269,15 @@ def _kernel_sum_all_pairs(U: np.ndarray, t: float) -> float:
     n, rows = U.shape[0], PAIR_TILE
     squares = np.empty(n)
     for start, stop in _blocks(n):
-        block = U[start:stop].astype(np.float64)
+        block = np.asarray(U[start:stop], dtype=np.float64)
         squares[start:stop] = np.einsum("ij,ij->i", block, block)
     total = 0.0
     for i0 in range(0, n, rows):
         i1 = min(n, i0 + rows)
-        left = U[i0:i1].astype(np.float64)
+        left = np.asarray(U[i0:i1], dtype=np.float64)
         for j0 in range(i0, n, rows):
             j1 = min(n, j0 + rows)
-            gram = left @ U[j0:j1].astype(np.float64).T
+            gram = left @ np.asarray(U[j0:j1], dtype=np.float64).T
             squared = np.maximum(squares[i0:i1, None] + squares[None, j0:j1] - 2.0 * gram, 0.0)
             kernel = np.exp(-t * squared)
             if j0 == i0:
