@@ -36,8 +36,10 @@ from evalframe.stats.bootstrap import Bootstrap, intervals
 from evalframe.stats.replicates import poisson_counts
 
 OVERALL = "overall"
-#: Rows of replicate counts drawn at once (× resamples bytes).
-_COUNT_ROWS = 16_384
+#: Cells (units × resamples) of replicate counts held at once (2M float64 ≈ 16 MB).
+_COUNT_CELLS = 2_000_000
+#: A fixed number of units per block (tests set it small); None: from _COUNT_CELLS.
+_COUNT_ROWS: int | None = None
 
 QUALITY_SCHEMA = {
     "model": pl.String, "slice": pl.String, "label": pl.String, "metric": pl.String, "value": pl.Float64,
@@ -123,9 +125,10 @@ def mean_interval(values: np.ndarray, keys: pl.DataFrame, settings: Bootstrap) -
     resamples matrix at once)."""
     numerator = np.zeros(settings.resamples)
     denominator = np.zeros(settings.resamples)
-    for start in range(0, values.size, _COUNT_ROWS):
-        counts = poisson_counts(keys[start:start + _COUNT_ROWS], settings.resamples, settings.seed).astype(np.float64)
-        numerator += values[start:start + _COUNT_ROWS] @ counts
+    rows = _COUNT_ROWS or max(1, _COUNT_CELLS // settings.resamples)
+    for start in range(0, values.size, rows):
+        counts = poisson_counts(keys[start:start + rows], settings.resamples, settings.seed).astype(np.float64)
+        numerator += values[start:start + rows] @ counts
         denominator += counts.sum(axis=0)
     replicates = np.divide(numerator, denominator, out=np.full(settings.resamples, np.nan), where=denominator > 0)
     found = intervals(replicates[None, :], np.array([values.mean()]), settings.confidence)

@@ -53,11 +53,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Rows per block: with d = 768 a float64 block is 8192 × 768 × 8 B ≈ 50 MB.
-BLOCK_ROWS = 8192
-#: Pairs gathered at once (alignment, sampled uniformity), and the side of an all-pairs tile.
-PAIR_BLOCK = 65_536
-PAIR_TILE = 2048
+#: Cells (rows × d) of a float64 block: 2M cells ≈ 16 MB, whatever d is.
+BLOCK_CELLS = 2_000_000
+#: Fixed block sizes in rows (tests set them small); None: from BLOCK_CELLS and d.
+BLOCK_ROWS: int | None = None
+PAIR_BLOCK: int | None = None
+#: Side of an all-pairs uniformity tile (a 1024 × 1024 float64 tile is 8 MB).
+PAIR_TILE = 1024
 #: Uniformity over every pair when there are at most this many (≈ 2 s at d = 384).
 PAIR_BUDGET = 50_000_000
 #: Pairs drawn for uniformity past the budget.
@@ -70,8 +72,11 @@ LABEL_PAIR_MEMBERS = 50
 _EIGEN_FLOOR = 1e-10
 
 
-def _blocks(n: int, rows: int | None = None):
-    rows = rows or BLOCK_ROWS
+def _rows_per_block(d: int, fixed: int | None = None) -> int:
+    return fixed or max(1, BLOCK_CELLS // max(1, d))
+
+
+def _blocks(n: int, rows: int):
     for start in range(0, n, rows):
         yield start, min(n, start + rows)
 
@@ -79,7 +84,7 @@ def _blocks(n: int, rows: int | None = None):
 def column_mean(X: np.ndarray) -> np.ndarray:
     """Mean of each column (float64), block by block."""
     total = np.zeros(X.shape[1])
-    for start, stop in _blocks(X.shape[0]):
+    for start, stop in _blocks(X.shape[0], _rows_per_block(X.shape[1], BLOCK_ROWS)):
         total += X[start:stop].sum(axis=0, dtype=np.float64)
     return total / X.shape[0]
 
@@ -90,7 +95,7 @@ def covariance(X: np.ndarray, mean: np.ndarray | None = None) -> np.ndarray:
     mean = column_mean(X) if mean is None else mean
     d = X.shape[1]
     gram = np.zeros((d, d))
-    for start, stop in _blocks(X.shape[0]):
+    for start, stop in _blocks(X.shape[0], _rows_per_block(d, BLOCK_ROWS)):
         block = X[start:stop].astype(np.float64) - mean
         gram += block.T @ block
     return gram / (X.shape[0] - 1)
@@ -141,7 +146,7 @@ def isotropy(spectrum: Spectrum) -> dict[str, float]:
 def unit_sum(U: np.ndarray) -> tuple[np.ndarray, float]:
     """``s = Σ u_i`` (float64) and ``Σ |u_i|²`` of unit rows, block by block."""
     total, squares = np.zeros(U.shape[1]), 0.0
-    for start, stop in _blocks(U.shape[0]):
+    for start, stop in _blocks(U.shape[0], _rows_per_block(U.shape[1], BLOCK_ROWS)):
         block = np.asarray(U[start:stop], dtype=np.float64)
         total += block.sum(axis=0)
         squares += float(np.einsum("ij,ij->", block, block))
@@ -161,7 +166,7 @@ def cosine_contributions(U: np.ndarray) -> np.ndarray:
     total, _ = unit_sum(U)
     n = U.shape[0]
     values = np.empty(n)
-    for start, stop in _blocks(n):
+    for start, stop in _blocks(n, _rows_per_block(U.shape[1], BLOCK_ROWS)):
         block = np.asarray(U[start:stop], dtype=np.float64)
         values[start:stop] = (block @ total - np.einsum("ij,ij->i", block, block)) / (n - 1)
     return values
@@ -170,7 +175,7 @@ def cosine_contributions(U: np.ndarray) -> np.ndarray:
 def pair_distances(U: np.ndarray, pairs: np.ndarray, alpha: float = ALIGNMENT_ALPHA) -> np.ndarray:
     """``‖u_a − u_b‖^α`` of each pair (rows of ``pairs``: two row indices), in blocks."""
     out = np.empty(pairs.shape[0])
-    for start, stop in _blocks(pairs.shape[0], PAIR_BLOCK):
+    for start, stop in _blocks(pairs.shape[0], _rows_per_block(U.shape[1], PAIR_BLOCK)):
         a = np.asarray(U[pairs[start:stop, 0]], dtype=np.float64)
         diff = a - U[pairs[start:stop, 1]]
         squared = np.einsum("ij,ij->i", diff, diff)
@@ -257,7 +262,7 @@ def uniformity(U: np.ndarray, t: float = UNIFORMITY_T, *, pair_budget: int = PAI
     second = rng.integers(0, n - 1, size=sample_size)
     second += second >= first
     total = 0.0
-    for start, stop in _blocks(sample_size, PAIR_BLOCK):
+    for start, stop in _blocks(sample_size, _rows_per_block(U.shape[1], PAIR_BLOCK)):
         a = np.asarray(U[first[start:stop]], dtype=np.float64)
         diff = a - U[second[start:stop]]
         total += np.exp(-t * np.einsum("ij,ij->i", diff, diff)).sum()
@@ -268,7 +273,7 @@ def _kernel_sum_all_pairs(U: np.ndarray, t: float) -> float:
     """``Σ_{i<j} exp(−t ‖u_i − u_j‖²)`` over row blocks (a PAIR_TILE × PAIR_TILE tile at a time)."""
     n, rows = U.shape[0], PAIR_TILE
     squares = np.empty(n)
-    for start, stop in _blocks(n):
+    for start, stop in _blocks(n, _rows_per_block(U.shape[1], BLOCK_ROWS)):
         block = np.asarray(U[start:stop], dtype=np.float64)
         squares[start:stop] = np.einsum("ij,ij->i", block, block)
     total = 0.0
