@@ -17,7 +17,7 @@ embedding models map the meanings to 64 dimensions:
 ``qrels.txt`` (TREC) judges the paraphrased document 2 and three other documents of its topic 1.
 
 Files: ``corpus.parquet`` (id, vector, label, model; 4,000 rows), ``queries.parquet`` (id,
-vector, model; 400 rows), ``qrels.txt``.
+vector, label — the topic of the paraphrased document —, model; 400 rows), ``qrels.txt``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ def main() -> None:
         pl.DataFrame({"id": doc_ids, "vector": docs.astype(np.float32), "label": [f"topic_{t:02d}" for t in topics],
                       "model": name}) for name, (docs, _) in models.items()])
     queries = pl.concat([
-        pl.DataFrame({"id": query_ids, "vector": asked_vectors.astype(np.float32), "model": name})
+        pl.DataFrame({"id": query_ids, "vector": asked_vectors.astype(np.float32),
+                      "label": [f"topic_{t:02d}" for t in topics[asked]], "model": name})
         for name, (_, asked_vectors) in models.items()])
     corpus = corpus.with_columns(pl.col("vector").arr.to_list())
     queries = queries.with_columns(pl.col("vector").arr.to_list())

@@ -129,8 +129,8 @@ def read_embeddings(
 
     ``id``, ``vector``, ``label``, ``group`` and ``model_column`` name the file's columns.
     Each model needs ``min_vectors`` vectors (2 for the intrinsic metrics; a query set may have 1).
-    With ``label_required=False`` a missing label column leaves ``labels`` None (a pipeline that
-    adapts to its input) instead of an error.
+    With ``label_required=False`` a missing label (or group) column leaves ``labels`` (``groups``)
+    None (a pipeline that adapts to its input) instead of an error.
     The model of a table without ``model_column`` is ``model`` (default: the file's stem, or
     ``"default"``). Rows keep the file's order within each model.
 
@@ -141,8 +141,9 @@ def read_embeddings(
         one = _from_matrix(source, name or "array", model or "default", min_vectors)
         return {one.model: one}
     if isinstance(source, pl.DataFrame):
-        if not label_required and label not in source.columns:
-            label = None
+        if not label_required:
+            label = label if label in source.columns else None
+            group = group if group in source.columns else None
         return _from_frame(source, name or "embedding table", id=id, vector=vector, label=label, group=group,
                            model=model or "default", model_column=model_column, row_word="row", row_offset=1,
                            min_vectors=min_vectors)
@@ -162,8 +163,9 @@ def read_embeddings(
         msg = f"unknown embedding format `{suffix}` (expected .parquet, .pq, .csv, .tsv, .jsonl, .ndjson or .npy)"
         raise InputError(str(path), Problem(None, None, NO_VALUE, msg))
     frame, _ = read_frame(path)
-    if not label_required and label not in frame.columns:
-        label = None
+    if not label_required:
+        label = label if label in frame.columns else None
+        group = group if group in frame.columns else None
     is_csv = suffix in CSV_SUFFIXES
     return _from_frame(frame, str(path), id=id, vector=vector, label=label, group=group, model=default_model,
                        model_column=model_column, row_word="line" if is_csv else "row", row_offset=2 if is_csv else 1,

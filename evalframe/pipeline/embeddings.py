@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from evalframe.engine.result import Evaluation
     from evalframe.pipeline.spec import InputSpec, PipelineSpec
 
-#: Columns of the embedding tables that ``input.columns`` may rename.
-EMBEDDING_COLUMNS = ("id", "vector", "model")
+#: Columns of the embedding tables that ``input.columns`` may rename (a query table's ``label``
+#: and ``group`` become slice keys of the queries: ``slices: {by_label: [label]}``).
+EMBEDDING_COLUMNS = ("id", "vector", "model", "label", "group")
 
 
 def _columns(spec: InputSpec) -> dict[str, str]:
@@ -39,6 +40,10 @@ def _columns(spec: InputSpec) -> dict[str, str]:
         raise ConfigError(f"input.columns: format `embeddings` maps {', '.join(EMBEDDING_COLUMNS)}, not {', '.join(unknown)}")
     return {"id": spec.columns.get("id", "id"), "vector": spec.columns.get("vector", "vector"),
             "model_column": spec.columns.get("model", "model")}
+
+
+def _slice_columns(spec: InputSpec) -> dict[str, str]:
+    return {"label": spec.columns.get("label", "label"), "group": spec.columns.get("group", "group")}
 
 
 def queries_path(given: str, source: str | Path | None) -> Path:
@@ -67,7 +72,7 @@ def read_embedding_input(spec: InputSpec, source: str | Path | pl.DataFrame, gol
     columns = _columns(spec)
     corpus = read_embeddings(source, **columns)
     path = queries_path(options["queries"], source if isinstance(source, str | Path) else None)
-    queries = read_embeddings(path, **columns, min_vectors=1)
+    queries = read_embeddings(path, **columns, **_slice_columns(spec), min_vectors=1, label_required=False)
     if set(queries) != set(corpus) and not (len(queries) == 1 and len(corpus) >= 1):
         raise InputError(str(path), Problem(None, columns["model_column"], sorted(queries),
                                             f"the query models differ from the corpus models {sorted(corpus)}"))
@@ -87,7 +92,25 @@ def read_embedding_input(spec: InputSpec, source: str | Path | pl.DataFrame, gol
     unjudged = len(query_ids - judged)
     notes = (f"{unjudged:,} quer{'y has' if unjudged == 1 else 'ies have'} no judgments in {gold}",) if unjudged else ()
     n_vectors = sum(vectors.n for vectors in corpus.values())
-    return replace(Tables.from_run(run, qrels, source=str(source)), notes=notes, n_rows=n_vectors)
+    query_table = _query_table(queries, list(corpus), shared is not None)
+    return replace(Tables.from_run(run, qrels, query_table, source=str(source)), notes=notes, n_rows=n_vectors)
+
+
+def _query_table(queries, systems: list[str], shared: bool) -> pl.DataFrame | None:
+    """The queries table (system, query_id and the query file's label / group) when the query
+    file has a label or group column, so that slices can group queries by them; else None."""
+    if all(q.labels is None and q.groups is None for q in queries.values()):
+        return None
+    parts = []
+    for system in systems:
+        own = next(iter(queries.values())) if shared else queries[system]
+        columns = {"system": pl.Series([system] * own.n, dtype=pl.String), "query_id": own.ids}
+        if own.labels is not None:
+            columns["label"] = own.labels.cast(pl.String)
+        if own.groups is not None:
+            columns["group"] = own.groups.cast(pl.String)
+        parts.append(pl.DataFrame(columns))
+    return pl.concat(parts, how="diagonal_relaxed")
 
 
 def with_embedding_quality(evaluation: Evaluation, pipeline: PipelineSpec, source: str | Path | pl.DataFrame) -> Evaluation:
