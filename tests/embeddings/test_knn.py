@@ -114,3 +114,14 @@ def test_bad_inputs_are_named():
         ef.knn_run(np.ones((2, 3)), np.ones((4, 3)), k=0)
     with pytest.raises(ef.ConfigError, match="`metric` must be"):
         ef.knn_run(np.ones((2, 3)), np.ones((4, 3)), metric="l2")
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from evalframe.analyses import embedding_quality
+    from evalframe.io import embeddings
+
+    for module in (knn, embeddings, embedding_quality):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
