@@ -23,7 +23,7 @@ per-dimension variances of each model, which the report plots.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -139,12 +139,13 @@ def _model_rows(embeddings: Embeddings, rows: np.ndarray | None, pairs: np.ndarr
                 bootstrap: Bootstrap | None, dead_threshold: float, pair_budget: int, sample_size: int,
                 seed: int, alpha: float, t: float) -> tuple[list[dict], space.Spectrum]:
     """The metric rows of one model (or of the vectors ``rows`` of it, for a label's slice)."""
-    X = embeddings.vectors if rows is None else embeddings.vectors[rows]
-    ids = embeddings.ids if rows is None else embeddings.ids.gather(rows)
-    sub = Embeddings(vectors=X, ids=ids, source=embeddings.source, model=embeddings.model,
-                     row_word=embeddings.row_word, row_offset=embeddings.row_offset)
-    if rows is not None:
-        sub = Embeddings(**{**sub.__dict__, "meta": {"rows": rows}})
+    if rows is None:
+        sub = embeddings
+    else:  # a label's vectors; messages still name the rows of the file
+        file_rows = embeddings.meta.get("rows")
+        sub = replace(embeddings, vectors=embeddings.vectors[rows], ids=embeddings.ids.gather(rows),
+                      meta={"rows": rows if file_rows is None else file_rows[rows]})
+    X, ids = sub.vectors, sub.ids
     U = sub.unit_rows()
     spectrum = space.Spectrum.of(X)
     n = X.shape[0]

@@ -203,7 +203,7 @@ def _inverse_norms(embeddings: Embeddings) -> np.ndarray:
     norms = row_norms(embeddings.vectors)
     zero = np.flatnonzero(norms == 0)
     if zero.size:
-        problems = [Problem(embeddings.where(int(i)), "vector", f"id {embeddings.ids[int(i)]}",
+        problems = [Problem(embeddings.locate(int(i)), "vector", f"id {embeddings.ids[int(i)]}",
                             "is a zero vector (a cosine needs a direction)") for i in zero[:20]]
         if zero.size > 20:
             problems.append(Problem.unlisted("vector", "is a zero vector (a cosine needs a direction)", zero.size - 20))

@@ -62,8 +62,13 @@ class Embeddings:
         return self.vectors.shape[1]
 
     def where(self, index: int) -> str:
-        """``row 7`` / ``line 8``: a 0-based row index as the user's file numbers it."""
+        """``row 7`` / ``line 8``: a 0-based row index of the file as the user numbers it."""
         return f"{self.row_word} {index + self.row_offset}"
+
+    def locate(self, index: int) -> str:
+        """Where this set's vector ``index`` is in its file (a model's rows are a subset of it)."""
+        rows = self.meta.get("rows")
+        return self.where(int(rows[index]) if rows is not None else int(index))
 
     def unit_rows(self) -> UnitRows:
         """The rows scaled to unit length, as a view that scales the rows it is asked for
@@ -73,7 +78,7 @@ class Embeddings:
         zero = np.flatnonzero(norms == 0)
         if zero.size:
             raise InputError(self.source, _listed(
-                [Problem(self.where(int(i)), "vector", f"id {self.ids[int(i)]}", "is a zero vector (a cosine needs a direction)")
+                [Problem(self.locate(int(i)), "vector", f"id {self.ids[int(i)]}", "is a zero vector (a cosine needs a direction)")
                  for i in zero], "vector", "is a zero vector (a cosine needs a direction)"),
                 hint="drop the zero vectors, or use metric=\"dot\" for retrieval")
         return UnitRows(self.vectors, 1.0 / norms)
@@ -279,8 +284,7 @@ def _parse_json_lists(series: pl.Series, column: str, source: str, where) -> pl.
 def _check_values(embeddings: Embeddings, id_column: str = "id", min_vectors: int = 2) -> None:
     """Finite components, unique non-null ids, at least ``min_vectors`` vectors: every problem at once."""
     source, vectors = embeddings.source, embeddings.vectors
-    rows = embeddings.meta.get("rows")
-    at = (lambda i: embeddings.where(int(rows[i]))) if rows is not None else embeddings.where  # noqa: E731
+    at = embeddings.locate
     problems: list[Problem] = []
     finite = np.empty(vectors.shape[0], dtype=bool)
     for start in range(0, vectors.shape[0], _ROW_BLOCK):

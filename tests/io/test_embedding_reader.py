@@ -97,3 +97,14 @@ def test_pairs_name_their_unknown_ids(tmp_path):
     with pytest.raises(ef.InputError) as caught:
         read_pairs(path, one)
     assert "line 3" in str(caught.value) and "'zz'" in str(caught.value)
+
+
+def test_rows_of_a_second_model_are_named_as_in_the_file(tmp_path):
+    path = tmp_path / "two.parquet"
+    pl.DataFrame({"id": ["a", "b", "a", "b", "c"], "vector": [[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 0.0], [1.0, 2.0]],
+                  "model": ["m1", "m1", "m2", "m2", "m2"]}).write_parquet(path)
+    read = read_embeddings(path)
+    with pytest.raises(ef.InputError, match="row 4.*zero vector"):
+        read["m2"].unit_rows()
+    with pytest.raises(ef.InputError, match="row 4.*zero vector"):
+        ef.knn_run(read["m1"], read["m2"], k=1)
