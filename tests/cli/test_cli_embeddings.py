@@ -70,10 +70,11 @@ def test_retrieve_equals_knn_run_through_evaluate(own_files, tmp_path, capsys):
     assert (out / "plots" / "recall_at_k.png").is_file()
 
 
-def test_run_embeddings_pipeline_on_the_sample(tmp_path, capsys):
+def test_run_embeddings_pipeline_on_the_sample(tmp_path):
+    """The bundled pipeline (fewer replicates, to keep the suite quick) writes what `evalframe run
+    embeddings` writes."""
     out = tmp_path / "p"
-    assert main(["run", "embeddings", "--out", str(out), "-q"]) == 0
-    capsys.readouterr()
+    ef.run_pipeline("embeddings", out=out, bootstrap=ef.Bootstrap(resamples=100))
     summary = pl.read_parquet(out / "summary.parquet")
     corpus = ef.read_embeddings(SAMPLE / "corpus.parquet")
     queries = ef.read_embeddings(SAMPLE / "queries.parquet", min_vectors=1)
