@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from evalframe.engine.result import Evaluation
     from evalframe.pipeline.spec import InputSpec, PipelineSpec
 
-#: Columns of the embedding tables that ``input.columns`` may rename (a query table's ``label``
-#: and ``group`` become slice keys of the queries: ``slices: {by_label: [label]}``).
+#: Columns of the embedding tables that ``input.columns`` may rename. A query table's ``label``
+#: and ``group`` become the slice keys ``query_label`` and ``query_group`` of the queries
+#: (``slices: {topic: [query_label]}``; the queries table's own ``label`` is the classification label).
 EMBEDDING_COLUMNS = ("id", "vector", "model", "label", "group")
 
 
@@ -106,9 +107,9 @@ def _query_table(queries, systems: list[str], shared: bool) -> pl.DataFrame | No
         own = next(iter(queries.values())) if shared else queries[system]
         columns = {"system": pl.Series([system] * own.n, dtype=pl.String), "query_id": own.ids}
         if own.labels is not None:
-            columns["label"] = own.labels.cast(pl.String)
+            columns["query_label"] = own.labels.cast(pl.String)
         if own.groups is not None:
-            columns["group"] = own.groups.cast(pl.String)
+            columns["query_group"] = own.groups.cast(pl.String)
         parts.append(pl.DataFrame(columns))
     return pl.concat(parts, how="diagonal_relaxed")
 

@@ -141,7 +141,7 @@ def test_query_labels_are_slice_keys_of_the_retrieval_metrics():
     import yaml
 
     spec = yaml.safe_load((Path(ef.__file__).resolve().parents[1] / "pipelines" / "embeddings.yaml").read_text())
-    spec |= {"slices": {"overall": [], "topic": ["label"]}, "bootstrap": None, "embedding_quality": None}
+    spec |= {"slices": {"overall": [], "topic": ["query_label"]}, "bootstrap": None, "embedding_quality": None}
     spec = {key: value for key, value in spec.items() if value is not None}
     evaluation = ef.Pipeline.from_mapping(spec).run(SAMPLE / "corpus.parquet")
     rows = evaluation.summary.filter((pl.col("metric") == "recall@10") & (pl.col("grouping") == "topic"))
@@ -149,7 +149,7 @@ def test_query_labels_are_slice_keys_of_the_retrieval_metrics():
     per_query = evaluation.per_query.filter((pl.col("metric") == "recall@10") & (pl.col("system") == "healthy"))
     joined = per_query.join(queries.select(query_id="id", label="label"), on="query_id")
     expected = dict(joined.group_by("label").agg(pl.col("value").mean()).iter_rows())
-    got = dict(rows.filter(pl.col("system") == "healthy").select("label", "value").iter_rows())
+    got = dict(rows.filter(pl.col("system") == "healthy").select("query_label", "value").iter_rows())
     assert got.keys() == expected.keys() and len(got) == 20
     for label, value in expected.items():
         assert got[label] == pytest.approx(value)
