@@ -32,8 +32,12 @@ from evalframe.errors import NO_VALUE, MAX_LISTED_PROBLEMS, InputError, Problem
 from evalframe.io.tables import CSV_SUFFIXES, JSONL_SUFFIXES, PARQUET_SUFFIXES, read_frame
 
 NPY_SUFFIX = ".npy"
-#: Rows normalised at once by :meth:`Embeddings.unit_rows` (bounded temporary memory).
-_ROW_BLOCK = 65_536
+#: Cells (rows × d) checked or measured at once: 2M float64 ≈ 16 MB of temporaries.
+_BLOCK_CELLS = 2_000_000
+
+
+def _row_block(vectors: np.ndarray) -> int:
+    return max(1, _BLOCK_CELLS // max(1, vectors.shape[1]))
 
 
 @dataclass(frozen=True)
@@ -104,9 +108,10 @@ class UnitRows:
 def row_norms(vectors: np.ndarray) -> np.ndarray:
     """Euclidean norm of every row (float64), block by block (no n × d temporary)."""
     norms = np.empty(vectors.shape[0])
-    for start in range(0, vectors.shape[0], _ROW_BLOCK):
-        block = vectors[start:start + _ROW_BLOCK].astype(np.float64, copy=False)
-        norms[start:start + _ROW_BLOCK] = np.sqrt(np.einsum("ij,ij->i", block, block))
+    rows = _row_block(vectors)
+    for start in range(0, vectors.shape[0], rows):
+        block = vectors[start:start + rows].astype(np.float64, copy=False)
+        norms[start:start + rows] = np.sqrt(np.einsum("ij,ij->i", block, block))
     return norms
 
 
@@ -287,8 +292,9 @@ def _check_values(embeddings: Embeddings, id_column: str = "id", min_vectors: in
     at = embeddings.locate
     problems: list[Problem] = []
     finite = np.empty(vectors.shape[0], dtype=bool)
-    for start in range(0, vectors.shape[0], _ROW_BLOCK):
-        finite[start:start + _ROW_BLOCK] = np.isfinite(vectors[start:start + _ROW_BLOCK]).all(axis=1)
+    rows = _row_block(vectors)
+    for start in range(0, vectors.shape[0], rows):
+        finite[start:start + rows] = np.isfinite(vectors[start:start + rows]).all(axis=1)
     bad = np.flatnonzero(~finite)
     for i in bad[:MAX_LISTED_PROBLEMS]:
         component = int(np.flatnonzero(~np.isfinite(vectors[i]))[0])
