@@ -104,6 +104,12 @@ class UnitRows:
         scale = self.inverse_norms[rows]
         return self.vectors[rows].astype(np.float64) * (scale[..., None] if np.ndim(scale) else scale)
 
+    def pair_cosines(self, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+        """``u_a · u_b`` of each pair: the raw rows' dot product (in their own dtype) times the two
+        inverse norms; two gathers, no scaled copies."""
+        dots = np.einsum("ij,ij->i", self.vectors[first], self.vectors[second])
+        return dots * self.inverse_norms[first] * self.inverse_norms[second]
+
 
 def row_norms(vectors: np.ndarray) -> np.ndarray:
     """Euclidean norm of every row (float64), block by block (no n × d temporary)."""

@@ -26,8 +26,9 @@ eigenvalues ``λ`` clamped at 1e-10 and sorted descending:
 - ``alignment = mean over positive pairs of ‖u_a − u_b‖^α`` (α = 2);
 - ``uniformity = log mean over pairs i < j of exp(−t ‖u_i − u_j‖²)`` (t = 2), over every pair
   exactly (in blocks) when ``n (n − 1) / 2 ≤ pair_budget``, else over ``sample_size`` pairs
-  i ≠ j drawn uniformly with replacement from ``numpy.random.default_rng(seed)``; the result
-  says which, how many pairs and the seed. (The chapter's all-pairs branch also averages the
+  i ≠ j drawn uniformly with replacement from ``numpy.random.default_rng(seed)`` (the first index
+  ``integers(0, n)``, the second ``integers(0, n − 1)`` shifted past the first), with
+  ``‖u_i − u_j‖² = 2 − 2 u_i·u_j``; the result says which, how many pairs and the seed. (The chapter's all-pairs branch also averages the
   n diagonal terms ``exp(0) = 1``; evalframe averages distinct pairs only, as Wang & Isola's
   ``pdist``.)
 - ``alignment_uniformity_sum``: the two added (null without positive pairs).
@@ -263,10 +264,20 @@ def uniformity(U: np.ndarray, t: float = UNIFORMITY_T, *, pair_budget: int = PAI
     second += second >= first
     total = 0.0
     for start, stop in _blocks(sample_size, _rows_per_block(U.shape[1], PAIR_BLOCK)):
-        a = np.asarray(U[first[start:stop]], dtype=np.float64)
-        diff = a - U[second[start:stop]]
-        total += np.exp(-t * np.einsum("ij,ij->i", diff, diff)).sum()
+        # ‖u_i − u_j‖² = 2 − 2 u_i·u_j for unit rows (an absolute error of rounding size, which
+        # exp(−t d²) does not feel).
+        squared = np.maximum(2.0 - 2.0 * pair_cosines(U, first[start:stop], second[start:stop]), 0.0)
+        total += np.exp(-t * squared).sum()
     return Uniformity(float(np.log(total / sample_size)), sample_size, False, seed=seed, t=t)
+
+
+def pair_cosines(U, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``u_a · u_b`` for the pairs (first[i], second[i]) of unit rows (float64): the rows' own
+    ``pair_cosines`` when they have one (:class:`~evalframe.io.embeddings.UnitRows` gathers raw
+    rows, no scaled copies), else a row-wise dot product."""
+    if hasattr(U, "pair_cosines"):
+        return np.asarray(U.pair_cosines(first, second), dtype=np.float64)
+    return np.einsum("ij,ij->i", np.asarray(U[first], dtype=np.float64), np.asarray(U[second], dtype=np.float64))
 
 
 def _kernel_sum_all_pairs(U: np.ndarray, t: float) -> float:
