@@ -26,6 +26,7 @@ demo: $(VENV)/.installed-run
 	$(BIN)/evalframe run pipelines/evidence_contract.yaml
 
 test: $(VENV)/.installed-test
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n auto
 
 bench: $(VENV)/.installed-bench

@@ -8,7 +8,7 @@ mean, alignment, uniformity, collapse) and returns one row per (model, slice, me
   count and seed, alignment's pairs);
 - ``se``, ``ci_low``, ``ci_high``: a bootstrap interval for the metrics that are means of
   per-vector or per-pair values (``avg_cosine_similarity`` over vectors, ``alignment`` over
-  pairs), with the engine's replicate counts (:mod:`evalframe.stats.bootstrap`: Poisson(1)
+  pairs), with the engine's replicate counts (:mod:`evalframe.engine.bootstrap`: Poisson(1)
   counts keyed by the vector's id, or the pair's two ids, so the same ids draw the same counts
   in every model and run) and percentile intervals; null for the other metrics, which are not
   means of independent parts;
@@ -32,8 +32,8 @@ import polars as pl
 from evalframe.errors import ConfigError, InputError, Problem
 from evalframe.io.embeddings import Embeddings, read_embeddings, read_pairs
 from evalframe.metrics import embedding_space as space
-from evalframe.stats.bootstrap import Bootstrap, intervals
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.bootstrap import Bootstrap, intervals
+from evalframe.engine.replicates import poisson_counts
 
 OVERALL = "overall"
 #: Cells (units × resamples) of replicate counts held at once (2M float64 ≈ 16 MB).

@@ -80,7 +80,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
 
 def _quality(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.analyses.embedding_quality import embedding_report, load_models
-    from evalframe.stats.bootstrap import Bootstrap
+    from evalframe.engine.bootstrap import Bootstrap
 
     models = load_models(list(args.files), label=args.labels, id=args.id, vector=args.vector, model_column=args.model_column)
     options = {key: value for key, value in (("pair_budget", args.pair_budget), ("sample_size", args.sample_size))
@@ -178,7 +178,7 @@ def _retrieve(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.engine.evaluation import evaluate
     from evalframe.pipeline.embeddings import read_embedding_input
     from evalframe.pipeline.spec import InputSpec
-    from evalframe.stats.bootstrap import Bootstrap
+    from evalframe.engine.bootstrap import Bootstrap
 
     spec = InputSpec(path=args.corpus, format="embeddings",
                      columns={"id": args.id, "vector": args.vector, "model": args.model_column},

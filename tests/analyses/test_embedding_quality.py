@@ -9,7 +9,7 @@ import pytest
 import evalframe as ef
 from evalframe.analyses import embedding_quality as eq
 from evalframe.metrics import embedding_space as space
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.replicates import poisson_counts
 
 
 @pytest.fixture(scope="module")
