@@ -14,9 +14,7 @@ is written.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from evalframe.errors import ExitCode
@@ -55,6 +53,7 @@ def add_parser(commands) -> None:
     quality.add_argument("--sample-size", type=int, default=None, help="pairs drawn for uniformity past the budget (default 1,000,000)")
     quality.add_argument("--dead-threshold", type=float, default=0.01, help="variance below which a dimension is dead (default 0.01)")
     quality.add_argument("--out", help="output folder (tables, plots); nothing is written without it")
+    quality.add_argument("--force", action="store_true", help="write into an --out folder that holds other files")
     _columns(quality)
 
     retrieve = actions.add_parser("retrieve", help="exact kNN retrieval from embeddings, evaluated with ranking metrics",
@@ -71,6 +70,7 @@ def add_parser(commands) -> None:
     retrieve.add_argument("--resamples", type=int, default=1000, help="bootstrap replicates (default 1000)")
     retrieve.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     retrieve.add_argument("--out", help="output folder (the engine's outputs and the recall@k plot)")
+    retrieve.add_argument("--force", action="store_true", help="write into an --out folder that holds other files")
     _columns(retrieve)
 
 
@@ -90,7 +90,7 @@ def _quality(args: argparse.Namespace) -> tuple[str, ExitCode]:
                               dead_threshold=args.dead_threshold, seed=args.seed, **options)
     text = quality_text(report.quality)
     if args.out:
-        written = _write_quality(report, Path(args.out), args.dead_threshold)
+        written = _write_quality(report, Path(args.out), args.dead_threshold, force=args.force)
         text += f"\n\nwrote {args.out}/ ({', '.join(written)})"
     return text, ExitCode.OK
 
@@ -131,47 +131,36 @@ def quality_text(quality) -> str:
     return "\n".join(lines)
 
 
-def _staged(out: Path):
-    out.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-
-
-def _publish(staging: Path, out: Path) -> None:
-    if out.exists():
-        retired = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-        out.rename(retired / out.name)
-        staging.rename(out)
-        shutil.rmtree(retired, ignore_errors=True)
-    else:
-        staging.rename(out)
-
-
-def _write_quality(report, out: Path, threshold: float) -> list[str]:
-    """The tables and plots, written into a staging folder and moved into place at once."""
+def _write_quality(report, out: Path, threshold: float, *, force: bool = False) -> list[str]:
+    """The tables and plots, through the one atomic writer (:func:`evalframe.results.writer.write_result`)."""
     from importlib.util import find_spec
 
-    staging = _staged(out)
-    try:
-        written = []
-        for name, table in report.tables.items():
-            table.write_csv(staging / f"{name}.csv", float_precision=10)
-            written.append(f"{name}.csv")
-        report.quality.write_parquet(staging / "embedding_quality.parquet", statistics=False)
-        written.append("embedding_quality.parquet")
-        if find_spec("matplotlib") is not None:
-            from evalframe.report.embedding_plots import dimension_variance, spectrum
-            from evalframe.report.plots import write_plots
+    from evalframe.results.writer import write_result
 
-            figures = {"embedding_spectrum": spectrum(report.spectrum),
-                       "embedding_dimension_variance": dimension_variance(report.dimensions, threshold)}
-            written += write_plots(figures, staging / "plots")
-        else:
-            print("evalframe: note: plots need matplotlib (pip install 'evalframe[report]'); tables written", file=sys.stderr)
-        _publish(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    writers = {f"{name}.csv": (lambda path, table=table: table.write_csv(path, float_precision=10))
+               for name, table in report.tables.items()}
+    writers["embedding_quality.parquet"] = lambda path: report.quality.write_parquet(path, statistics=False)
+    written = list(writers)
+    if find_spec("matplotlib") is not None:
+        from evalframe.report.embedding_plots import dimension_variance, spectrum
+        from evalframe.report.plots import write_plots
+
+        figures = {"embedding_spectrum": spectrum(report.spectrum),
+                   "embedding_dimension_variance": dimension_variance(report.dimensions, threshold)}
+        writers["plots"] = lambda path: write_plots(figures, path)
+        written += [f"plots/{stem}.png" for stem in figures]
+    else:
+        print("evalframe: note: plots need matplotlib (pip install 'evalframe[report]'); tables written", file=sys.stderr)
+    write_result(out, writers, force=force)
     return written
+
+
+def knn_table(tables) -> "pl.DataFrame":
+    """One row per model: how many queries were run, the documents retrieved per query."""
+    import polars as pl
+
+    return (tables.ranking.group_by("system", maintain_order=True)
+            .agg(queries=pl.col("query_id").n_unique(), retrieved=pl.len()).rename({"system": "model"}))
 
 
 def _retrieve(args: argparse.Namespace) -> tuple[str, ExitCode]:
@@ -190,15 +179,13 @@ def _retrieve(args: argparse.Namespace) -> tuple[str, ExitCode]:
         print(f"evalframe: note: {note}", file=sys.stderr)
     text = evaluation.overview()
     if args.out:
-        out = Path(args.out)
-        evaluation.write(out)
         from importlib.util import find_spec
 
-        if find_spec("matplotlib") is not None:
-            from evalframe.report.embedding_plots import recall_curve, recall_points
-            from evalframe.report.plots import write_plots
+        from evalframe.report.outputs import default_outputs
 
-            if recall_points(evaluation.summary)["k"].n_unique() >= 2:
-                write_plots({"recall_at_k": recall_curve(evaluation.summary)}, out / "plots")
-        text += f"\n\nwrote {out}/"
+        # The knn table says how the run was made; with it the report's plots add recall@k over k.
+        evaluation = evaluation.with_tables(knn=knn_table(tables))
+        outputs = (*default_outputs(evaluation), *(("plots",) if find_spec("matplotlib") is not None else ()))
+        evaluation.write(args.out, outputs, force=args.force)
+        text += f"\n\nwrote {args.out}/ ({', '.join(outputs)}, knn.csv)"
     return text, ExitCode.OK

@@ -114,12 +114,15 @@ def recall_curve(summary: pl.DataFrame, title: str = "Recall@k over k"):
 
 
 def embedding_figures(data) -> dict[str, object]:
-    """The report's embedding plots, when the result has the quality tables (else none)."""
+    """The report's embedding plots: the spectrum and variances when the result has the quality
+    tables, recall@k over k when it also has them or comes from a kNN run (its ``knn`` table)."""
     spectrum_table = data.tables.get("embedding_spectrum")
-    if spectrum_table is None:
+    if spectrum_table is None and "knn" not in data.tables:
         return {}
-    figures = {"embedding_spectrum": spectrum(spectrum_table),
-               "embedding_dimension_variance": dimension_variance(data.tables["embedding_dimensions"])}
+    figures = {}
+    if spectrum_table is not None:
+        figures = {"embedding_spectrum": spectrum(spectrum_table),
+                   "embedding_dimension_variance": dimension_variance(data.tables["embedding_dimensions"])}
     if recall_points(data.summary)["k"].n_unique() >= 2:
         figures["recall_at_k"] = recall_curve(data.summary)
     return figures
