@@ -8,8 +8,8 @@
   bootstrap interval as error bars when the summary has one).
 
 They take the tables of :func:`evalframe.embedding_report` and an engine summary, so the CLI and
-a pipeline's report draw the same figures; :func:`embedding_figures` is the report's hook
-(:func:`evalframe.report.plots.report_figures`). Style, palette and file writing are
+a pipeline's report draw the same figures; :func:`embedding_figures` adds them to a report's
+figures (:class:`evalframe.report.outputs.ReportWriter`). Style, palette and file writing are
 :mod:`evalframe.report.plots`'.
 """
 

@@ -128,9 +128,11 @@ class ReportWriter:
     @property
     def figures(self) -> dict:
         if self._figures is None:
+            from evalframe.report.embedding_plots import embedding_figures
             from evalframe.report.plots import report_figures
 
-            self._figures = report_figures(self.data)
+            # Embedding results add their own plots (issue 24; they use plots' helpers).
+            self._figures = report_figures(self.data) | embedding_figures(self.data)
         return self._figures
 
     @property

@@ -368,9 +368,6 @@ def report_figures(data: ReportData) -> dict[str, object]:
     comparison = data.tables.get("comparison")
     if comparison is not None and "delta" in comparison.columns and comparison.height:
         figures["forest"] = forest(data)
-    from evalframe.report.embedding_plots import embedding_figures  # embedding quality results (issue 24)
-
-    figures |= embedding_figures(data)
     return figures
 
 
