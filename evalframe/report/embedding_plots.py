@@ -9,7 +9,7 @@
 
 They take the tables of :func:`evalframe.embedding_report` and an engine summary, so the CLI and
 a pipeline's report draw the same figures; :func:`embedding_figures` adds them to a report's
-figures (:class:`evalframe.report.outputs.ReportWriter`). Style, palette and file writing are
+figures (:class:`evalframe.report.outputs.ReportWriter`, :func:`render_embedding_plots`). Style, palette and file writing are
 :mod:`evalframe.report.plots`'.
 """
 
@@ -20,7 +20,7 @@ import re
 import numpy as np
 import polars as pl
 
-from evalframe.report.plots import PALETTE, _figure, _no_data, _style
+from evalframe.report.plots import FORMATS, PALETTE, _arrange, _figure, _no_data, _style, save
 
 _RECALL_AT = re.compile(r"^recall@(\d+)$")
 
@@ -44,9 +44,9 @@ def spectrum(table: pl.DataFrame, title: str = "Eigenvalue spectrum"):
             values = np.maximum(own["eigenvalue"].to_numpy(), 1e-10)  # clamped as the isotropy metrics
             ax.plot(own["component"].to_numpy(), values, color=colours[model], linewidth=1.8, label=model, gid=f"spectrum-{model}")
         ax.set_yscale("log")
-        ax.set(xlabel="Component (eigenvalues in decreasing order)", ylabel="Variance along the component (log scale)",
-               title=title)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="model")
+        ax.set(xlabel="Component (eigenvalues in decreasing order)", ylabel="Variance along the component (log scale)")
+        ax.legend(loc="best", fontsize=8, title="model")
+        _arrange(fig, [[ax]], titles={ax: title})
     return fig
 
 
@@ -68,8 +68,9 @@ def dimension_variance(table: pl.DataFrame, threshold: float = 0.01, title: str 
             ax.hist(values, bins=bins, histtype="step", linewidth=1.8, color=colours[model], label=model, gid=f"variance-{model}")
         ax.axvline(threshold, color="#777777", linestyle="--", linewidth=1, label=f"dead below {threshold:g}")
         ax.set_xscale("log")
-        ax.set(xlabel="Variance of a dimension (log scale)", ylabel="Dimensions", title=title)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+        ax.set(xlabel="Variance of a dimension (log scale)", ylabel="Dimensions")
+        ax.legend(loc="best", fontsize=8)
+        _arrange(fig, [[ax]], titles={ax: title})
     return fig
 
 
@@ -108,9 +109,25 @@ def recall_curve(summary: pl.DataFrame, title: str = "Recall@k over k"):
         cutoffs = sorted(points["k"].unique().to_list())
         ax.set_xticks(cutoffs, [str(k) for k in cutoffs])
         ax.minorticks_off()
-        ax.set(xlabel="k (documents retrieved, log scale)", ylabel="Recall@k", ylim=(0, 1.02), title=title)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, title="model")
+        ax.set(xlabel="k (documents retrieved, log scale)", ylabel="Recall@k", ylim=(0, 1.02))
+        ax.legend(loc="best", fontsize=8, title="model")
+        _arrange(fig, [[ax]], titles={ax: title})
     return fig
+
+
+def embedding_plot_stems(data) -> list[str]:
+    """The stems of :func:`embedding_figures`, without drawing."""
+    stems = []
+    if data.tables.get("embedding_spectrum") is not None:
+        stems += ["embedding_spectrum", "embedding_dimension_variance"]
+    if (stems or "knn" in data.tables) and recall_points(data.summary)["k"].n_unique() >= 2:
+        stems.append("recall_at_k")
+    return stems
+
+
+def render_embedding_plots(data, formats: tuple[str, ...] = FORMATS) -> dict[str, dict[str, bytes]]:
+    """Each embedding plot's bytes in ``formats``, by stem (the report writer's plots)."""
+    return {stem: {fmt: save(figure, fmt) for fmt in formats} for stem, figure in embedding_figures(data).items()}
 
 
 def embedding_figures(data) -> dict[str, object]:
@@ -128,4 +145,5 @@ def embedding_figures(data) -> dict[str, object]:
     return figures
 
 
-__all__ = ["dimension_variance", "embedding_figures", "recall_curve", "recall_points", "spectrum"]
+__all__ = ["dimension_variance", "embedding_figures", "embedding_plot_stems", "recall_curve", "recall_points",
+           "render_embedding_plots", "spectrum"]
