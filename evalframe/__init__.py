@@ -83,6 +83,9 @@ if TYPE_CHECKING:
     from evalframe.stats.label_agreement import agreement
     from evalframe.io.recommendations import read_recommendations
     from evalframe.data.catalog import catalog
+    from evalframe.io.embeddings import read_embeddings
+    from evalframe.engine.knn import knn_run, relevance_judgments, score_run
+    from evalframe.analyses.embedding_quality import embedding_quality, embedding_report
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
@@ -113,6 +116,12 @@ _LAZY = {
     "catalog": "evalframe.data.catalog",
     "stratified_sample": "evalframe.stats.sampling",
     "stratified_estimate": "evalframe.stats.sampling",
+    "read_embeddings": "evalframe.io.embeddings",
+    "knn_run": "evalframe.engine.knn",
+    "score_run": "evalframe.engine.knn",
+    "relevance_judgments": "evalframe.engine.knn",
+    "embedding_quality": "evalframe.analyses.embedding_quality",
+    "embedding_report": "evalframe.analyses.embedding_quality",
 }
 
 
@@ -163,11 +172,15 @@ __all__ = [
     "check",
     "compare",
     "dynamic_k_sweep",
+    "embedding_quality",
+    "embedding_report",
     "evaluate",
+    "knn_run",
     "load",
     "load_pipeline",
     "minimum_detectable_effect",
     "read_legal",
+    "read_embeddings",
     "read_per_query",
     "read_qrels",
     "read_rag",
@@ -176,9 +189,11 @@ __all__ = [
     "read_table",
     "register_metric",
     "register_reader",
+    "relevance_judgments",
     "resolve_metric",
     "run_pipeline",
     "sample_size",
+    "score_run",
     "stratified_estimate",
     "stratified_sample",
     "tune_thresholds",

@@ -5,7 +5,9 @@ Bundled: ``per_query`` (a per_query.csv, :mod:`evalframe.io.per_query`), ``retri
 (a gold set's results, :mod:`evalframe.io.retrieval_results`), ``legal`` (score.py's JSON with
 its gold file, :mod:`evalframe.io.legal`), ``rag`` (RAG output files, :mod:`evalframe.io.rag`),
 ``recommendations`` (a recommender's lists with its side tables, :mod:`evalframe.io.recommendations`)
-and ``scores`` (scored cases, :mod:`evalframe.io.scores`).
+``scores`` (scored cases, :mod:`evalframe.io.scores`) and ``embeddings`` (a corpus embedding
+table, its query vectors and qrels, :mod:`evalframe.io.embeddings`, retrieved by exact kNN:
+:mod:`evalframe.pipeline.embeddings`).
 
 A registered reader turns a file of its own format into a table laid out as one of the input
 contracts (``schema``: ``per_query`` or ``retrieval_results``, ``schemas/<schema>.yaml``); that
@@ -29,7 +31,7 @@ import polars as pl
 from evalframe.errors import ConfigError
 
 #: Formats evalframe reads itself.
-BUNDLED_FORMATS = ("per_query", "retrieval_results", "legal", "rag", "recommendations", "scores")
+BUNDLED_FORMATS = ("per_query", "retrieval_results", "legal", "rag", "recommendations", "scores", "embeddings")
 #: Input contracts a registered reader's table may follow.
 READER_SCHEMAS = ("per_query", "retrieval_results")
 

@@ -71,6 +71,10 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
         from evalframe.io.scores import read_scores
 
         return read_scores(source, columns=spec.columns, separator=spec.separator)
+    if spec.format == "embeddings":
+        from evalframe.pipeline.embeddings import read_embedding_input
+
+        return read_embedding_input(spec, source, gold)
     from evalframe.io.per_query import read_per_query
 
     return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma,
@@ -138,7 +142,7 @@ def run_loaded(
         tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
         pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
         evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
-        evaluation = with_plot_tables(after_engine(evaluation, pipeline))
+        evaluation = with_plot_tables(after_engine(evaluation, pipeline, source=source))
         evaluation = replace(evaluation, notes=(*(s.note() for s in pipeline.skipped), *evaluation.notes))
         sha256 = digest.result() if digest is not None else None
     if isinstance(source, (str, Path)):
@@ -172,9 +176,9 @@ def gold_file(pipeline: PipelineSpec, gold: str | Path | None) -> Path | None:
     return found
 
 
-def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
-    """The stages after the engine, in order: the analyses (dynamic-K sweep, ablation, tuning),
-    the comparison of systems, then the checks.
+def after_engine(evaluation: Evaluation, pipeline: PipelineSpec, *, source: str | Path | pl.DataFrame | None = None) -> Evaluation:
+    """The stages after the engine, in order: the analyses (dynamic-K sweep, ablation, tuning,
+    embedding quality of the ``source`` vectors), the comparison of systems, then the checks.
 
     Each is the function Python calls (``ef.dynamic_k_sweep``, ``ef.ablation``,
     ``ef.tune_thresholds``, ``ef.compare``, ``ef.check``), given the keyword arguments of the
@@ -189,6 +193,10 @@ def after_engine(evaluation: Evaluation, pipeline: PipelineSpec) -> Evaluation:
         evaluation = ablation(evaluation, **pipeline.ablation)
     if pipeline.tuning is not None:
         evaluation = tune_thresholds(evaluation, **pipeline.tuning)
+    if pipeline.embedding_quality is not None and source is not None:
+        from evalframe.pipeline.embeddings import with_embedding_quality
+
+        evaluation = with_embedding_quality(evaluation, pipeline, source)
     if pipeline.compare:
         from evalframe.stats.compare import compare
 

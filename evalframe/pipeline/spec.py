@@ -39,8 +39,8 @@ from evalframe.pipeline.requires import Skipped, without_requires
 from evalframe.engine.bootstrap import Bootstrap
 from evalframe.metrics.targets import Target
 
-#: Input formats that read a second file, the gold standard (``input.gold``).
-GOLD_FORMATS = ("legal",)
+#: Input formats that read a second file, the gold standard (``input.gold``; qrels for ``embeddings``).
+GOLD_FORMATS = ("legal", "embeddings")
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
 DEFAULT_OUTPUTS = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Parameters of the engine itself (not of a metric) that ``parameters:`` may set.
@@ -70,6 +70,8 @@ class InputSpec:
     #: The other tables of the `recommendations` format: `ground_truth`, `items` (the catalog),
     #: `history` and `similarity` (paths; :func:`evalframe.io.recommendations.read_recommendations`).
     tables: Mapping[str, str] = field(default_factory=dict)
+    #: Format ``embeddings``: the query vectors and the exact kNN settings (``queries``, ``k``, ``similarity``).
+    knn: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ class PipelineSpec:
     skipped: tuple[Skipped, ...] = ()
     #: The overrides layered on the file (``--config`` files, ``--set`` values, flags), for run.json.
     overrides: Mapping[str, Any] | None = None
+    #: Options of the embedding quality analysis (``embedding_quality:`` block, format ``embeddings``), or None.
+    embedding_quality: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -197,6 +201,13 @@ def check_spec(spec: Any) -> list[Problem]:
                                 f"{', '.join(f'`{f}`' for f in GOLD_FORMATS)}"))
     if "samples" in source and source.get("format", "per_query") != "rag":
         problems.append(Problem("input.samples", None, NO_VALUE, "a samples file goes with format `rag` (its two-file form)"))
+    embedding_format = source.get("format") == "embeddings"
+    if embedding_format and "knn" not in source:
+        problems.append(Problem("input.knn", None, NO_VALUE, "format `embeddings` needs `knn.queries`, the query vectors"))
+    if "knn" in source and not embedding_format:
+        problems.append(Problem("input.knn", None, NO_VALUE, "goes with format `embeddings`"))
+    if "embedding_quality" in spec and not embedding_format:
+        problems.append(Problem("embedding_quality", None, NO_VALUE, "goes with input format `embeddings`"))
     if source.get("format") == "legal" and source.get("columns"):
         problems.append(Problem("input.columns", None, NO_VALUE, "the `legal` format has no columns to map"))
     parameters = _mapping(spec.get("parameters"))
@@ -429,4 +440,5 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "checks": dict(spec["checks"]) if spec.get("checks") is not None else None,
         "dynamic_k_sweep": dict(spec["dynamic_k_sweep"]) if spec.get("dynamic_k_sweep") is not None else None,
         "compare": dict(spec["compare"]) if spec.get("compare") else None,
+        "embedding_quality": dict(spec["embedding_quality"]) if spec.get("embedding_quality") is not None else None,
     }

@@ -18,7 +18,7 @@ import re
 import polars as pl
 
 from evalframe.report.formatting import Footnotes
-from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, shown_columns
+from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, section_tables, shown_columns
 
 _IMPORT = re.compile(r"@import\s+url\([^)]*\)\s*;?")
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=[\"']https?://[^>]*>", re.IGNORECASE)
@@ -132,7 +132,7 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None) -> s
         part = rows.filter(pl.col("table") == title)
         table = gt_table(part, title, table_id=f"t-{_anchor(title)}")
         parts += [f'<section id="{_anchor(title)}">', _gt_html(table), "</section>"]
-    for name, table in data.tables.items():
+    for name, table in section_tables(data.tables).items():
         import great_tables as gt
 
         view = result_table_view(table, data)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import polars as pl
 
 from evalframe.report.formatting import Footnotes
-from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, shown_columns
+from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, section_tables, shown_columns
 
 _SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}",
@@ -98,7 +98,7 @@ def render_latex(data: ReportData) -> str:
         for number in sorted(set(marks)):
             lines.append(rf"\par\smallskip\textsuperscript{{{number}}} {escape(footnotes.reasons[number - 1])}")
         lines += [r"\end{table}", ""]
-    for name, table in data.tables.items():
+    for name, table in section_tables(data.tables).items():
         view = result_table_view(table, data)
         body = [[escape(value) for value in row] for row in view.iter_rows()]
         title = name.replace("_", " ").capitalize()

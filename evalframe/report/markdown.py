@@ -28,6 +28,8 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def render_markdown(evaluation) -> str:
+    from evalframe.report.tables import section_tables
+
     plan, info, summary = evaluation.plan, evaluation.info, evaluation.summary
     metrics = {m.name: m for m in plan.metrics}
     repeated = repeated_metrics(summary)
@@ -73,7 +75,7 @@ def render_markdown(evaluation) -> str:
             if not keys:
                 continue
             lines += _slice_table(summary, grouping, list(keys), name, metrics, repeated)
-    for title, table in evaluation.tables.items():
+    for title, table in section_tables(evaluation.tables).items():
         is_checks = title == "checks" and {"check", "severity", "status"} <= set(table.columns)
         lines += _checks_section(table) if is_checks else _result_table(title, table)
     return "\n".join(lines).rstrip() + "\n"
@@ -148,7 +150,7 @@ def render_report_markdown(data, plots: list[str] | tuple[str, ...] = ()) -> str
     interpretation | target), the further result tables, footnotes for null values and links
     to ``plots`` (paths relative to the report)."""
     from evalframe.report.formatting import Footnotes, superscript
-    from evalframe.report.tables import HEADERS, report_rows, result_table_view, shown_columns, target_text
+    from evalframe.report.tables import HEADERS, report_rows, result_table_view, section_tables, shown_columns, target_text
 
     footnotes = Footnotes()
     rows = report_rows(data, footnotes=footnotes)
@@ -177,7 +179,7 @@ def render_report_markdown(data, plots: list[str] | tuple[str, ...] = ()) -> str
                     cells.append(str(row[column]).replace("|", "\\|"))
             body.append(cells)
         lines += [f"## {title}", "", *_table([HEADERS[c] for c in columns], body), ""]
-    for name, table in data.tables.items():
+    for name, table in section_tables(data.tables).items():
         view = result_table_view(table, data)
         cells = [[str(value).replace("|", "\\|") for value in row] for row in view.iter_rows()]
         lines += [f"## {name.replace('_', ' ').capitalize()}", "", *_table(view.columns, cells), ""]

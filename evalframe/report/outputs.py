@@ -118,12 +118,14 @@ class ReportWriter:
 
     @property
     def rendered(self) -> dict[str, dict[str, bytes]]:
-        """Each plot's PNG and SVG bytes, by stem, drawn on first use."""
+        """Each plot's PNG and SVG bytes, by stem, drawn on first use (embedding results add
+        their own plots: issue 24)."""
         if self._rendered is None:
             from evalframe.report.domain import domain_figures
+            from evalframe.report.embedding_plots import render_embedding_plots
             from evalframe.report.plots import FORMATS, render_report_plots, save
 
-            self._rendered = render_report_plots(self.data)
+            self._rendered = render_report_plots(self.data) | render_embedding_plots(self.data)
             # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
             for stem, figure in domain_figures(self.data).items():
                 self._rendered[stem] = {format: save(figure, format) for format in FORMATS}
@@ -135,9 +137,10 @@ class ReportWriter:
         return {stem: files["png"] for stem, files in self.rendered.items()}
 
     def plot_paths(self) -> list[str]:
+        from evalframe.report.embedding_plots import embedding_plot_stems
         from evalframe.report.plots import report_plots
 
-        return [f"plots/{stem}.png" for stem in report_plots(self.data)]
+        return [f"plots/{stem}.png" for stem in [*report_plots(self.data), *embedding_plot_stems(self.data)]]
 
     def writers(self) -> dict:
         from evalframe.report.html import render_html

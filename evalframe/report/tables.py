@@ -275,6 +275,16 @@ def shown_columns(rows: pl.DataFrame) -> list[str]:
 _STATUS_MARKS = {"pass": "✓ pass", "fail": "✗ fail", "not_applicable": "— not applicable"}
 
 
+#: Result tables that only feed plots (written as CSV, drawn, not rendered as report sections):
+#: the embedding spectra and per-dimension variances have one row per dimension.
+PLOT_DATA_TABLES = frozenset({"embedding_spectrum", "embedding_dimensions"})
+
+
+def section_tables(tables) -> dict:
+    """The result tables that reports render as sections (all but :data:`PLOT_DATA_TABLES`)."""
+    return {name: table for name, table in tables.items() if name not in PLOT_DATA_TABLES}
+
+
 def result_table_view(table: pl.DataFrame, data: ReportData | None = None) -> pl.DataFrame:
     """A further result table as text, formatted like the report table.
 

@@ -73,7 +73,7 @@ bootstrp: {n: 1000}
 
 def test_all_problems_reported_with_key_paths_and_hints():
     assert rendered(load_yaml(MULTI_ERROR_SPEC)) == [
-        "input.format: is not one of `per_query`, `retrieval_results`, `legal`, `rag`, `recommendations`, `scores` (value: 'csv')",
+        "input.format: is not one of `per_query`, `retrieval_results`, `legal`, `rag`, `recommendations`, `scores`, `embeddings` (value: 'csv')",
         "policies.empty: is not one of `skip`, `zero`; did you mean `skip`? (value: 'skp')",
         "metrics[1].subest: unknown key; did you mean `subset`?",
         "slices.fold: expected a list of strings or a mapping, found a string; write `[fold]` for a list of one (value: 'fold')",
