@@ -4,7 +4,8 @@ Commands: ``run`` (a declarative pipeline), ``check-pipeline`` (validate a pipel
 ``validate`` (a table contract check), ``trec`` (trec_eval-compatible evaluation), ``score``
 (the legal score.py), ``gate`` (quality gates for CI), ``compare`` (paired tests of systems in a
 result folder), ``power`` (sample size and minimum detectable effect), ``report`` (re-render a
-result folder's report files) and ``metrics`` (the registry). Every command exits with
+result folder's report files), ``metrics`` (the registry) and ``pipelines`` (the bundled
+pipelines: list, show, path). Every command exits with
 :class:`~evalframe.errors.ExitCode`:
 0 success, 1 a quality check or gate failed (outputs still written), 2 bad input or
 configuration (one message on stderr, nothing written), 3 an internal error (a short message
@@ -35,6 +36,7 @@ COMMANDS = {
     "compare": "evalframe.cli.compare",
     "power": "evalframe.cli.power",
     "report": "evalframe.cli.report",
+    "pipelines": "evalframe.cli.pipelines",
 }
 
 

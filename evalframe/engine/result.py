@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from evalframe.metrics.base import Metric
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Evaluation:
     """What an evaluation returns (see the module docstring)."""
 
@@ -59,6 +59,31 @@ class Evaluation:
     replicates: pl.DataFrame | None = None
     #: Further named result tables (``"ablation"``, ``"checks"``, …), in the order they were added.
     tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """A few lines for ``print(ev)`` and a notebook's text view: systems, queries, metrics,
+        slices, whether intervals were computed, further tables and how to see more."""
+        name = self.plan.about.get("name") or "evaluation"
+        systems = natural_sorted(self.summary.get_column("system").unique().to_list())
+        queries = self.queries.select("query_id").n_unique() if "query_id" in self.queries.columns else self.queries.height
+        metrics = [m.name for m in self.metrics]
+        bootstrap = self.plan.bootstrap
+        lines = [
+            f"<Evaluation {name!r}: {len(systems)} system{'s' if len(systems) != 1 else ''}, {queries:,} queries, "
+            f"{len(metrics)} metrics, {self.summary.height:,} summary rows>",
+            f"  systems:   {_shortened(systems)}",
+            f"  metrics:   {_shortened(metrics)}",
+            "  slices:    " + ", ".join(f"{g} [{', '.join(k)}]" if k else g for g, k in self.plan.slices.items())
+            + (f" + across_folds ({self.plan.across_folds})" if self.plan.across_folds else ""),
+            "  intervals: " + (f"{bootstrap.confidence:.0%} bootstrap CI, {bootstrap.resamples:,} resamples"
+                               if bootstrap is not None else "none (no bootstrap)"),
+        ]
+        if self.tables:
+            lines.append(f"  tables:    {', '.join(self.tables)}")
+        if self.notes:
+            lines.append(f"  notes:     {len(self.notes)} (ev.notes)")
+        lines.append("  see: ev.summary, ev.select(...), ev.by_system(), ev.table(), ev.plot.roc()")
+        return "\n".join(lines)
 
     def with_tables(self, **tables: pl.DataFrame) -> Evaluation:
         """A copy with named result tables added (a later stage's output; replaces same names)."""
@@ -249,10 +274,10 @@ class Evaluation:
         raise ConfigError(f"no table `{table}` in this result (tables: {known})")
 
     def _repr_html_(self) -> str:
-        """A notebook shows the overall report table."""
-        from evalframe.report.html import strip_external
+        """A notebook shows the overall values, the systems side by side."""
+        from evalframe.report.html import overview_html
 
-        return strip_external(self.table().as_raw_html())
+        return overview_html(self._report_tables)
 
     @cached_property
     def plot(self):
@@ -268,6 +293,12 @@ class Evaluation:
         from evalframe.report.outputs import write_outputs
 
         return write_outputs(self, Path(out_dir), outputs)
+
+
+def _shortened(names: list[str], limit: int = 8) -> str:
+    """The first ``limit`` names and how many more: ``auroc, ece, … (+61 more)``."""
+    shown = ", ".join(names[:limit])
+    return shown + (f", … (+{len(names) - limit} more)" if len(names) > limit else "")
 
 
 def _check_stat(stat: str, table: pl.DataFrame) -> None:

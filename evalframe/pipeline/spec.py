@@ -201,6 +201,9 @@ def check_spec(spec: Any) -> list[Problem]:
             problems.append(Problem("bootstrap", None, NO_VALUE, str(error)))
     slices = _mapping(spec.get("slices")) or {"overall": []}
     problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
+    for index, name in enumerate(_list(_mapping(spec.get("report")).get("slices"))):
+        if isinstance(name, str) and name not in slices:
+            problems.append(Problem(f"report.slices[{index}]", None, name, f"is not a slice of the pipeline{_near(name, sorted(slices))}"))
     problems += _check_compare(_mapping(spec.get("compare")), spec, slices)
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
@@ -367,7 +370,8 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         missing=policies.get("missing", "error"),
         parameters=parameters,
         about={"name": name, "description": description, "source": origin,
-               "targets": _targets(spec, {k: v for k, v in parameters.items() if k in shared_parameters()})},
+               "targets": _targets(spec, {k: v for k, v in parameters.items() if k in shared_parameters()}),
+               **({"report": dict(spec["report"])} if spec.get("report") else {})},
     )
     return {
         "name": name,
