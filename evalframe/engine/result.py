@@ -282,10 +282,13 @@ class Evaluation:
     @cached_property
     def plot(self):
         """``ev.plot.roc()``, ``.pr()``, ``.reliability(system=...)``, ``.criterion_bars(metric)``,
-        ``.dynamic_k()``, ``.fold_spread()``, ``.forest()``: matplotlib Figures (never shown)."""
+        ``.dynamic_k()``, ``.fold_spread()``, ``.forest()``: matplotlib Figures, shown inline in
+        Jupyter (no magic, no backend chosen) and never opened in a window."""
+        from evalframe.report.notebook import show_figures_inline
         from evalframe.report.plots import PlotAccessor
         from evalframe.report.tables import ReportData
 
+        show_figures_inline()
         return PlotAccessor(ReportData.from_evaluation(self))
 
     def write(self, out_dir: str | Path, outputs: tuple[str, ...] | None = None) -> Path:
