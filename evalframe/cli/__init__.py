@@ -66,6 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalframeError as error:
         print(f"evalframe: error: {error}", file=sys.stderr)
         return int(error.exit_code)
+    except KeyboardInterrupt:  # Ctrl-C: outputs are written atomically, so nothing partial is left
+        print("evalframe: interrupted (Ctrl-C); nothing written", file=sys.stderr)
+        return 130
     except Exception as error:  # a bug, not bad input: say so briefly, keep the details
         if os.environ.get("EVALFRAME_DEBUG"):
             raise

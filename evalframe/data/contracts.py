@@ -227,7 +227,7 @@ def conform(
 
     problems = _missing_columns(frame, contract, label)
     if problems:
-        raise InputError(source, problems)
+        raise InputError(source, problems, hint=_mapping_hint(frame, contract, label))
     if frame.height == 0:
         raise InputError(source, Problem(None, None, NO_VALUE, "the table has no rows"))
 
@@ -244,6 +244,21 @@ def conform(
     if problems:
         raise InputError(source, problems)
     return _remember(frame, contract)
+
+
+def _mapping_hint(frame: pl.DataFrame, contract: Contract, label: Callable[[str], str]) -> str | None:
+    """How to map a column of another name onto a missing required one, in every door's words."""
+    missing = [name for name, column in contract.columns.items() if column.required and name not in frame.columns]
+    if not missing:
+        return None
+    spare = [c for c in frame.columns if c not in contract.columns]
+    from difflib import get_close_matches
+
+    name = label(missing[0])
+    guess = (get_close_matches(name, spare, n=1, cutoff=0.3) or spare or ["your_column"])[0]
+    return (f"if your file names it differently, map it: `input: {{columns: {{{name}: {guess}}}}}` in a pipeline, "
+            f"`--set input.columns.{name}={guess}` for `evalframe run`, `--map {name}={guess}` for `evalframe validate`, "
+            f"`columns={{\"{name}\": \"{guess}\"}}` in Python")
 
 
 def _missing_columns(frame: pl.DataFrame, contract: Contract, label: Callable[[str], str]) -> list[Problem]:
