@@ -45,13 +45,12 @@ def bundled_pipeline(name: str) -> Path:
 
 
 def _description(path: Path) -> str:
-    """The pipeline's `description:`, whitespace folded (its first sentence when long)."""
+    """The first sentence of the pipeline's `description:`, at most 80 characters."""
     from evalframe.data.contracts import load_yaml
 
     spec = load_yaml(path.read_text()) or {}
-    text = " ".join(str(spec.get("description") or "").split())
-    first = text.split(": ")[0] if len(text) > 90 else text
-    return first if len(first) <= 90 else first[:89] + "…"
+    first = " ".join(str(spec.get("description") or "").split()).split(". ")[0].rstrip(".")
+    return first if len(first) <= 80 else first[:79] + "…"
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
