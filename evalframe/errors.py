@@ -91,8 +91,9 @@ def _show(value: object) -> str:
 
 
 def render_problems(source: str, problems: Sequence[Problem], hint: str | None = None) -> str:
-    """``<source>: N problems``, one indented line per problem (the first 20), past 20 the
-    total of each kind of problem with its first location, and a ``hint:`` line when given.
+    """``<source>: N problems``, one indented line per problem (the first 20; a problem met on
+    :data:`COLLAPSE_AT` lines or more said once with its count and first lines), for problems
+    not listed the total of each kind with its first location, and a ``hint:`` line when given.
 
     >>> listed = [Problem(f"line {i}", "score", "0,5", "is not a number") for i in (2, 3)]
     >>> print(render_problems("run.csv", listed + [Problem.unlisted("score", "is not a number", 49_998)]))
