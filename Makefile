@@ -28,6 +28,7 @@ demo: $(VENV)/.installed-run
 # Under 3 minutes on a quiet 2-core machine; the slowest tests are listed at the end. Tests marked
 # `slow` (statistical coverage over many repeats) run with `make bench`.
 test: $(VENV)/.installed-test
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n auto -m "not slow" --durations=10
 
 bench: $(VENV)/.installed-bench

@@ -88,7 +88,7 @@ TOOLS = {EVALFRAME: "evalframe", EVALFRAME_CLI: "cli", REFERENCE: "reference", R
 #: screen finds a possible contract violation) counts as run time and is listed in ``late_imports``.
 PRELOAD = {
     "evalframe": ["evalframe", "evalframe.pipeline", "evalframe.io.per_query", "evalframe.data.contracts",
-                  "evalframe.report.run_info", "evalframe.report.outputs", "evalframe.report.terminal"],
+                  "evalframe.results.run_info", "evalframe.report.outputs", "evalframe.report.terminal"],
     "reference": ["pandas_reference", "pyarrow", "pyarrow.parquet", "pandas.io.parquet"],
 }
 
@@ -248,7 +248,7 @@ def profile_child(input_path: str, report: str) -> None:
     per_query_io = import_module("evalframe.io.per_query")
     pipeline_run = import_module("evalframe.pipeline.run")
     outputs = import_module("evalframe.report.outputs")
-    run_info = import_module("evalframe.report.run_info")
+    run_info = import_module("evalframe.results.run_info")
 
     totals: dict[str, float] = {}
     calls: dict[str, int] = {}
@@ -509,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or EVALFRAME not in [label for label, short in TOOLS.items() if short in wanted]:
         parser.error(f"--tools takes a subset of {sorted(TOOLS.values())} that includes evalframe")
     labels = [label for label, short in TOOLS.items() if short in wanted]
-    from evalframe.report.run_info import sha256_of  # the input's hash, as run.json records it
+    from evalframe.results.run_info import sha256_of  # the input's hash, as run.json records it
 
     results: dict[str, dict] = {}
     load_before = os.getloadavg()

@@ -6,6 +6,12 @@
 >>> ev = ef.evaluate(run, qrels, metrics=["recall@5", "ndcg@10", "mrr", "map@100"])  # doctest: +SKIP
 >>> ev = ef.run_pipeline("evidence_contract", input="per_query.csv")                  # doctest: +SKIP
 >>> ev.summary; ev.per_query; ev.per_unit("post"); ev.write("reports/x")            # doctest: +SKIP
+>>> saved = ef.load("reports/x")                                                     # doctest: +SKIP
+
+This module is also where the layers are wired together: the engine's result gets the report
+side's views (:mod:`evalframe.report.views`), and the results room gets the pipeline's way of
+re-reading a run's input (:func:`evalframe.pipeline.rerun.input_rows`). Every
+``import evalframe.<module>`` runs this first, so no lower layer imports an upper one.
 """
 
 from __future__ import annotations
@@ -15,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
+from evalframe.engine.bootstrap import Bootstrap
 from evalframe.engine.evaluation import evaluate
 from evalframe.engine.plan import Plan
 from evalframe.engine.result import Evaluation
 from evalframe.errors import ConfigError, EvalframeError, ExitCode, InputError
 from evalframe.io import read_qrels, read_run, read_table
-from evalframe.stats.bootstrap import Bootstrap
 from evalframe.metrics import (
     HitRateAtK,
     Level,
@@ -38,6 +44,19 @@ from evalframe.metrics import (
     resolve_metric,
 )
 
+from evalframe.report import views as _views  # noqa: F401  (attaches ev.write, ev.plot, … to Evaluation)
+from evalframe.results.reader import use_input_loader as _use_input_loader
+
+
+def _input_rows(info, source):
+    """A result folder's input rows, re-read by the pipeline layer (imported on first use)."""
+    from evalframe.pipeline.rerun import input_rows
+
+    return input_rows(info, source)
+
+
+_use_input_loader(_input_rows)
+
 if TYPE_CHECKING:
     from evalframe.io.legal import read_legal
     from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
@@ -45,6 +64,9 @@ if TYPE_CHECKING:
     from evalframe.io.retrieval_results import read_retrieval_results
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
+    from evalframe.io.readers import register_reader
+    from evalframe.metrics.registry import MetricSpec, Param, register_metric
+    from evalframe.results import ResultFolder, load
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
     from evalframe.stats.compare import compare
     from evalframe.stats.corrections import adjust_pvalues
@@ -62,6 +84,12 @@ _LAZY = {
     "ablation": "evalframe.analyses",
     "tune_thresholds": "evalframe.analyses",
     "check": "evalframe.checks",
+    "load": "evalframe.results",
+    "register_metric": "evalframe.metrics.registry",
+    "register_reader": "evalframe.io.readers",
+    "MetricSpec": "evalframe.metrics.registry",
+    "Param": "evalframe.metrics.registry",
+    "ResultFolder": "evalframe.results",
     "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
     "compare": "evalframe.stats.compare",
     "adjust_pvalues": "evalframe.stats.corrections",
@@ -97,17 +125,20 @@ __all__ = [
     "InputError",
     "Level",
     "MRRAtK",
+    "MetricSpec",
     "MeanAveragePrecision",
     "Metric",
     "NDCGAtK",
     "NumRelevant",
     "NumRelevantRetrieved",
     "NumRetrieved",
+    "Param",
     "Pipeline",
     "Plan",
     "PrecisionAtK",
     "RPrecision",
     "RecallAtK",
+    "ResultFolder",
     "StratifiedSample",
     "Subset",
     "Tables",
@@ -118,6 +149,7 @@ __all__ = [
     "compare",
     "dynamic_k_sweep",
     "evaluate",
+    "load",
     "load_pipeline",
     "minimum_detectable_effect",
     "read_legal",
@@ -126,6 +158,8 @@ __all__ = [
     "read_retrieval_results",
     "read_run",
     "read_table",
+    "register_metric",
+    "register_reader",
     "resolve_metric",
     "run_pipeline",
     "sample_size",

@@ -88,12 +88,12 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.io.results import read_result_dir
+    from evalframe.results.reader import read_result
     from evalframe.stats.compare import compare
 
     if args.out and Path(args.out).suffix not in (".csv", ".parquet"):
         raise ConfigError(f"--out {args.out}: write a .csv or .parquet file")
-    data = read_result_dir(args.result_dir)
+    data = read_result(args.result_dir).data()
     groupings = args.grouping or [next(iter(data.slices))]
     unknown = [g for g in groupings if g not in data.slices]
     if unknown:
@@ -108,10 +108,11 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         out = Path(args.out)
         if out.resolve().parent == Path(args.result_dir).resolve():
             raise ConfigError(f"--out {out}: not inside the result folder (compare never writes there)")
-        out.parent.mkdir(parents=True, exist_ok=True)
+        from evalframe.results.writer import write_file
+
         if out.suffix == ".csv":
-            table.write_csv(out, float_precision=10)
+            write_file(out, lambda path: table.write_csv(path, float_precision=10))
         else:
-            table.write_parquet(out, statistics=False)
+            write_file(out, lambda path: table.write_parquet(path, statistics=False))
         text += f"\n\nwrote {out} ({table.height:,} rows)"
     return text, ExitCode.OK

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import shlex
-import tempfile
 from pathlib import Path
 
 from evalframe.errors import ExitCode
@@ -39,7 +38,8 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.gates.check import RunOutputs, check_gates
+    from evalframe.gates.check import check_gates
+    from evalframe.gates.outcome import RunOutputs
     from evalframe.gates.comment import render_comment
     from evalframe.gates.criteria import load_criteria
 
@@ -79,11 +79,12 @@ def _reproduce(args: argparse.Namespace, candidate, baseline) -> list[str]:
 
 
 def _write(folder: Path, report: dict, comment: str) -> None:
-    """Write gate.json and pr_comment.md, each atomically (a temporary file renamed into place)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in (("gate.json", json.dumps(report, indent=2) + "\n"), ("pr_comment.md", comment)):
-        handle, temporary = tempfile.mkstemp(prefix=f".{name}.", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, folder / name)
+    """Write the folder ``gate/`` (gate.json and pr_comment.md) into the result folder atomically."""
+    from evalframe.results.writer import update_result
+
+    def write_gate(path: Path) -> None:
+        path.mkdir()
+        (path / "gate.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        (path / "pr_comment.md").write_text(comment, encoding="utf-8")
+
+    update_result(folder.parent, {folder.name: write_gate})

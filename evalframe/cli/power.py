@@ -63,10 +63,10 @@ def _format(table, args) -> str:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.io.results import read_result_dir
+    from evalframe.results.reader import read_result
     from evalframe.stats.power import power_table
 
-    data = read_result_dir(args.result_dir)
+    data = read_result(args.result_dir).data()
     mdes = sorted({round(args.mde * factor, 12) for factor in MDE_FACTORS})
     table = power_table(data, metric=args.metric, mde=mdes, paired_with=args.paired_with, system=args.system,
                         alpha=args.alpha, power=args.power, relative=args.relative, subset=args.subset)

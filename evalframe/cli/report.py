@@ -4,16 +4,14 @@ Re-renders the report files from a folder written by ``evalframe run`` (its
 ``summary.parquet``, ``run.json``, ``curves.parquet`` and ``<table>.csv``), without the input
 and without recomputing anything. Without ``--format`` every format is written (``report.md``,
 ``report.html``, ``report.tex``, ``report_tables.csv``, and ``plots/``); ``md`` writes the plots
-too, as the Markdown links to them. Files are replaced one by one (each written beside its
-target, then renamed), so a failure leaves the previous files whole.
+too, as the Markdown links to them. Files are written by the results room's writer (each written beside its
+target, then renamed; :func:`evalframe.results.writer.update_result`), so a failure leaves the
+previous files whole, and a file of the same name that evalframe did not write is never replaced.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 from evalframe.errors import ExitCode
@@ -40,48 +38,16 @@ def add_parser(commands) -> None:
     report.add_argument("--percent", action="store_true", help="print rates as percentages")
 
 
-def _replace_file(target: Path, write) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(handle)
-    try:
-        write(Path(temporary))
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _replace_folder(target: Path, write) -> None:
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        write(staging / target.name)
-        if target.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
-            target.rename(retired / target.name)
-            (staging / target.name).rename(target)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            (staging / target.name).rename(target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.report.outputs import ReportWriter, require_report_extra
     from evalframe.report.tables import ReportData
+    from evalframe.results.writer import update_result
 
     require_report_extra()
     data = ReportData.from_directory(args.result_dir, percent=args.percent)
     out = Path(args.out) if args.out else Path(args.result_dir)
-    out.mkdir(parents=True, exist_ok=True)
     names = list(dict.fromkeys(name for fmt in (args.format or sorted(FORMATS)) for name in FORMATS[fmt]))
     writers = ReportWriter(data).writers()
-    for name in names:
-        target = out / name
-        if name == "plots":
-            _replace_folder(target, writers[name])
-        else:
-            _replace_file(target, writers[name])
+    update_result(out, {name: writers[name] for name in names})
     notes = "" if data.curves is not None else " (no curves.parquet: ROC, PR, reliability and selected-K plots left out)"
     return f"wrote {out}/ ({', '.join(names)}){notes}", ExitCode.OK

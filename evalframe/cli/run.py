@@ -18,22 +18,26 @@ def add_parser(commands) -> None:
     run.add_argument("pipeline", help="pipeline YAML file, or the name of a bundled pipeline (evidence_contract)")
     run.add_argument("--input", help="input file (default: the pipeline's input path)")
     run.add_argument("--gold", help="gold file of input formats that score against one (legal; default: the pipeline's input.gold)")
-    run.add_argument("--out", help="output folder (default: reports/<pipeline name>/)")
+    run.add_argument("--out", help="output folder (default: reports/<pipeline name>/); a folder holding files evalframe "
+                                   "did not write is refused unless --force")
+    run.add_argument("--force", action="store_true",
+                     help="write into an --out folder that holds other files (only evalframe's own files are ever replaced)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress bar or progress lines on stderr")
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe._progress import set_quiet, step
     from evalframe.pipeline import load_pipeline
-
+    from evalframe.results.writer import check_out_dir
 
     set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline)
+    out = Path(args.out) if args.out else Path("reports") / pipeline.name
+    check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
     with step("reading the input and computing the metrics", quiet=args.quiet):
         evaluation = pipeline.run(args.input, gold=args.gold)
-    out = Path(args.out) if args.out else Path("reports") / pipeline.name
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
-        evaluation.write(out, pipeline.outputs)
+        evaluation.write(out, pipeline.outputs, force=args.force)
     for note in evaluation.notes:
         print(_wrapped(f"evalframe: note: {note}"), file=sys.stderr)
     written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from evalframe.errors import ConfigError, ExitCode
@@ -47,16 +45,9 @@ def add_parser(commands) -> None:
 
 def _write_json(path: Path, results: dict) -> None:
     """Write atomically: a failed write leaves no partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as file:
-            json.dump(results, file, indent=2)
-            file.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    from evalframe.results.writer import write_file
+
+    write_file(path, lambda temporary: temporary.write_text(json.dumps(results, indent=2) + "\n"))
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:

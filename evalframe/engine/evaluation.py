@@ -40,7 +40,7 @@ from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric, SetMetric
-from evalframe.stats.bootstrap import Bootstrap
+from evalframe.engine.bootstrap import Bootstrap
 
 
 def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:

@@ -34,8 +34,6 @@ from evalframe.errors import ConfigError
 
 #: Columns this stage adds to the queries table.
 EXTRACTION_COLUMNS = ("n_extracted", "n_extracted_relevant")
-#: The input columns a metric on the extracted set needs one of.
-EXTRACTION_SOURCES = ("selected_k", "extracted_sent_uids")
 
 
 def top_k_counts(

@@ -16,7 +16,7 @@ from evalframe.engine.ranking import check_threshold
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve_all
-from evalframe.stats.bootstrap import Bootstrap
+from evalframe.engine.bootstrap import Bootstrap
 
 EmptyPolicy = Literal["skip", "zero"]
 MissingPolicy = Literal["error", "zero"]
@@ -43,7 +43,7 @@ class Plan:
     ``units`` names coarser units and their key columns (``{"post": ("post_id",)}``);
     ``weight`` names a queries column holding each unit's non-negative weight;
     ``across_folds`` names the fold key whose per-fold values get mean ± std rows.
-    ``bootstrap`` (:class:`~evalframe.stats.bootstrap.Bootstrap`) adds confidence intervals to
+    ``bootstrap`` (:class:`~evalframe.engine.bootstrap.Bootstrap`) adds confidence intervals to
     every summary row (the uncertainty stage, :mod:`evalframe.engine.uncertainty`); None: none.
     ``about`` carries descriptive facts for reports (pipeline name, source, outputs, …).
     """

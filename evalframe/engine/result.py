@@ -15,16 +15,17 @@
   table, the consistency checks, a comparison), each written as ``<name>.csv`` and rendered as a
   section of ``summary.md``; ``inputs`` holds the input tables the result was computed from.
 
-Renderers and writers live in :mod:`evalframe.report` and take a result; the methods here are
-shortcuts to them.
+The engine knows nothing of reports or result folders. The views a user reaches from a result
+(``ev.write``, ``ev.plot``, ``ev.table()``, ``ev.overview()``, ``ev.info``, ``ev.report_table()``,
+notebook display) are attached by :mod:`evalframe.report.views` through :func:`evaluation_view`;
+``import evalframe`` (which every ``import evalframe.<module>`` runs first) imports it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -32,6 +33,7 @@ import polars as pl
 from evalframe._sorting import natural_sorted
 from evalframe.data.units import QUERY, Units
 from evalframe.errors import ConfigError
+from evalframe.metrics.registry import canonical_name
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
@@ -202,7 +204,7 @@ class Evaluation:
             table = table.filter(pl.col(key).is_in(_as_values(key, wanted, table.get_column(key))))
         if metric is not None:
             names = [metric] if isinstance(metric, str) else list(metric)
-            table = table.filter(pl.col("metric").is_in(_present(self.summary, "metric", [_canonical(n) for n in names])))
+            table = table.filter(pl.col("metric").is_in(_present(self.summary, "metric", [canonical_name(n) for n in names])))
         if system is not None:
             table = table.filter(pl.col("system").is_in(_present(self.summary, "system", [system] if isinstance(system, str) else list(system))))
         if subset is not None:
@@ -220,44 +222,6 @@ class Evaluation:
                               for g, keys in self.plan.slices.items())
         raise ConfigError(f"no grouping `{name}` (groupings: {described})")
 
-    @cached_property
-    def info(self) -> dict[str, Any]:
-        """The run description written to ``run.json``."""
-        from evalframe.report.run_info import describe_run
-
-        return describe_run(self)
-
-    def overview(self) -> str:
-        """The compact terminal table of overall results."""
-        from evalframe.report.terminal import render_overview
-
-        return render_overview(self)
-
-    # --- notebook display (issue 12): report tables and plots ------------------------------
-
-    @cached_property
-    def _report_tables(self):
-        """Report data without plot points (tables only; cheap)."""
-        import polars as pl
-
-        from evalframe.report.tables import ReportData
-
-        return ReportData.from_evaluation(self, curves=pl.DataFrame())
-
-    def report_table(self) -> pl.DataFrame:
-        """The report table of every grouping (``report_tables.csv``): metric, value (mean ± std),
-        95% CI, subset, n, interpretation, target; ``.to_pandas()`` for pandas."""
-        from evalframe.report.tables import report_rows
-
-        return report_rows(self._report_tables)
-
-    def table(self, grouping: str | None = None, metrics: list[str] | None = None, systems: list[str] | None = None):
-        """One grouping's report table (default overall) as a ``great_tables.GT``, optionally
-        restricted to ``metrics`` and ``systems``: ``ev.table(grouping="criterion", metrics=["auroc"])``."""
-        from evalframe.report.html import overall_gt
-
-        return overall_gt(self._report_tables, grouping=grouping, metrics=metrics, systems=systems)
-
     def to_pandas(self, table: str = "summary"):
         """``summary`` (default), ``per_query``, ``report`` or a further result table as pandas."""
         if table == "summary":
@@ -268,34 +232,39 @@ class Evaluation:
             return self.report_table().to_pandas()
         if table in self.tables:
             return self.tables[table].to_pandas()
-        from evalframe.errors import ConfigError
-
         known = ", ".join(["summary", "per_query", "report", *self.tables])
         raise ConfigError(f"no table `{table}` in this result (tables: {known})")
 
-    def _repr_html_(self) -> str:
-        """A notebook shows the overall values, the systems side by side."""
-        from evalframe.report.html import overview_html
 
-        return overview_html(self._report_tables)
+def evaluation_view(name: str | None = None, *, cached: bool = False) -> Callable[[Callable], Callable]:
+    """Attach ``function`` to :class:`Evaluation` as the method ``name`` (default: the
+    function's name), or as a cached property with ``cached=True``.
 
-    @cached_property
-    def plot(self):
-        """``ev.plot.roc()``, ``.pr()``, ``.reliability(system=...)``, ``.criterion_bars(metric)``,
-        ``.dynamic_k()``, ``.fold_spread()``, ``.forest()``: matplotlib Figures, shown inline in
-        Jupyter (no magic, no backend chosen) and never opened in a window."""
-        from evalframe.report.notebook import show_figures_inline
-        from evalframe.report.plots import PlotAccessor
-        from evalframe.report.tables import ReportData
+    This is how the layers above the engine give a result its user-facing views without the
+    engine importing them (the way pandas' accessors work): :mod:`evalframe.report.views`
+    attaches ``info`` (``run.json``), ``overview``, ``report_table``, ``table``,
+    ``_repr_html_``, ``plot`` and ``write``, and ``import evalframe`` imports that module, so
+    every ``Evaluation`` has them. Attaching a name the class already defines is an error (a
+    view never replaces the engine's own attributes).
+    """
 
-        show_figures_inline()
-        return PlotAccessor(ReportData.from_evaluation(self))
+    def attach(function: Callable) -> Callable:
+        attribute = name or function.__name__
+        if attribute in Evaluation.__dict__ and attribute not in _VIEWS:
+            raise RuntimeError(f"Evaluation.{attribute} is defined by the engine; a view cannot replace it")
+        value: Any = function
+        if cached:
+            value = cached_property(function)
+            value.__set_name__(Evaluation, attribute)
+        setattr(Evaluation, attribute, value)
+        _VIEWS[attribute] = function
+        return function
 
-    def write(self, out_dir: str | Path, outputs: tuple[str, ...] | None = None) -> Path:
-        """Write the outputs (default: the pipeline's, else all) under ``out_dir`` atomically."""
-        from evalframe.report.outputs import write_outputs
+    return attach
 
-        return write_outputs(self, Path(out_dir), outputs)
+
+#: Views attached by higher layers (:func:`evaluation_view`): name → function.
+_VIEWS: dict[str, Callable] = {}
 
 
 def _shortened(names: list[str], limit: int = 8) -> str:
@@ -319,16 +288,6 @@ def _labelled(table: pl.DataFrame) -> pl.DataFrame:
     return table.with_columns(
         _label=pl.when(several).then(pl.format("{} [{}]", "metric", "subset")).otherwise(pl.col("metric"))
     )
-
-
-def _canonical(name: str) -> str:
-    """The registered name of a metric spelling (``P@5`` → ``precision@5``); unknown text as given."""
-    from evalframe.metrics.registry import resolve
-
-    try:
-        return resolve(name).name
-    except ConfigError:
-        return name
 
 
 def _present(table: pl.DataFrame, column: str, wanted: list) -> list:

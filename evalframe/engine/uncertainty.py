@@ -2,7 +2,7 @@
 
 Runs after the summary, on the same partials (so merged partials give the whole's intervals).
 For every (metric group, unit, grouping set, slice) it computes the metric under ``R``
-replicate weight vectors at once (:mod:`evalframe.stats.bootstrap` for the settings and the
+replicate weight vectors at once (:mod:`evalframe.engine.bootstrap` for the settings and the
 interval rule):
 
 - **per-unit metrics**: each row's replicate weight is its resampled unit's count times its
@@ -34,10 +34,8 @@ from evalframe.data.units import SYSTEM
 from evalframe.engine.partials import Partials
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
-from evalframe.stats.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
+from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
 
-#: Summary columns that identify a row (with the slice keys between ``system`` and ``metric``).
-ROW_KEYS = ("grouping", SYSTEM, "metric", "unit", "subset")
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
 #: At most this many row × replicate cells of a set metric's weight matrix at once.

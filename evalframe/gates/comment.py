@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalframe.gates.check import TOLERANCE, GateReport, GateResult, SliceChange
+from evalframe.gates.outcome import TOLERANCE, GateReport, GateResult, SliceChange
 from evalframe.metrics.base import Metric
 from evalframe.report.formatting import decimal, percent, points, signed_decimal
 

@@ -1,12 +1,12 @@
 """Is a drop noise? The paired bootstrap interval of the change of a per-query mean metric.
 
 One function, :func:`paired_delta_ci`, on the engine's bootstrap arithmetic
-(:func:`evalframe.stats.bootstrap.weighted_means` and :func:`~evalframe.stats.bootstrap.intervals`,
+(:func:`evalframe.engine.bootstrap.weighted_means` and :func:`~evalframe.engine.bootstrap.intervals`,
 the rule of every CI evalframe reports). The two runs are two result folders, so the gate pairs
 their per-query values itself.
 
 Two runs of one gold set are paired by ``query_id``: ``d_u = candidate_u − baseline_u`` per case.
-A bootstrap replicate is a weight vector over cases (:func:`evalframe.stats.replicates.poisson_counts`:
+A bootstrap replicate is a weight vector over cases (:func:`evalframe.engine.replicates.poisson_counts`:
 Poisson(1) counts, a pure function of the seed and the case's id, so both runs get the same
 weights and the result does not depend on row order)::
 
@@ -27,8 +27,8 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import NO_VALUE, InputError, Problem
-from evalframe.stats.bootstrap import intervals, weighted_means
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.bootstrap import intervals, weighted_means
+from evalframe.engine.replicates import poisson_counts
 
 
 @dataclass(frozen=True)

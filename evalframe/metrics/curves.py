@@ -228,7 +228,7 @@ def replicate_roc(prob, label, weights, fpr_grid=None):
 
     ``prob`` (n,), ``label`` (n,, 1 positive, anything else negative) and ``weights`` (n, R):
     column ``r`` is a weight vector (a bootstrap replicate: unit weight × Poisson count, from
-    :func:`evalframe.stats.replicates.poisson_counts`, so the replicates are the ones the
+    :func:`evalframe.engine.replicates.poisson_counts`, so the replicates are the ones the
     engine's AUROC CIs use). Rows must have both label and prob (:func:`is_scored`).
 
     One sort of ``prob`` (descending, ties kept together as one threshold, as

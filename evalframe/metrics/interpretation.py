@@ -12,8 +12,9 @@ metric's parameters (``{k}``, ``{fpr}``, ``{threshold}``, ``{bins}``), so ``reca
 - ``score``: any other real number (AUROC, nDCG, MCC, Brier, ECE);
 - ``count``: a number of units (integer when whole).
 
-A metric registered without an entry (a user's own) falls back to the first line of its
-docstring and the kind ``score``; ``tests/metrics/test_interpretation.py`` checks that every
+A metric registered with ``meaning=``/``kind=`` on its spec (a user's own,
+:func:`evalframe.metrics.registry.register_metric`) reads those; one without falls back to the
+first line of its docstring and the kind ``score``; ``tests/metrics/test_interpretation.py`` checks that every
 bundled metric has an entry.
 """
 
@@ -115,25 +116,21 @@ INTERPRETATIONS: dict[str, tuple[str, Kind]] = {
 
 def registered_name(metric: Metric) -> str | None:
     """The registry name of ``metric``'s spec (``recall`` for ``recall@5``); None if unregistered."""
-    import re
+    from evalframe.metrics.registry import spec_of
 
-    from evalframe.metrics.registry import available
-
-    specs = available()
-    for spec in specs:
-        if spec.build is type(metric):
-            return spec.name
-    # A spec built by a function (not the class): match the printed name's stem (``legal_ndcg@10``).
-    stem = re.split(r"[@(]", metric.name, maxsplit=1)[0].lower()
-    for spec in specs:
-        if stem in (spec.name.lower(), *(alias.lower() for alias in spec.aliases)):
-            return spec.name
-    return None
+    spec = spec_of(metric)
+    return spec.name if spec is not None else None
 
 
 def describe(metric: Metric) -> Interpretation:
-    """``metric``'s interpretation with its parameters filled in (docstring line as a fallback)."""
-    entry = INTERPRETATIONS.get(registered_name(metric) or "")
+    """``metric``'s interpretation with its parameters filled in: its spec's ``meaning`` and
+    ``kind`` (:func:`evalframe.metrics.registry.register_metric`), else the bundled entry, else the
+    first line of its docstring."""
+    from evalframe.metrics.registry import spec_of
+
+    spec = spec_of(metric)
+    entry = (spec.meaning, spec.kind or "score") if spec is not None and spec.meaning else None
+    entry = entry or INTERPRETATIONS.get(spec.name if spec is not None else "")
     if entry is None:
         first_line = (type(metric).__doc__ or metric.name).strip().splitlines()[0]
         kind: Kind = "count" if metric.summary == "sum" else "score"

@@ -6,15 +6,28 @@ Metric strings follow a small grammar::
     cutoff   := integer | param "=" value
 
 ``recall@5``, ``ndcg@10(gain=linear)``, ``map@100``, ``mrr``, ``tpr@fpr=0.01``. Names and
-aliases are case-insensitive (``P@5`` is ``precision@5``). Each family module declares its
-metrics in a ``SPECS`` list; :func:`resolve` turns a string (or a metric object) into a
-metric and an unknown name gets a "did you mean" hint.
+aliases are case-insensitive (``P@5`` is ``precision@5``). :func:`resolve` turns a string (or a
+metric object) into a metric and an unknown name gets a "did you mean" hint.
+
+**Where metrics come from** (the registry is open; nothing here lists them):
+
+- every module of the :mod:`evalframe.metrics` package that declares a ``SPECS`` list (a new
+  family is one new module, found without editing anything else);
+- installed packages, through the entry point group ``evalframe.metrics`` (:data:`ENTRY_POINT_GROUP`):
+  each entry point names a module with a ``SPECS`` list;
+- :func:`register_metric` at run time (``ef.register_metric(MetricSpec(...))``), e.g. in a notebook
+  or a test.
+
+The CLI listing (``evalframe metrics``), the pipelines' name checks and the reports'
+interpretations (:attr:`MetricSpec.meaning`, :mod:`evalframe.metrics.interpretation`) all read
+this one table. CONTRIBUTING.md walks through adding a metric.
 """
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,18 +37,9 @@ from typing import Any
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
 
-#: Modules that declare metric families (each has a module-level ``SPECS`` list).
-FAMILY_MODULES = (
-    "evalframe.metrics.retrieval_basic",
-    "evalframe.metrics.retrieval_ranking",
-    "evalframe.metrics.classification",
-    "evalframe.metrics.calibration",
-    "evalframe.metrics.multilabel",
-    "evalframe.metrics.legal",
-    "evalframe.metrics.gate",
-    "evalframe.metrics.dynamic_k",
-    "evalframe.metrics.query_counts",
-)
+#: The entry point group through which an installed package adds metric families: each entry
+#: point names a module with a ``SPECS`` list (``[project.entry-points."evalframe.metrics"]``).
+ENTRY_POINT_GROUP = "evalframe.metrics"
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,11 @@ class MetricSpec:
     #: Parameters a pipeline's ``parameters:`` block may set for this metric (``threshold``);
     #: no other shared value ever reaches it (a cutoff comes only from the metric's name).
     shared: tuple[str, ...] = ()
+    #: What the metric means for a reader, a template over its parameters (``"… in the top {k}"``),
+    #: and the kind of number (``rate``, ``score``, ``count``); reports print them
+    #: (:func:`evalframe.metrics.interpretation.describe`).
+    meaning: str | None = None
+    kind: str | None = None
 
     def param(self, name: str) -> Param:
         for param in self.params:
@@ -96,18 +105,80 @@ _GRAMMAR = re.compile(
 )
 
 
+def _family_modules() -> list[str]:
+    """The modules that declare metric families: those of this package with a ``SPECS`` list,
+    then those installed packages name in :data:`ENTRY_POINT_GROUP`."""
+    import evalframe.metrics as package
+    from importlib.metadata import entry_points
+
+    bundled = [f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)]
+    bundled = [name for name in bundled if hasattr(importlib.import_module(name), "SPECS")]
+    return [*bundled, *(point.value for point in entry_points(group=ENTRY_POINT_GROUP))]
+
+
+#: Specs added by :func:`register_metric`, in the order they came.
+_runtime: list[MetricSpec] = []
+
+
+def _add(table: dict[str, MetricSpec], spec: MetricSpec, origin: str) -> None:
+    for key in (spec.name, *spec.aliases):
+        if key.lower() in table:
+            msg = f"metric name `{key}` is registered twice (again by {origin})"
+            raise ConfigError(msg)
+    for key in (spec.name, *spec.aliases):
+        table[key.lower()] = spec
+
+
 @cache
 def _specs() -> dict[str, MetricSpec]:
     """Every registered spec by lower-cased name and alias."""
     table: dict[str, MetricSpec] = {}
-    for module_name in FAMILY_MODULES:
+    for module_name in _family_modules():
         for spec in importlib.import_module(module_name).SPECS:
-            for key in (spec.name, *spec.aliases):
-                if key.lower() in table:
-                    msg = f"metric name `{key}` is registered twice"
-                    raise RuntimeError(msg)
-                table[key.lower()] = spec
+            _add(table, spec, module_name)
+    for spec in _runtime:
+        _add(table, spec, "register_metric")
     return table
+
+
+def register_metric(spec: MetricSpec) -> MetricSpec:
+    """Add a metric to the registry at run time: ``resolve``, pipelines, ``evalframe metrics`` and
+    reports then know it like a bundled one. A name or alias already registered is a
+    :class:`~evalframe.errors.ConfigError` (a metric is never silently replaced).
+
+    >>> from evalframe.metrics.registry import MetricSpec, register_metric
+    >>> register_metric(MetricSpec("positive_share", PositiveShare, "share of positive labels",
+    ...                            meaning="Share of the slice's queries with a positive label.", kind="rate"))  # doctest: +SKIP
+    """
+    if not isinstance(spec, MetricSpec):
+        raise ConfigError(f"register_metric() takes a MetricSpec, got {type(spec).__name__}")
+    _add(dict(_specs()), spec, "register_metric")  # refuse a clash before anything changes
+    _runtime.append(spec)
+    _specs.cache_clear()
+    return spec
+
+
+def unregister_metric(name: str) -> None:
+    """Remove a metric added by :func:`register_metric` (tests, notebooks); bundled ones stay."""
+    kept = [spec for spec in _runtime if spec.name != name]
+    if len(kept) == len(_runtime):
+        raise ConfigError(f"`{name}` was not added by register_metric()")
+    _runtime[:] = kept
+    _specs.cache_clear()
+
+
+def spec_of(metric: Metric) -> MetricSpec | None:
+    """The registry entry ``metric`` was built from (by its class, else its name's stem); None
+    for a metric object that was never registered."""
+    specs = available()
+    for spec in specs:
+        if spec.build is type(metric):
+            return spec
+    stem = re.split(r"[@(]", metric.name, maxsplit=1)[0].lower()
+    for spec in specs:
+        if stem in (spec.name.lower(), *(alias.lower() for alias in spec.aliases)):
+            return spec
+    return None
 
 
 def available() -> list[MetricSpec]:
@@ -162,6 +233,16 @@ def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) 
         if key in spec.shared:
             values.setdefault(key, value)
     return spec.build(**values)
+
+
+def canonical_name(name: str) -> str:
+    """The registered name of a metric spelling (``P@5`` → ``precision@5``, ``NDCG@10`` →
+    ``ndcg@10``); text the registry cannot resolve is returned as given, so a caller can look it
+    up among names it already has (a result's own metric names) before calling it unknown."""
+    try:
+        return resolve(name).name
+    except ConfigError:
+        return name
 
 
 def shared_parameters() -> dict[str, list[str]]:

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
-from evalframe._preload import preload
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
-from evalframe.report.run_info import sha256_of
-from evalframe.stats.bootstrap import Bootstrap
+from evalframe.results.run_info import sha256_of
+from evalframe.engine.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
@@ -28,12 +27,20 @@ if TYPE_CHECKING:
 
 def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | Path | None = None) -> Tables:
     """Read the pipeline input into the long tables with the reader its ``format`` names (and,
-    for the ``legal`` format, its ``gold`` file)."""
-    if spec.format == "retrieval_results":
+    for the ``legal`` format, its ``gold`` file). A format added by
+    :func:`~evalframe.io.readers.register_reader` gives a table that its contract's reader takes."""
+    from evalframe.io.readers import registered_reader
+
+    format = spec.format
+    custom = registered_reader(format)
+    if custom is not None:
+        source = source if isinstance(source, pl.DataFrame) else custom.table(source)
+        format = custom.schema
+    if format == "retrieval_results":
         from evalframe.io.retrieval_results import read_retrieval_results
 
         return read_retrieval_results(source, columns=spec.columns)
-    if spec.format == "legal":
+    if format == "legal":
         from evalframe.io.legal import read_legal
 
         if isinstance(source, pl.DataFrame):
@@ -95,7 +102,6 @@ def run_loaded(
         hint = "" if input is not None else " (the pipeline's `input.path`; pass another with `--input FILE`, or `input=` in Python)"
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     gold_source = gold_file(pipeline, gold)
-    preload()  # modules the metric stage imports on first use, while the input is read
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
         digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None

@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +32,12 @@ from evalframe.data.contracts import load_yaml
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
 from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.errors import NO_VALUE, ConfigError, Problem
-from evalframe.metrics.registry import resolve, shared_parameters
+from evalframe.metrics.registry import canonical_name, resolve, shared_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
-from evalframe.stats.bootstrap import Bootstrap
-from evalframe.report.targets import Target
+from evalframe.engine.bootstrap import Bootstrap
+from evalframe.metrics.targets import Target
 
-#: Input formats a pipeline reads: a per_query.csv, a gold set's retrieval results, or the legal
-#: predictions JSON with its gold file (``input.gold``, ``--gold``).
-INPUT_FORMATS = ("per_query", "retrieval_results", "legal")
 #: Input formats that read a second file, the gold standard (``input.gold``).
 GOLD_FORMATS = ("legal",)
 #: The outputs of a pipeline that does not list its own (``per_unit.parquet`` is added by listing it).
@@ -162,13 +159,33 @@ def _list(value: Any) -> list:
     return list(value) if isinstance(value, list) else []
 
 
+def _pipeline_format():
+    """The pipeline format, its ``input.format`` allowing every reader's format (bundled and
+    registered: :func:`evalframe.io.readers.register_reader`)."""
+    from types import MappingProxyType
+
+    from evalframe.io.readers import BUNDLED_FORMATS, reader_formats
+
+    loaded = load_format("pipeline")
+    formats = reader_formats()
+    if formats == BUNDLED_FORMATS:
+        return loaded
+    document = loaded.document
+    keys = document["keys"]
+    source = keys["input"]
+    node = MappingProxyType({**source["keys"]["format"], "allowed": formats})
+    source = MappingProxyType({**source, "keys": MappingProxyType({**source["keys"], "format": node})})
+    document = MappingProxyType({**document, "keys": MappingProxyType({**keys, "input": source})})
+    return replace(loaded, document=document)
+
+
 def check_spec(spec: Any) -> list[Problem]:
     """Every problem of a pipeline spec (module docstring, steps 1 and 2); [] when it is valid.
 
     The meaning is checked wherever the structure allows (a malformed part is reported once,
     by the structure check), so one pass reports both kinds.
     """
-    problems = check_format(spec, load_format("pipeline"))
+    problems = check_format(spec, _pipeline_format())
     if not isinstance(spec, Mapping) or any(p.location == "version" or p.location is None for p in problems):
         return problems  # not a pipeline of this version: its meaning cannot be read
     source = _mapping(spec.get("input"))
@@ -315,22 +332,15 @@ def _check_sweep(block: Any, slices: Mapping[str, Any]) -> list[Problem]:
     return problems
 
 
-def _canonical_name(name: str) -> str:
-    try:
-        return resolve(name).name
-    except ConfigError:
-        return name
-
-
 def _check_compare(block: Mapping[str, Any], spec: Mapping[str, Any], slices: Mapping[str, Any]) -> list[Problem]:
     """The ``compare:`` block's names: its metrics must be listed (under any spelling: ``P@5`` is
     ``precision@5``), its groupings be slices, its levels in (0, 1). (Whether the baseline is a
     system is known once the input is read.)"""
     problems = []
-    listed = sorted({_canonical_name(name) for group in _list(spec.get("metrics"))
+    listed = sorted({canonical_name(name) for group in _list(spec.get("metrics"))
                      for name in _list(_mapping(group).get("names")) if isinstance(name, str)})
     for index, name in enumerate(_list(block.get("metrics"))):
-        if isinstance(name, str) and _canonical_name(name) not in listed:
+        if isinstance(name, str) and canonical_name(name) not in listed:
             problems.append(Problem(f"compare.metrics[{index}]", None, name, f"is not a metric of the pipeline{_near(name, listed)}"))
     for index, name in enumerate(_list(block.get("groupings"))):
         if isinstance(name, str) and name not in slices:

@@ -94,7 +94,7 @@ def _rows(system: str, curve: str, **columns) -> pl.DataFrame:
 def replicate_counts(scored: pl.DataFrame, settings: BandSettings) -> np.ndarray:
     """Poisson counts (rows × replicates) of every row's bootstrap unit, drawn once per distinct
     unit (systems share units, so they share counts: the comparison is paired)."""
-    from evalframe.stats.replicates import poisson_counts
+    from evalframe.engine.replicates import poisson_counts
 
     keys = scored.select(list(settings.unit_keys))
     units = keys.unique(maintain_order=True).with_row_index("__unit")

@@ -1,22 +1,21 @@
-"""Writing a pipeline's outputs atomically.
+"""A pipeline's output files: which ones, and how each is rendered from a result.
 
-Files are written into a temporary folder beside the target, then the folder is moved into
-place in one rename: a failed run leaves no partial output, and a previous output folder is
-replaced only once the new one is complete.
+The files are written by the results room's one atomic writer
+(:func:`evalframe.results.writer.write_result`): a failed run leaves no partial output, an
+earlier result is replaced only once the new one is complete, and only files an earlier
+evalframe run wrote there are ever replaced.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.report.markdown import render_markdown
+from evalframe.results.writer import check_out_dir, write_result
 
 
 #: Report files (issue 12): rendered from :class:`~evalframe.report.tables.ReportData`; ``plots``
@@ -25,12 +24,6 @@ REPORT_FILES = ("report.md", "report.html", "report.tex", "report_tables.csv", "
 #: Every output file, in the order they are written.
 OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
                 "replicates.parquet", "curves.parquet", *REPORT_FILES)
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def default_outputs(evaluation) -> tuple[str, ...]:
@@ -70,7 +63,7 @@ def table_files(evaluation) -> dict[str, pl.DataFrame]:
     return {f"{name}.csv": table for name, table in evaluation.tables.items()}
 
 
-def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None) -> Path:
+def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None, *, force: bool = False) -> Path:
     """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
 
     Report files (:data:`REPORT_FILES`, ``curves.parquet``) are rendered from one
@@ -79,6 +72,9 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
     ``per_unit.parquet`` holds the values of every unit other than the query (a ``unit`` column
     and each unit's keys); ``per_query.parquet`` those of the query unit. Every further result
     table (an ablation table, the checks, …) is written as ``<name>.csv`` as well.
+
+    A folder holding files evalframe did not write is refused unless ``force``
+    (:func:`evalframe.results.writer.write_result`); this is checked before anything is rendered.
     """
     out_dir = Path(out_dir)
     outputs = outputs or default_outputs(evaluation)
@@ -86,41 +82,26 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
     unknown = sorted(set(outputs) - set(OUTPUT_FILES))
     if unknown:
         raise ConfigError(f"unknown outputs {unknown} (known: {list(OUTPUT_FILES)})")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", dir=out_dir.parent))
-    staging.chmod(0o777 & ~_current_umask())  # mkdtemp makes it private; outputs are ordinary files
-    try:
-        writers = {
-            "per_query.parquet": lambda path: evaluation.per_query.write_parquet(path, statistics=False),
-            "per_unit.parquet": lambda path: coarse_units_table(evaluation).write_parquet(path, statistics=False),
-            "summary.parquet": lambda path: evaluation.summary.write_parquet(path, statistics=False),
-            "replicates.parquet": lambda path: replicates_table(evaluation).write_parquet(path, statistics=False),
-            "summary.csv": lambda path: evaluation.summary.write_csv(path, float_precision=10),
-            "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
-            "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),
-        }
-        if any(name == "curves.parquet" or name in REPORT_FILES for name in outputs):
-            from evalframe.report.tables import ReportData
+    check_out_dir(out_dir, force=force, names=[*outputs, *extra])
+    renderers = {
+        "per_query.parquet": lambda path: evaluation.per_query.write_parquet(path, statistics=False),
+        "per_unit.parquet": lambda path: coarse_units_table(evaluation).write_parquet(path, statistics=False),
+        "summary.parquet": lambda path: evaluation.summary.write_parquet(path, statistics=False),
+        "replicates.parquet": lambda path: replicates_table(evaluation).write_parquet(path, statistics=False),
+        "summary.csv": lambda path: evaluation.summary.write_csv(path, float_precision=10),
+        "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
+        "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),
+    }
+    if any(name == "curves.parquet" or name in REPORT_FILES for name in outputs):
+        from evalframe.report.tables import ReportData
 
-            if any(name in REPORT_FILES for name in outputs):
-                require_report_extra()
-            report = ReportWriter(ReportData.from_evaluation(evaluation))
-            writers |= report.writers()
-        for name in outputs:
-            writers[name](staging / name)
-        for name, table in extra.items():
-            table.write_csv(staging / name, float_precision=10)
-        if out_dir.exists():
-            retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old.", dir=out_dir.parent))
-            out_dir.rename(retired / out_dir.name)
-            staging.rename(out_dir)
-            shutil.rmtree(retired, ignore_errors=True)
-        else:
-            staging.rename(out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return out_dir
+        if any(name in REPORT_FILES for name in outputs):
+            require_report_extra()
+        renderers |= ReportWriter(ReportData.from_evaluation(evaluation)).writers()
+    writers = {name: renderers[name] for name in outputs}
+    for name, table in extra.items():
+        writers[name] = lambda path, table=table: table.write_csv(path, float_precision=10)
+    return write_result(out_dir, writers, force=force)
 
 
 def require_report_extra() -> None:

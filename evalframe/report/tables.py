@@ -21,7 +21,6 @@ and a report note says so.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +28,11 @@ from typing import Any
 
 import polars as pl
 
-from evalframe.errors import ConfigError, InputError, Problem, NO_VALUE
+from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
 from evalframe.metrics.interpretation import Interpretation, describe
 from evalframe.report.formatting import NULL_MARK, Footnotes, ci_text, format_number, mean_std_text
-from evalframe.report.targets import Target
+from evalframe.metrics.targets import Target
 
 #: The grouping of the across-folds rows (mean ± std of the per-fold values).
 ACROSS_FOLDS = "across_folds"
@@ -92,36 +91,25 @@ class ReportData:
         """The report data of a folder written by ``evalframe run`` (``summary.parquet`` and
         ``run.json`` needed; ``curves.parquet`` and ``<table>.csv`` used when there)."""
         from evalframe.metrics.registry import resolve, shared_parameters
+        from evalframe.results.reader import read_result
 
-        directory = Path(directory)
-        for needed in ("summary.parquet", "run.json"):
-            if not (directory / needed).exists():
-                raise InputError(str(directory / needed), Problem(
-                    None, None, NO_VALUE, "not found: `evalframe report` needs a folder written by `evalframe run` "
-                    "whose outputs include summary.parquet and run.json"))
-        summary = pl.read_parquet(directory / "summary.parquet")
-        info = json.loads((directory / "run.json").read_text())
+        folder = read_result(directory)
+        info = folder.info
         shared = shared_parameters()
         defaults = {key: value for key, value in (info.get("parameters") or {}).items() if key in shared}
         metrics = {}
-        for name in summary.get_column("metric").unique(maintain_order=True).to_list():
+        for name in folder.summary.get_column("metric").unique(maintain_order=True).to_list():
             try:
                 metrics[name] = resolve(name, defaults=defaults)
             except ConfigError:
                 continue  # a metric the registry no longer knows: rendered without interpretation
-        tables = {}
-        for name in info.get("result_tables") or []:
-            path = directory / f"{name}.csv"
-            if path.exists():
-                tables[name] = pl.read_csv(path, infer_schema_length=None)
-        curves_path = directory / "curves.parquet"
         return cls(
-            summary=summary,
+            summary=folder.summary,
             info=info,
             metrics=metrics,
             targets=dict((info.get("pipeline") or {}).get("targets") or {}),
-            tables=tables,
-            curves=pl.read_parquet(curves_path) if curves_path.exists() else None,
+            tables=folder.tables,
+            curves=folder.curves,
             percent=percent,
         )
 

@@ -31,7 +31,7 @@ def render_overview(evaluation) -> str:
     """One block per system (module docstring)."""
     from evalframe.metrics.interpretation import describe
     from evalframe.report.tables import failed_checks, has_intervals
-    from evalframe.report.targets import Target
+    from evalframe.metrics.targets import Target
 
     summary = evaluation.summary
     kinds = {m.name: describe(m).kind for m in evaluation.metrics}

@@ -40,7 +40,7 @@ import numpy as np
 import polars as pl
 
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
-from evalframe.stats.bootstrap import intervals
+from evalframe.engine.bootstrap import intervals
 from evalframe.stats.corrections import adjust_in_families, check_correction
 from evalframe.stats.paired_tests import (
     _as_extreme,
@@ -50,7 +50,7 @@ from evalframe.stats.paired_tests import (
     permutation_bits,
     sign_flip_pvalues,
 )
-from evalframe.stats.replicates import unit_hashes
+from evalframe.engine.replicates import unit_hashes
 
 TESTS = ("randomization", "t", "wilcoxon")
 #: Named families: the columns whose values define one family of tests.
@@ -107,7 +107,7 @@ def compare(
     """Compare every system with ``baseline`` on the same units (module docstring).
 
     ``evaluation``: an :class:`~evalframe.engine.result.Evaluation`, a result folder, or
-    :class:`~evalframe.io.results.ResultData`. ``metrics`` / ``groupings`` restrict the rows
+    :class:`~evalframe.results.data.ResultData`. ``metrics`` / ``groupings`` restrict the rows
     (default: all; the across-folds rows never). ``family``: ``"comparison"`` (default: all
     metrics × slices of one system against the baseline), ``"metric"``, ``"grouping"``,
     ``"all"``, or a list of columns whose values define a family. ``set_permutations``: the
@@ -133,7 +133,7 @@ def compare(
         unknown = [g for g in groupings if g not in data.slices]
         if unknown:
             raise ConfigError(f"unknown groupings {unknown} (groupings: {', '.join(data.slices)})")
-    chosen_groupings = [g for g in (groupings or data.slices) if g in data.slices]
+    chosen_groupings = list(groupings or data.slices)  # unknown groupings were refused above
     slice_keys = data.slice_keys
 
     rows = _summary_pairs(data, baseline, systems, metrics, chosen_groupings)
@@ -187,14 +187,11 @@ def compare(
 
 def _canonical(name: str, data) -> str:
     """A metric name as the summary prints it (``P@5`` → ``precision@5``); unknown names unchanged."""
-    from evalframe.metrics.registry import resolve
+    from evalframe.metrics.registry import canonical_name
 
     if name in data.levels or data.summary.filter(pl.col("metric") == name).height:
         return name
-    try:
-        return resolve(name).name
-    except ConfigError:
-        return name
+    return canonical_name(name)
 
 
 def _higher_is_better(names: list[str]) -> dict[str, bool | None]:

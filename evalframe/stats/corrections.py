@@ -36,16 +36,6 @@ from evalframe.errors import ConfigError
 Correction = Literal["bonferroni", "holm", "bh", "by", "none"]
 CORRECTIONS: tuple[str, ...] = get_args(Correction)
 
-#: What each correction controls, in words (reports and the README print it).
-CONTROLS = {
-    "bonferroni": "family-wise error rate (most conservative)",
-    "holm": "family-wise error rate (step-down; uniformly more powerful than Bonferroni)",
-    "bh": "false discovery rate (independent or positively dependent tests)",
-    "by": "false discovery rate under any dependence",
-    "none": "nothing: each test at its own level",
-}
-
-
 def check_correction(method: str) -> str:
     """``method`` if it names a correction, else a :class:`ConfigError` listing them."""
     if method not in CORRECTIONS:

@@ -11,7 +11,7 @@ the units both systems have a value for, and is two-sided:
   sign vectors give ``p = (1 + #{|T*| ≥ |T|}) / (1 + permutations)`` (never 0; Phipson &
   Smyth 2010). The signs are counter-based: the sign of unit ``u`` in permutation ``b`` is bit
   ``b mod 64`` of ``SplitMix64(h(u) ⊕ seed' + (⌊b/64⌋ + 1)·φ)`` with the unit-key hash ``h`` of
-  :mod:`evalframe.stats.replicates`, so they depend only on (seed, unit key, permutation), not
+  :mod:`evalframe.engine.replicates`, so they depend only on (seed, unit key, permutation), not
   on row order (:func:`permutation_bits`). The statistic of a block of permutations is one matrix product (signs ×
   differences, all metrics of a slice at once); no Python loop runs over permutations.
   Differences closer to ``|T|`` than 1e-9 relative count as ties (≥), so float noise cannot
@@ -37,7 +37,7 @@ import numpy as np
 import polars as pl
 from scipy import special
 
-from evalframe.stats.replicates import _splitmix64, unit_hashes
+from evalframe.engine.replicates import _splitmix64, unit_hashes
 
 #: Larger slices use the normal approximation of the Wilcoxon test (scipy's ``method="auto"`` rule).
 WILCOXON_EXACT_MAX = 50
@@ -95,7 +95,7 @@ def sign_flip_pvalues(
     """Two-sided sign-flip p-values of the columns of ``differences`` (units × metrics; NaN
     where a unit has no pair for that metric), and whether each was exact (module docstring).
 
-    ``hashes`` are the units' key hashes (:func:`evalframe.stats.replicates.unit_hashes`).
+    ``hashes`` are the units' key hashes (:func:`evalframe.engine.replicates.unit_hashes`).
     Returns ``(p, exact)``, each of length ``metrics``; a column without any pair has p NaN.
     """
     differences = np.asarray(differences, dtype=np.float64)

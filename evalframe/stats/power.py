@@ -40,7 +40,7 @@ from scipy import special
 from evalframe.errors import ConfigError
 
 if TYPE_CHECKING:
-    from evalframe.io.results import ResultData
+    from evalframe.results.data import ResultData
 
 
 def _check_levels(alpha: float, power: float) -> None:
@@ -104,13 +104,17 @@ def relative_mde(n: int, baseline: float, variance: float, *, alpha: float = 0.0
 
 
 def result_data(source) -> ResultData:
-    """:class:`~evalframe.io.results.ResultData` of an Evaluation, a result folder path, or itself."""
-    from evalframe.io.results import ResultData, from_evaluation, read_result_dir
+    """:class:`~evalframe.results.data.ResultData` of an Evaluation, a result folder (its path or
+    :class:`~evalframe.results.reader.ResultFolder`), or itself."""
+    from evalframe.results.data import ResultData, from_evaluation
+    from evalframe.results.reader import ResultFolder, read_result
 
     if isinstance(source, ResultData):
         return source
     if isinstance(source, (str, Path)):
-        return read_result_dir(source)
+        return read_result(source).data()
+    if isinstance(source, ResultFolder):
+        return source.data()
     return from_evaluation(source)
 
 

@@ -21,7 +21,7 @@ remainders go to the stratum listed first, in sorted stratum order).
 
 **Selection** is deterministic per seed and counter-based like the bootstrap replicates: every
 unit gets the word ``SplitMix64(h(unit key) ⊕ SplitMix64(seed ⊕ c))`` (the unit-key hash ``h``
-of :mod:`evalframe.stats.replicates`); a stratum's ``n_h`` units with the smallest words are
+of :mod:`evalframe.engine.replicates`); a stratum's ``n_h`` units with the smallest words are
 drawn. The words are a random permutation of the stratum, so this is simple random sampling
 without replacement within each stratum, and it does not depend on row order.
 
@@ -49,7 +49,7 @@ import polars as pl
 from scipy import special
 
 from evalframe.errors import ConfigError
-from evalframe.stats.replicates import _splitmix64, unit_hashes
+from evalframe.engine.replicates import _splitmix64, unit_hashes
 
 Allocation = Literal["proportional", "equal", "neyman"]
 ALLOCATIONS = ("proportional", "equal", "neyman")

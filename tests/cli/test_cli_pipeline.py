@@ -22,6 +22,7 @@ from polars.testing import assert_frame_equal
 
 import evalframe as ef
 from evalframe.cli import main
+from evalframe.results.writer import MANIFEST, write_result
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PIPELINE = REPO_ROOT / "pipelines" / "evidence_contract.yaml"
@@ -88,7 +89,7 @@ def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
 
 def test_writes_exactly_the_listed_outputs_and_nothing_beside_them(sample_runs):
     for out in (sample_runs["cli"], sample_runs["python"]):
-        assert sorted(p.name for p in out.iterdir()) == OUTPUT_FILES
+        assert sorted(p.name for p in out.iterdir()) == [MANIFEST, *OUTPUT_FILES]
         assert [p.name for p in out.parent.iterdir()] == ["out"]  # no staging folder left behind
 
 
@@ -237,11 +238,10 @@ def test_run_on_bad_input_writes_nothing(bad, tmp_path, capsys):
 def test_run_on_bad_input_leaves_an_existing_output_folder_untouched(bad, tmp_path, capsys):
     path = bad.write(tmp_path)
     out = tmp_path / "results" / "out"
-    out.mkdir(parents=True)
-    (out / "summary.csv").write_text("previous results\n")
+    write_result(out, {"summary.csv": lambda file: file.write_text("previous results\n")})  # an earlier result
     (out / "notes.txt").write_text("kept\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    status = main(["run", str(PIPELINE), "--input", str(path), "--out", str(out)])
+    status = main(["run", str(PIPELINE), "--input", str(path), "--out", str(out), "--force"])
     captured = capsys.readouterr()
     assert_clean_error(status, captured.out, captured.err, path, bad.location)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -40,7 +40,8 @@ def test_the_issues_example(tables, tmp_path):
     assert ev.per_query.filter(metric="mrr", subset="all_queries").height == 6 * 5000  # 6 configs × 5,000 queries
     written = ev.write(tmp_path / "out")
     assert sorted(p.name for p in written.iterdir()) == sorted(
-        ["per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json"])
+        [".evalframe-manifest.json", "per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md",
+         "run.json"])
     assert pl.read_parquet(written / "per_unit.parquet").get_column("unit").unique().to_list() == ["post"]
 
 

@@ -21,7 +21,7 @@ from evalframe.engine.plan import Plan, build_groups
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import SetMetric, WEIGHT
 from evalframe.metrics.registry import resolve
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.replicates import poisson_counts
 
 SET_METRICS = ["auroc", "auprc", "tpr@fpr=0.3", "tpr@fpr=1.0", "ece", "ece(bins=3)", "tp", "fn", "f1", "mcc",
                "specificity", "balanced_accuracy", "micro_f1", "weighted_f1", "label_macro_f1"]

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalframe as ef
-from evalframe.gates.check import RunOutputs, check_gates
+from evalframe.gates.check import check_gates
+from evalframe.gates.outcome import RunOutputs
 from evalframe.gates.comment import gate_sentence, render_comment, verdict_line
 from evalframe.gates.criteria import (
     criteria_from_mapping,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe.gates.noise import paired_delta_ci
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.replicates import poisson_counts
 
 
 def _reference(base: dict, cand: dict, resamples: int, seed: int, confidence: float):

@@ -14,7 +14,7 @@ from evalframe.report.formatting import Footnotes, ci_text, format_number, mean_
 from evalframe.report.latex import escape, render_latex
 from evalframe.report.markdown import render_report_markdown
 from evalframe.report.tables import REPORT_COLUMNS, ReportData, report_rows, result_table_view
-from evalframe.report.targets import Target
+from evalframe.metrics.targets import Target
 
 
 def data_of(evaluation) -> ReportData:

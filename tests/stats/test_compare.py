@@ -13,7 +13,7 @@ from sklearn.metrics import roc_auc_score
 from statsmodels.stats.multitest import multipletests
 
 import evalframe as ef
-from evalframe.io.results import from_evaluation
+from evalframe.results.data import from_evaluation
 from evalframe.metrics.classification import AUROC
 from evalframe.stats.compare import stacked_values, values_under
 

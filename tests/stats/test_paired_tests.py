@@ -19,7 +19,7 @@ from evalframe.stats.paired_tests import (
     sign_flip_pvalues,
     wilcoxon_test,
 )
-from evalframe.stats.replicates import unit_hashes
+from evalframe.engine.replicates import unit_hashes
 
 values = st.lists(st.sampled_from([0.0, 0.1, 0.25, 1 / 3, 0.5, 0.75, 1.0]), min_size=3, max_size=80)
 

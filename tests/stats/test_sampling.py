@@ -11,7 +11,7 @@ from scipy import special
 
 import evalframe as ef
 from evalframe.errors import ConfigError
-from evalframe.stats.replicates import unit_hashes
+from evalframe.engine.replicates import unit_hashes
 from evalframe.stats.sampling import (
     allocate,
     draw,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evalframe.stats.replicates import poisson_counts, unit_hashes
+from evalframe.engine.replicates import poisson_counts, unit_hashes
 
 KEYS = pl.DataFrame({"post_id": [f"p{i:05d}" for i in range(4000)]})
 

@@ -2,7 +2,7 @@
 
 A **replicate** is a weight vector over the resampled units (DESIGN §2), never a copy of the
 table: unit ``u`` is drawn ``c(u, r)`` times in replicate ``r``, a Poisson(1) count from
-:func:`evalframe.stats.replicates.poisson_counts`, keyed by ``(seed, u's key values, r)``. So
+:func:`evalframe.engine.replicates.poisson_counts`, keyed by ``(seed, u's key values, r)``. So
 the counts do not depend on row order, on how the data is split into parts, nor on the
 system: two systems evaluated on the same units share their replicates, and the paired
 difference of their replicate values is a paired bootstrap.
@@ -42,7 +42,7 @@ import polars as pl
 from scipy.special import ndtr, ndtri
 
 from evalframe.errors import ConfigError
-from evalframe.stats.replicates import poisson_counts
+from evalframe.engine.replicates import poisson_counts
 
 Method = Literal["percentile", "bca"]
 
@@ -104,7 +104,7 @@ class Bootstrap:
 def unit_weight_matrix(units: pl.DataFrame, settings: Bootstrap, strata: np.ndarray | None = None) -> np.ndarray:
     """Replicate weights of distinct units (rows of ``units``): ``(n_units, resamples)`` float64.
 
-    The Poisson counts of :func:`~evalframe.stats.replicates.poisson_counts`; with ``strata``
+    The Poisson counts of :func:`~evalframe.engine.replicates.poisson_counts`; with ``strata``
     (one stratum code per unit) rescaled so that each stratum's total weight is its unit count
     in every replicate (module docstring).
     """

@@ -1,4 +1,4 @@
-"""Bootstrap intervals (evalframe.stats.bootstrap): against scipy.stats.bootstrap, the strata
+"""Bootstrap intervals (evalframe.engine.bootstrap): against scipy.stats.bootstrap, the strata
 rule, the settings' validation, and coverage on synthetic data with a known truth."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from sklearn.metrics import roc_auc_score
 
 import evalframe as ef
 from evalframe.errors import ConfigError
-from evalframe.stats.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix
+from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix
 
 EMPTY_JUDGMENTS = pl.DataFrame(schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64})
 EMPTY_LISTS = pl.DataFrame(schema={"system": pl.String, "query_id": pl.String, "doc_id": pl.List(pl.String)})
