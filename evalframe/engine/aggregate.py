@@ -70,16 +70,18 @@ def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None, ou
     )
 
 
-def moments(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool) -> pl.DataFrame:
+def moments(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool):
     """Rows ``by, metric, n, n_rows, n_outside_own, w, wx, m2, flagged`` of per-unit values held
     one column per metric: ``n_rows`` counts the units of the metric group's subset,
-    ``n_outside_own`` those of them outside the metric's own subset (its ``outside_reason``)."""
+    ``n_outside_own`` those of them outside the metric's own subset (its ``outside_reason``).
+    Lazy in, lazy out (to be collected with other plans)."""
     names = [metric.name for metric in metrics]
     weight = pl.col(WEIGHT) if weighted else None
-    flags = {name: pl.col(name + "__flag") for name in names if name + "__flag" in wide.columns}
+    columns = wide.collect_schema().names() if isinstance(wide, pl.LazyFrame) else wide.columns
+    flags = {name: pl.col(name + "__flag") for name in names if name + "__flag" in columns}
     outside = {
         metric.name: pl.col(metric.name + "__skip") == metric.outside_reason
-        for metric in metrics if metric.name + "__skip" in wide.columns
+        for metric in metrics if metric.name + "__skip" in columns
     }
     aggregations = [_moments_of(pl.col(name), weight, flags.get(name), outside.get(name)).alias(name) for name in names]
     grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
@@ -123,8 +125,9 @@ def _weighted_quantile(value: pl.Expr, weight: pl.Expr, q: float) -> pl.Expr:
     return pl.when(total > 0).then(pl.when(whole).then(repeated).otherwise(inverted_cdf))
 
 
-def quantiles(wide: pl.DataFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool) -> pl.DataFrame:
-    """Rows ``by, metric, median, p25, p75, p90, min, max`` (module docstring for the rule with weights)."""
+def quantiles(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool):
+    """Rows ``by, metric, median, p25, p75, p90, min, max`` (module docstring for the rule with
+    weights). Lazy in, lazy out."""
     names = [metric.name for metric in metrics]
 
     def stats(name: str) -> pl.Expr:
@@ -171,6 +174,8 @@ def unit_summary(
     """
     summed = [metric.name for metric in metrics if metric.summary == "sum"]
     names = pl.DataFrame({"metric": [metric.name for metric in metrics]}, schema={"metric": pl.String})
+    if isinstance(sizes, pl.LazyFrame):
+        names = names.lazy()
     keys = [*by, "metric"]
     finalized = finalize_moments(merged_moments, summed)
     rows = (

@@ -39,7 +39,6 @@ from typing import Literal
 
 import numpy as np
 import polars as pl
-from scipy.special import ndtr, ndtri
 
 from evalframe.errors import ConfigError
 from evalframe.engine.replicates import poisson_counts
@@ -186,6 +185,8 @@ def intervals(replicates: np.ndarray, estimates: np.ndarray, confidence: float,
     alpha = (1.0 - confidence) / 2.0
     q_low, q_high = np.full(rows, alpha), np.full(rows, 1.0 - alpha)
     if acceleration is not None:
+        from scipy.special import ndtr, ndtri  # imported where used
+
         bca = np.isfinite(acceleration) & (n_valid > 0) & np.isfinite(estimates)
         below = np.where(valid, replicates < estimates[:, None], False).sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -83,13 +83,13 @@ def _summary(partials: Partials) -> pl.DataFrame:
             for grouping in plan.slices:
                 if not partials.applies[(unit, grouping)]:
                     continue
-                sizes = partials.sizes[(unit, grouping)]
+                sizes = partials.sizes[(unit, grouping)].lazy()
                 tables_of_grouping = []
                 if per_unit:
-                    wide = partials.values[(g, unit)]
+                    wide = partials.values[(g, unit)].lazy()
                     quantile_rows = aggregate.quantiles(rows_of_slices(wide, by[grouping]), per_unit, by[grouping], weighted=weighted)
                     tables_of_grouping.append(aggregate.unit_summary(
-                        sizes, partials.moments[(g, unit, grouping)], quantile_rows, per_unit, by=by[grouping], notes=notes
+                        sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
                     ))
                 if set_metrics:
                     found = pl.concat([
@@ -97,7 +97,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
                         .select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
                                 pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
                         for metric in set_metrics
-                    ]).collect(engine="in-memory")
+                    ])
                     tables_of_grouping.append(aggregate.set_summary(sizes, found, by=by[grouping]))
                 for table in tables_of_grouping:
                     rows.append(table.with_columns(
@@ -106,6 +106,8 @@ def _summary(partials: Partials) -> pl.DataFrame:
                         subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
                         *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
                     ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note"))
+    # Every grouping set's rows are one lazy plan: all of them collected at once.
+    rows = pl.collect_all(rows, engine="in-memory")
     summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
@@ -122,22 +124,25 @@ def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
         group = plan.groups[g]
         per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
         keys = [c for c in wide.columns if c in set(units.key_columns(unit)) | set(slice_keys) | set(TRACE_KEYS)]
-        long = long_values(wide, per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
+        long = long_values(wide.lazy(), per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
         long_parts.append(long)
         skipped.append(long.filter(pl.col("skip_reason").is_not_null()).group_by(SYSTEM, "unit", "metric", "skip_reason").agg(count=pl.len().cast(pl.Int64)))
         applicable = [grouping for grouping in plan.slices if partials.applies[(unit, grouping)]]
         if not applicable:
             continue
         outside = (
-            partials.sizes[(unit, applicable[0])].group_by(SYSTEM).agg(pl.col("n_units").sum())
-            .join(partials.inside[(g, unit)], on=SYSTEM, how="left", suffix="_inside")
+            partials.sizes[(unit, applicable[0])].lazy().group_by(SYSTEM).agg(pl.col("n_units").sum())
+            .join(partials.inside[(g, unit)].lazy(), on=SYSTEM, how="left", suffix="_inside")
             .select(SYSTEM, count=pl.col("n_units") - pl.col("n_units_inside").fill_null(0))
             .filter(pl.col("count") > 0)
         )
-        names = pl.DataFrame({"metric": [m.name for m in per_unit]}, schema={"metric": pl.String})
+        names = pl.LazyFrame({"metric": [m.name for m in per_unit]}, schema={"metric": pl.String})
         skipped.append(outside.join(names, how="cross").select(
             SYSTEM, pl.lit(unit).alias("unit"), "metric", pl.lit(group.subset.outside_reason).alias("skip_reason"), "count"
         ))
+    # The long values and the skip counts of every group and unit: lazy plans, collected at once.
+    collected = pl.collect_all([*long_parts, *skipped], engine="in-memory") if long_parts or skipped else []
+    long_parts, skipped = collected[:len(long_parts)], collected[len(long_parts):]
     per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long()
     skipped_table = (
         pl.concat(skipped, how="vertical_relaxed").sort(SYSTEM, "unit", "metric", "skip_reason") if skipped else _empty_skipped()

@@ -161,10 +161,7 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                     state_plans.setdefault(
                         (g, grouping, metric.state_id), metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
                     )
-    collected = pl.collect_all(list(state_plans.values()), engine="in-memory") if state_plans else []
-    states = dict(zip(state_plans, collected, strict=True))
-
-    values, moments, inside_counts = {}, {}, {}
+    values, moment_plans, inside_counts = {}, {}, {}
     weighted = plan.weight is not None
     for g, group in enumerate(plan.groups):
         for unit in dict.fromkeys(m.unit for m in group.metrics):
@@ -181,12 +178,21 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 wide = coarse_unit_values(inside[g], [m for m in per_unit if isinstance(m, QueryMetric)],
                                           unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
             values[(g, unit)] = wide
-            inside_counts[(g, unit)] = wide.group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+            inside_counts[(g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
-                    moments[(g, unit, grouping)] = aggregate.moments(
-                        rows_of_slices(wide, by[grouping]), per_unit, by[grouping], weighted=weighted
+                    moment_plans[(g, unit, grouping)] = aggregate.moments(
+                        rows_of_slices(wide.lazy(), by[grouping]), per_unit, by[grouping], weighted=weighted
                     )
+    # One query plan per result: states, moments and counts of every grouping set collected at
+    # once (Polars runs them side by side), not one small collect each.
+    plans = {**{("state", *key): plan_ for key, plan_ in state_plans.items()},
+             **{("moments", *key): plan_ for key, plan_ in moment_plans.items()},
+             **{("inside", *key): plan_ for key, plan_ in inside_counts.items()}}
+    collected = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
+    states = {key[1:]: frame for key, frame in collected.items() if key[0] == "state"}
+    moments = {key[1:]: frame for key, frame in collected.items() if key[0] == "moments"}
+    inside_counts = {key[1:]: frame for key, frame in collected.items() if key[0] == "inside"}
     return Partials(
         plan=plan, units=units, queries=queries, applies=applies, sizes=sizes, values=values, moments=moments,
         states=states, inside=inside_counts, notes=tuple(dict.fromkeys([*notes, *unit_notes])),

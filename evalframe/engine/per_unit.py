@@ -220,9 +220,9 @@ def coarse_unit_values(
     return grouped.with_columns(policies).collect(engine="in-memory")
 
 
-def long_values(wide: pl.DataFrame, metrics: Sequence[Metric], keys: Sequence[str]) -> pl.DataFrame:
+def long_values(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], keys: Sequence[str]):
     """``keys, metric, value, skip_reason`` from a wide table: metric after metric, each in the
-    wide table's row order."""
+    wide table's row order (lazy in, lazy out)."""
     return pl.concat([
         wide.select(
             *keys,

@@ -28,7 +28,6 @@ import math
 
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
@@ -59,6 +58,8 @@ def _splitmix64(z: np.ndarray) -> np.ndarray:
 
 def _text_hash(column: pl.Series) -> np.ndarray:
     """FNV-1a 64 of every value's UTF-8 text (a null hashes as the empty text plus a marker)."""
+    import pyarrow as pa  # imported where used
+
     text = column.cast(pl.String)
     nulls = text.is_null().to_numpy()
     array = pa.array(text.fill_null("").to_arrow()).cast(pa.large_string())

@@ -27,7 +27,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
-from threadpoolctl import threadpool_limits
 
 from evalframe._progress import Progress
 from evalframe.data.units import SYSTEM
@@ -192,6 +191,8 @@ def replicate_values(partials: Partials) -> pl.DataFrame:
     units = _ResampledUnits(partials.queries, settings)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
     rows: list[dict] = []
+    from threadpoolctl import threadpool_limits  # imported where used
+
     # One BLAS thread: the products here are thin (few metrics or groups × units × R), where
     # BLAS threads cost far more than they give, and one thread sums in one fixed order.
     with Progress(_work(partials), "bootstrap") as progress, threadpool_limits(limits=1, user_api="blas"):

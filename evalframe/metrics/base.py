@@ -52,7 +52,6 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 
 class TargetCategory(StrEnum):
@@ -433,6 +432,8 @@ class RowWeights:
         One sparse (groups × units) matrix times the unit matrix: a pass over the rows' weights
         without building them.
         """
+        from scipy import sparse  # imported where used: `import evalframe` stays light
+
         groups = int(codes.max()) + 1 if codes.size else 0
         indicator = sparse.csr_matrix((self.scale[rows], (codes, self.index[rows])), shape=(groups, self.units.shape[0]))
         return np.asarray(indicator @ self.units)

@@ -116,38 +116,38 @@ def require_report_extra() -> None:
 
 class ReportWriter:
     """Writers of the report files of one :class:`~evalframe.report.tables.ReportData`; the
-    figures are drawn once and shared by ``plots/``, ``report.md`` and ``report.html``."""
+    plots are drawn once (in worker processes when there are many:
+    :func:`~evalframe.report.plots.render_report_plots`) and shared by ``plots/``, ``report.md``
+    and ``report.html``."""
 
     def __init__(self, data) -> None:
         self.data = data
-        self._figures: dict | None = None
-        self._png: dict[str, bytes] | None = None
+        self._rendered: dict[str, dict[str, bytes]] | None = None
 
     @property
-    def figures(self) -> dict:
-        if self._figures is None:
-            from evalframe.report.plots import report_figures
+    def rendered(self) -> dict[str, dict[str, bytes]]:
+        """Each plot's PNG and SVG bytes, by stem, drawn on first use."""
+        if self._rendered is None:
+            from evalframe.report.plots import render_report_plots
 
-            self._figures = report_figures(self.data)
-        return self._figures
+            self._rendered = render_report_plots(self.data)
+        return self._rendered
 
     @property
     def png(self) -> dict[str, bytes]:
         """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``."""
-        if self._png is None:
-            from evalframe.report.plots import save
-
-            self._png = {stem: save(figure, "png") for stem, figure in self.figures.items()}
-        return self._png
+        return {stem: files["png"] for stem, files in self.rendered.items()}
 
     def plot_paths(self) -> list[str]:
-        return [f"plots/{stem}.png" for stem in self.figures]
+        from evalframe.report.plots import report_plots
+
+        return [f"plots/{stem}.png" for stem in report_plots(self.data)]
 
     def writers(self) -> dict:
         from evalframe.report.html import render_html
         from evalframe.report.latex import render_latex
         from evalframe.report.markdown import render_report_markdown
-        from evalframe.report.plots import write_plots
+        from evalframe.report.plots import write_plot_files
         from evalframe.report.tables import report_rows
 
         curves = self.data.curves if self.data.curves is not None else pl.DataFrame()
@@ -157,9 +157,9 @@ class ReportWriter:
             "report.html": lambda path: path.write_text(render_html(self.data, self.png)),
             "report.tex": lambda path: path.write_text(render_latex(self.data)),
             "report_tables.csv": lambda path: report_rows(self.data).write_csv(path, float_precision=10),
-            "plots": lambda path: write_plots(self.figures, path, png=self.png),
+            "plots": lambda path: write_plot_files(self.rendered, path),
         }
 
     def close(self) -> None:
-        """Release the figures' memory."""
-        self._figures = self._png = None
+        """Release the plots' memory."""
+        self._rendered = None

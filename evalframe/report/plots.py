@@ -15,6 +15,14 @@ ever shown and no global figure state is kept) and reads only the report data: t
 - :func:`fold_spread`: per-fold values of the headline metrics with the across-fold mean ± std.
 - :func:`forest`: deltas with CIs of a comparison table.
 
+Layout (issue 20 part 4, issue 22): every figure has a fixed layout, computed once from measured
+text (no constrained-layout solver at each save): the axes keep their size, a title that does not
+fit the width wraps and the figure grows by its lines (a title never clips); a legend goes in the
+first corner of the axes where it covers no data point, else below the axes, outside (the figure
+grows by its height); the PR plot draws one random baseline when every system has the same
+positive rate. :func:`render_report_plots` draws a report's figures, in a pool of worker
+processes when there are many (the PNG and SVG bytes are the same either way).
+
 Colours come from the Okabe–Ito palette (safe for colour-blind readers), one colour per system
 in the summary's order, the same in every plot. Files are byte-identical across runs
 (:func:`save`: no dates, no software tag, a fixed SVG hash salt).
@@ -25,6 +33,8 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
@@ -59,10 +69,175 @@ def _style() -> Iterator[None]:
 
 
 def _figure(width: float = 6.4, height: float = 4.8):
+    """A figure of ``width`` × ``height`` inches (before a wrapped title or an outside legend
+    adds to its height) without a layout engine: :func:`_arrange` places its parts once."""
     from matplotlib.figure import Figure
 
     with _style():
-        return Figure(figsize=(width, height), layout="constrained")
+        return Figure(figsize=(width, height))
+
+
+# --- fixed layout: measured text, margins in inches ---------------------------------------------
+
+#: Margins around the axes, in inches: tick labels and axis labels fit in them.
+LEFT, RIGHT, BOTTOM, TOP = 0.85, 0.25, 0.62, 0.12
+#: Space between two panels side by side (room for the right one's y label), and stacked.
+PANEL_GAP_X, PANEL_GAP_Y = 0.95, 0.2
+#: Font sizes (points) of titles and legends, and the height of a text line in multiples of it.
+TITLE_SIZE, LEGEND_SIZE, LINE_SPACING = STYLE["axes.titlesize"], 8, 1.45
+
+
+def _text_width(text: str, size: float) -> float:
+    """Width of ``text`` in inches at ``size`` points (the plots' font, measured, not drawn)."""
+    return _measure(text, size)[0]
+
+
+@lru_cache(maxsize=4096)
+def _measure(text: str, size: float) -> tuple[float, float]:
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    width, height, _ = TextToPath().get_text_width_height_descent(
+        text, FontProperties(family=STYLE["font.family"], size=size), ismath=False
+    )
+    return width / 72, height / 72
+
+
+def _wrapped_lines(text: str, size: float, width: float) -> int:
+    """How many lines matplotlib's ``wrap=True`` breaks ``text`` into at ``width`` inches (the
+    same greedy rule over spaces; measured a little narrow, so the count errs on the safe side)."""
+    lines = 0
+    for paragraph in text.split("\n"):
+        words, current = paragraph.split(" "), ""
+        lines += 1
+        for word in words:
+            candidate = f"{current} {word}" if current else word
+            if current and _text_width(candidate, size) > 0.96 * width:
+                lines += 1
+                candidate = word
+            current = candidate
+    return lines
+
+
+def _line_height(size: float) -> float:
+    return size * LINE_SPACING / 72
+
+
+@dataclass
+class _Legend:
+    """A legend to place: its handles and labels, the corners to try (in order) and the data it
+    must not cover (``x``, ``y`` arrays in data coordinates, ``boxes`` as (x0, x1, y0, y1))."""
+
+    handles: list
+    labels: list[str]
+    corners: tuple[str, ...] = ("upper right", "upper left", "lower right", "lower left")
+    points: list = field(default_factory=list)
+    boxes: list = field(default_factory=list)
+    title: str | None = None
+
+    def size(self, width_available: float) -> tuple[float, float, int]:
+        """Width and height (inches) of the legend box and its number of columns."""
+        entry = max(_text_width(label, LEGEND_SIZE) for label in self.labels) + 2.6 * LEGEND_SIZE / 72
+        columns = max(1, min(len(self.labels), int((width_available - 0.15) // (entry + 0.1)))) if width_available else 1
+        rows = -(-len(self.labels) // columns) + (1 if self.title else 0)
+        return columns * (entry + 0.1) + 0.15, rows * _line_height(LEGEND_SIZE) + 0.12, columns
+
+
+_CORNER_SIDES = {
+    "upper right": (1, 1), "upper left": (0, 1), "lower right": (1, 0), "lower left": (0, 0),
+    "upper center": (0.5, 1), "lower center": (0.5, 0),
+}
+
+
+def _covers_data(ax, legend: _Legend, corner: str, box: tuple[float, float]) -> bool:
+    """Whether ``legend`` (``box``: its size as fractions of the axes) in ``corner`` of ``ax``
+    would cover a data point or overlap a data box."""
+    import numpy as np
+
+    (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+    width, height = box
+    pad = 0.02
+    side_x, side_y = _CORNER_SIDES[corner]
+    left = pad if side_x == 0 else (1 - pad - width if side_x == 1 else 0.5 - width / 2)
+    bottom = pad if side_y == 0 else 1 - pad - height
+    right, top = left + width, bottom + height
+
+    def fx(x):
+        return (np.asarray(x, dtype=float) - x0) / (x1 - x0)
+
+    def fy(y):
+        return (np.asarray(y, dtype=float) - y0) / (y1 - y0)
+
+    for x, y in legend.points:
+        px, py = fx(x), fy(y)
+        if np.any((px >= left) & (px <= right) & (py >= bottom) & (py <= top)):
+            return True
+    for bx0, bx1, by0, by1 in legend.boxes:
+        lo_x, hi_x = sorted((float(fx(bx0)), float(fx(bx1))))
+        lo_y, hi_y = sorted((float(fy(by0)), float(fy(by1))))
+        if lo_x < right and hi_x > left and lo_y < top and hi_y > bottom:
+            return True
+    return False
+
+
+def _arrange(fig, panels: list[list], *, titles: dict | None = None, legends: dict | None = None,
+             left: float = LEFT, bottom: float = BOTTOM, heights: tuple[float, ...] | None = None) -> None:
+    """Place the axes of ``fig`` once, with fixed margins, in a grid of ``panels`` (rows of axes).
+
+    The figure's size on entry is the size without title lines beyond the first and without
+    outside legends. ``titles`` maps an axes of the top row to its title, which wraps (matplotlib's
+    ``wrap=True``) and adds its extra lines to the top margin; ``legends`` maps an axes to its
+    :class:`_Legend`, placed in a free corner or, failing that, below the bottom row (the figure
+    grows by the tallest such legend). ``heights`` gives the rows' relative heights.
+    """
+    titles, legends = titles or {}, legends or {}
+    width, height = fig.get_size_inches()
+    n_rows, n_cols = len(panels), max(len(row) for row in panels)
+    panel_w = (width - left - RIGHT - PANEL_GAP_X * (n_cols - 1)) / n_cols
+    first_line = _line_height(TITLE_SIZE) + 0.12
+    top = TOP + first_line
+    title_lines = {ax: _wrapped_lines(text, TITLE_SIZE, panel_w + (LEFT if n_cols == 1 else PANEL_GAP_X) - 0.1)
+                   for ax, text in titles.items()}
+    extra_top = max((lines - 1 for lines in title_lines.values()), default=0) * _line_height(TITLE_SIZE)
+    grid_h = height - top - bottom - PANEL_GAP_Y * (n_rows - 1)
+    ratios = heights or (1,) * n_rows
+    row_h = [grid_h * r / sum(ratios) for r in ratios]
+    # Legends: a free corner of their axes, else outside, below the bottom row.
+    outside: dict = {}
+    inside: dict = {}
+    for ax, legend in legends.items():
+        row = next(i for i, r in enumerate(panels) if ax in r)
+        box_w, box_h, columns = legend.size(panel_w)
+        box_w1, box_h1, _ = legend.size(0)  # one column, inside the axes
+        fraction = (box_w1 / panel_w, box_h1 / row_h[row])
+        corner = next((c for c in legend.corners if fraction[0] < 0.9 and fraction[1] < 0.9
+                       and not _covers_data(ax, legend, c, fraction)), None)
+        if corner is None:
+            outside[ax] = (box_h, columns)
+        else:
+            inside[ax] = corner
+    extra_bottom = max((h for h, _ in outside.values()), default=0.0)
+    total_h = height + extra_top + extra_bottom
+    fig.set_size_inches(width, total_h)
+    y = total_h - top - extra_top
+    for i, row in enumerate(panels):
+        y -= row_h[i]
+        for j, ax in enumerate(row):
+            x = left + j * (panel_w + PANEL_GAP_X)
+            ax.set_position([x / width, y / total_h, panel_w / width, row_h[i] / total_h])
+        y -= PANEL_GAP_Y
+    for ax, text in titles.items():
+        ax.set_title(text, wrap=True)
+    for ax, legend in legends.items():
+        options = {"fontsize": LEGEND_SIZE, "title": legend.title, "title_fontsize": LEGEND_SIZE}
+        if ax in inside:
+            ax.legend(legend.handles, legend.labels, loc=inside[ax], **options)
+        else:
+            _, columns = outside[ax]
+            position = ax.get_position()
+            ax.legend(legend.handles, legend.labels, loc="lower center", ncols=columns, frameon=False,
+                      bbox_to_anchor=((position.x0 + position.x1) / 2, 0.04 / total_h),
+                      bbox_transform=fig.transFigure, **options)
 
 
 def colours(data: ReportData) -> dict[str, str]:
@@ -98,12 +273,22 @@ def _value_label(data: ReportData, metric: str, system: str) -> str:
 def _no_data(fig, message: str):
     ax = fig.add_subplot()
     ax.set_axis_off()
-    ax.text(0.5, 0.5, message, ha="center", va="center")
+    ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True)
     return fig
 
 
+def _diagonal(n: int = 60):
+    import numpy as np
+
+    line = np.linspace(0.0, 1.0, n)
+    return line, line
+
+
 def roc(data: ReportData, systems: list[str] | None = None):
-    """ROC curves with 95% bootstrap bands (pointwise over the FPR grid)."""
+    """ROC curves, each with its pointwise 95% bootstrap band when the run has one."""
+    import numpy as np
+    from matplotlib.patches import Patch
+
     fig = _figure(6.4, 5.6)
     rows = _curve(data, "roc")
     if rows.height == 0:
@@ -111,24 +296,40 @@ def roc(data: ReportData, systems: list[str] | None = None):
     with _style():
         ax = fig.add_subplot()
         palette = colours(data)
+        handles, labels, points = [], [], []
+        banded = False
         for system in systems or data.systems:
             own = rows.filter(pl.col("system") == system)
             if own.height == 0:
                 continue
             x, y = own["x"].to_numpy(), own["y"].to_numpy()
-            ax.fill_between(x, own["lower"].to_numpy(), own["upper"].to_numpy(), color=palette[system], alpha=0.2,
-                            linewidth=0, label=f"{system}: 95% bootstrap band", gid=f"band-{system}")
-            ax.plot(x, y, color=palette[system], linewidth=1.8, label=f"{system}: {_value_label(data, 'auroc', system)}",
-                    gid=f"roc-{system}")
-        ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=1, label="random (AUROC 0.5)")
+            lower, upper = own["lower"].cast(pl.Float64).to_numpy(), own["upper"].cast(pl.Float64).to_numpy()
+            line, = ax.plot(x, y, color=palette[system], linewidth=1.8, gid=f"roc-{system}")
+            handle = line
+            if np.isfinite(lower).any() and np.isfinite(upper).any():
+                band = ax.fill_between(x, lower, upper, color=palette[system], alpha=0.2, linewidth=0, gid=f"band-{system}")
+                handle, banded = (band, line), True
+                points += [(x, lower), (x, upper)]
+            handles.append(handle)
+            labels.append(f"{system}: {_value_label(data, 'auroc', system)}")
+            points.append((x, y))
+        (diagonal,) = ax.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=1)
+        handles.append(diagonal)
+        labels.append("random (AUROC 0.5)")
+        points.append(_diagonal())
+        if banded:
+            handles.append(Patch(color="#777777", alpha=0.2, linewidth=0))
+            labels.append("shaded: 95% bootstrap band")
         ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="False positive rate (false alarms among no-evidence queries)",
-               ylabel="True positive rate (evidence cases caught)", title=f"ROC curve — {data.name}")
-        ax.legend(loc="lower right", fontsize=8)
+               ylabel="True positive rate (evidence cases caught)")
+        legend = _Legend(handles, labels, corners=("lower right", "upper left"), points=points)
+        _arrange(fig, [[ax]], titles={ax: f"ROC curve — {data.name}"}, legends={ax: legend})
     return fig
 
 
 def pr(data: ReportData, systems: list[str] | None = None):
-    """Precision–recall curves with each system's random baseline (its positive rate)."""
+    """Precision–recall curves with the random baseline (the positive rate): one line when every
+    system has the same positive rate (the same queries), else one per system."""
     fig = _figure(6.4, 5.6)
     rows = _curve(data, "pr")
     if rows.height == 0:
@@ -136,20 +337,34 @@ def pr(data: ReportData, systems: list[str] | None = None):
     with _style():
         ax = fig.add_subplot()
         palette = colours(data)
-        for system in systems or data.systems:
+        handles, labels, points, rates = [], [], [], {}
+        shown = [s for s in (systems or data.systems) if rows.filter(pl.col("system") == s).height]
+        for system in shown:
             own = rows.filter(pl.col("system") == system)
-            if own.height == 0:
-                continue
-            ax.plot(own["x"].to_numpy(), own["y"].to_numpy(), color=palette[system], linewidth=1.6,
-                    drawstyle="steps-post", label=f"{system}: {_value_label(data, 'auprc', system)}", gid=f"pr-{system}")
+            x, y = own["x"].to_numpy(), own["y"].to_numpy()
+            (line,) = ax.plot(x, y, color=palette[system], linewidth=1.6, drawstyle="steps-post", gid=f"pr-{system}")
+            handles.append(line)
+            labels.append(f"{system}: {_value_label(data, 'auprc', system)}")
+            points.append((x, y))
             baseline = _curve(data, "pr_baseline", system)
             if baseline.height:
-                rate = baseline["y"][0]
-                ax.axhline(rate, color=palette[system], linestyle=":", linewidth=1.2,
-                           label=f"{system}: random baseline (positive rate {rate:.4f})", gid=f"baseline-{system}")
+                rates[system] = baseline["y"][0]
+        if rates and len(set(rates.values())) == 1:
+            rate = next(iter(rates.values()))
+            line = ax.axhline(rate, color="#777777", linestyle=":", linewidth=1.2, gid="baseline")
+            handles.append(line)
+            labels.append(f"random baseline (positive rate {rate:.4f}){', every system' if len(rates) > 1 else ''}")
+            points.append(([0.0, 0.5, 1.0], [rate] * 3))
+        else:
+            for system, rate in rates.items():
+                line = ax.axhline(rate, color=palette[system], linestyle=":", linewidth=1.2, gid=f"baseline-{system}")
+                handles.append(line)
+                labels.append(f"{system}: random baseline (positive rate {rate:.4f})")
+                points.append(([0.0, 0.5, 1.0], [rate] * 3))
         ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="Recall (share of evidence cases flagged)",
-               ylabel="Precision (share of flags that are evidence)", title=f"Precision–recall curve — {data.name}")
-        ax.legend(loc="upper right", fontsize=8)
+               ylabel="Precision (share of flags that are evidence)")
+        legend = _Legend(handles, labels, corners=("upper right", "lower left", "upper left"), points=points)
+        _arrange(fig, [[ax]], titles={ax: f"Precision–recall curve — {data.name}"}, legends={ax: legend})
     return fig
 
 
@@ -164,22 +379,24 @@ def reliability(data: ReportData, system: str | None = None):
     colour = colours(data).get(system, PALETTE[0])
     n_bins = _ece_bins(data)
     with _style():
-        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
-        top.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=1, label="perfect calibration")
-        top.plot(rows["x"].to_numpy(), rows["y"].to_numpy(), marker="o", color=colour, linewidth=1.6,
-                 label=f"{system}", gid=f"reliability-{system}")
+        top, bottom = fig.subplots(2, 1, sharex=True)
+        (diagonal,) = top.plot([0, 1], [0, 1], linestyle="--", color="#777777", linewidth=1)
+        x, y = rows["x"].to_numpy(), rows["y"].to_numpy()
+        (points,) = top.plot(x, y, marker="o", color=colour, linewidth=1.6, gid=f"reliability-{system}")
         top.set(xlim=(0, 1), ylim=(0, 1), ylabel="Observed frequency of evidence")
         row = _overall(data, "ece", system) or _first_ece(data, system)
         ece = f"ECE {row['value']:.4f}" if row and row.get("value") is not None else "ECE —"
         if row and data.has_ci and row.get("ci_low") is not None:
             ece += f" (95% CI [{row['ci_low']:.4f}, {row['ci_high']:.4f}])"
-        top.set_title(f"Reliability — {system}: {ece}, {n_bins} bins")
-        top.legend(loc="upper left", fontsize=8)
         edges = [b / n_bins for b in range(n_bins)]
         counts = dict(zip(rows["group"].cast(pl.Int64).to_list(), rows["count"].to_list()))
         bottom.bar(edges, [counts.get(b, 0) for b in range(n_bins)], width=1 / n_bins, align="edge", color=colour,
                    alpha=0.7, edgecolor="white", gid=f"bins-{system}")
         bottom.set(xlabel="Mean predicted probability", ylabel="Queries per bin")
+        legend = _Legend([diagonal, points], ["perfect calibration", f"{system}"],
+                         corners=("upper left", "lower right"), points=[(x, y), _diagonal()])
+        _arrange(fig, [[top], [bottom]], titles={top: f"Reliability — {system}: {ece}, {n_bins} bins"},
+                 legends={top: legend}, heights=(3, 1))
     return fig
 
 
@@ -187,8 +404,6 @@ def _ece_bins(data: ReportData) -> int:
     for name, metric in data.metrics.items():
         if name == "ece" or name.startswith("ece("):
             return getattr(metric, "bins", 10)
-    if data.curves is not None:
-        return 10
     return 10
 
 
@@ -203,6 +418,14 @@ def criterion_grouping(data: ReportData) -> tuple[str, str] | None:
         if len(keys) == 1 and (name == "criterion" or keys[0].startswith("criterion")):
             return name, keys[0]
     return None
+
+
+def _bar_boxes(positions, width: float, values, errors) -> list[tuple[float, float, float, float]]:
+    """Each bar (with its error bar) as a data box ``(x0, x1, y0, y1)``."""
+    import numpy as np
+
+    tops = values if errors is None else values + np.nan_to_num(errors[1])
+    return [(p - width / 2, p + width / 2, 0.0, t) for p, t in zip(positions, tops) if np.isfinite(t)]
 
 
 def criterion_bars(data: ReportData, metric: str = "auroc"):
@@ -221,8 +444,10 @@ def criterion_bars(data: ReportData, metric: str = "auroc"):
     systems = [s for s in data.systems if s in set(rows.get_column("system").to_list())]
     palette = colours(data)
     width = 0.8 / max(len(systems), 1)
+    boxes = []
     with _style():
         ax = fig.add_subplot()
+        handles = []
         for i, system in enumerate(systems):
             own = {str(r[key]): r for r in rows.filter(pl.col("system") == system).iter_rows(named=True)}
             values = np.array([own[c]["value"] if c in own and own[c]["value"] is not None else np.nan for c in criteria])
@@ -232,12 +457,17 @@ def criterion_bars(data: ReportData, metric: str = "auroc"):
                 low = np.array([own[c].get("ci_low") if c in own and own[c].get("ci_low") is not None else np.nan for c in criteria])
                 high = np.array([own[c].get("ci_high") if c in own and own[c].get("ci_high") is not None else np.nan for c in criteria])
                 errors = np.vstack([np.clip(values - low, 0, None), np.clip(high - values, 0, None)])
-            ax.bar(positions, values, width=width, color=palette[system], label=system, yerr=errors,
-                   capsize=2 if errors is not None else 0, error_kw={"linewidth": 0.8}, gid=f"bars-{system}")
-        ax.set_xticks(range(len(criteria)), criteria, rotation=0 if len(criteria) <= 12 else 45)
+            bars = ax.bar(positions, values, width=width, color=palette[system], yerr=errors,
+                          capsize=2 if errors is not None else 0, error_kw={"linewidth": 0.8}, gid=f"bars-{system}")
+            handles.append(bars)
+            boxes += _bar_boxes(positions, width, values, errors)
+        rotated = len(criteria) > 12
+        ax.set_xticks(range(len(criteria)), criteria, rotation=45 if rotated else 0, ha="right" if rotated else "center")
         ci = "95% CI error bars" if data.has_ci else "no CI (run without bootstrap)"
-        ax.set(xlabel=key.replace("_", " "), ylabel=metric, title=f"{metric} per criterion — {ci}")
-        ax.legend(fontsize=8)
+        ax.set(xlabel=key.replace("_", " "), ylabel=metric)
+        label_room = max((_text_width(c, STYLE["font.size"]) for c in criteria), default=0) * 0.71 if rotated else 0
+        _arrange(fig, [[ax]], titles={ax: f"{metric} per criterion — {ci}"},
+                 legends={ax: _Legend(handles, systems, boxes=boxes)}, bottom=BOTTOM + label_room)
     return fig
 
 
@@ -254,22 +484,31 @@ def dynamic_k(data: ReportData, system: str | None = None):
         overall = rows.filter(pl.col("group") == "all")
         systems = [s for s in data.systems if s in set(overall.get_column("system").to_list())]
         width = 0.8 / max(len(systems), 1)
+        handles, boxes = [], []
         for i, name in enumerate(systems):
             own = overall.filter(pl.col("system") == name)
-            left.bar(own["x"].to_numpy() + (i - (len(systems) - 1) / 2) * width, own["count"].to_numpy(), width=width,
-                     color=palette[name], label=name, gid=f"k-all-{name}")
-        left.set(xlabel="Selected K (sentences extracted)", ylabel="Queries", title="Selected K, all queries")
-        left.legend(fontsize=8)
+            positions = own["x"].to_numpy() + (i - (len(systems) - 1) / 2) * width
+            counts = own["count"].to_numpy()
+            handles.append(left.bar(positions, counts, width=width, color=palette[name], gid=f"k-all-{name}"))
+            boxes += _bar_boxes(positions, width, counts.astype(float), None)
+        left.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
+        legends = {left: _Legend(handles, systems, boxes=boxes)}
         states = rows.filter((pl.col("system") == system) & (pl.col("group") != "all"))
         names = states.get_column("group").unique(maintain_order=True).to_list()
         width = 0.8 / max(len(names), 1)
+        handles, boxes = [], []
         for i, state in enumerate(names):
             own = states.filter(pl.col("group") == state)
-            right.bar(own["x"].to_numpy() + (i - (len(names) - 1) / 2) * width, own["count"].to_numpy(), width=width,
-                      color=PALETTE[(i + 2) % len(PALETTE)], label=state, gid=f"k-state-{state}")
-        right.set(xlabel="Selected K (sentences extracted)", ylabel="Queries", title=f"Selected K by state — {system}")
+            positions = own["x"].to_numpy() + (i - (len(names) - 1) / 2) * width
+            counts = own["count"].to_numpy()
+            handles.append(right.bar(positions, counts, width=width, color=PALETTE[(i + 2) % len(PALETTE)],
+                                     gid=f"k-state-{state}"))
+            boxes += _bar_boxes(positions, width, counts.astype(float), None)
+        right.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
         if names:
-            right.legend(fontsize=8, title="state")
+            legends[right] = _Legend(handles, [str(n) for n in names], boxes=boxes, title="state")
+        _arrange(fig, [[left, right]], titles={left: "Selected K, all queries", right: f"Selected K by state — {system}"},
+                 legends=legends)
     return fig
 
 
@@ -292,6 +531,7 @@ def fold_spread(data: ReportData, metrics: list[str] | None = None):
     width = 0.8 / max(len(systems), 1)
     with _style():
         ax = fig.add_subplot()
+        handles, labels, points = [], [], []
         for i, system in enumerate(systems):
             for j, metric in enumerate(metrics):
                 values = rows.filter((pl.col("system") == system) & (pl.col("metric") == metric)).get_column("value")
@@ -299,14 +539,20 @@ def fold_spread(data: ReportData, metrics: list[str] | None = None):
                 if values.size == 0:
                     continue
                 x = j + (i - (len(systems) - 1) / 2) * width
-                ax.scatter(np.full(values.size, x), values, color=palette[system], s=14, alpha=0.8,
-                           label=system if j == 0 else None, gid=f"folds-{system}-{metric}")
+                dots = ax.scatter(np.full(values.size, x), values, color=palette[system], s=14, alpha=0.8,
+                                  gid=f"folds-{system}-{metric}")
+                if system not in labels:
+                    handles.append(dots)
+                    labels.append(system)
                 std = values.std(ddof=1) if values.size > 1 else 0.0
                 ax.errorbar([x + width * 0.25], [values.mean()], yerr=[std], color=palette[system], capsize=3,
                             marker="_", markersize=10, linewidth=1)
+                points.append((np.full(values.size, x), values))
+                points.append(([x, x], [values.mean() - std, values.mean() + std]))
         ax.set_xticks(range(len(metrics)), metrics)
-        ax.set(ylabel="value per fold", title=f"Per-fold spread (dots: folds; bar: mean ± std) — {data.name}")
-        ax.legend(fontsize=8)
+        ax.set(ylabel="value per fold")
+        _arrange(fig, [[ax]], titles={ax: f"Per-fold spread (dots: folds; bar: mean ± std) — {data.name}"},
+                 legends={ax: _Legend(handles, labels, points=points)})
     return fig
 
 
@@ -323,7 +569,10 @@ def forest(data: ReportData, table: str = "comparison"):
     text_columns = [c for c, t in comparison.schema.items() if t == pl.String]
     labels = [" · ".join(str(r[c]) for c in text_columns if r[c] is not None) for r in comparison.iter_rows(named=True)]
     delta = comparison.get_column("delta").cast(pl.Float64).to_numpy()
-    fig.set_size_inches(7.5, max(2.5, 0.35 * len(labels) + 1.2))
+    # The tick labels set the left margin (measured); the rows set the height.
+    label_room = max((_text_width(label, STYLE["font.size"]) for label in labels), default=0.0) + 0.25
+    width = max(7.5, label_room + 4.0)
+    fig.set_size_inches(width, max(2.5, 0.35 * len(labels) + 1.2))
     with _style():
         ax = fig.add_subplot()
         y = np.arange(len(labels))[::-1]
@@ -335,40 +584,50 @@ def forest(data: ReportData, table: str = "comparison"):
         ax.errorbar(delta, y, xerr=errors, fmt="o", color=PALETTE[0], capsize=3, gid="deltas")
         ax.axvline(0, color="#777777", linestyle="--", linewidth=1)
         ax.set_yticks(y, labels)
-        ax.set(xlabel="Delta (candidate − baseline)" + (" with 95% CI" if errors is not None else ""),
-               title=f"Comparison — {data.name}")
+        ax.set(xlabel="Delta (candidate − baseline)" + (" with 95% CI" if errors is not None else ""))
+        _arrange(fig, [[ax]], titles={ax: f"Comparison — {data.name}"}, left=max(LEFT, label_room))
     return fig
 
 
 # --- the report's set of plots and their files ---------------------------------------------
 
 
-def report_figures(data: ReportData) -> dict[str, object]:
-    """Every plot of a report, by file stem, in report order (plots without data are left out)."""
-    figures: dict[str, object] = {}
+def report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
+    """Every plot of a report, by file stem, in report order, as ``(function name, arguments)``
+    (plots without data are left out); nothing is drawn."""
+    plots: dict[str, tuple[str, tuple]] = {}
     if data.curves is not None and data.curves.height:
         if _curve(data, "roc").height:
-            figures["roc"] = roc(data)
+            plots["roc"] = ("roc", ())
         if _curve(data, "pr").height:
-            figures["pr"] = pr(data)
+            plots["pr"] = ("pr", ())
         for system in data.systems:
             if _curve(data, "reliability", system).height:
-                figures[f"reliability_{_safe(system)}"] = reliability(data, system)
+                plots[f"reliability_{_safe(system)}"] = ("reliability", (system,))
     if criterion_grouping(data) is not None:
         present = set(data.summary.get_column("metric").to_list())
         for metric in HEADLINE_METRICS:
             if metric in present:
-                figures[f"criterion_{_safe(metric)}"] = criterion_bars(data, metric)
+                plots[f"criterion_{_safe(metric)}"] = ("criterion_bars", (metric,))
     if data.curves is not None and _curve(data, "selected_k").height:
         for system in data.systems:
-            figures[f"dynamic_k_{_safe(system)}"] = dynamic_k(data, system)
+            plots[f"dynamic_k_{_safe(system)}"] = ("dynamic_k", (system,))
     fold = data.fold_key
     if fold and any(keys == [fold] for keys in data.slices.values()):
-        figures["fold_spread"] = fold_spread(data)
+        plots["fold_spread"] = ("fold_spread", ())
     comparison = data.tables.get("comparison")
     if comparison is not None and "delta" in comparison.columns and comparison.height:
-        figures["forest"] = forest(data)
-    return figures
+        plots["forest"] = ("forest", ())
+    return plots
+
+
+_DRAW = {"roc": roc, "pr": pr, "reliability": reliability, "criterion_bars": criterion_bars,
+         "dynamic_k": dynamic_k, "fold_spread": fold_spread, "forest": forest}
+
+
+def report_figures(data: ReportData) -> dict[str, object]:
+    """Every plot of a report (:func:`report_plots`) drawn, by file stem, in report order."""
+    return {stem: _DRAW[name](data, *args) for stem, (name, args) in report_plots(data).items()}
 
 
 def _safe(name: str) -> str:
@@ -385,16 +644,83 @@ def save(figure, format: str, *, dpi: int = 110) -> bytes:
     return buffer.getvalue()
 
 
+#: Formats every report plot is written in.
+FORMATS = ("png", "svg")
+#: A report with fewer plots than this draws them in this process (a worker's start costs more).
+POOL_MIN_PLOTS = 6
+
+_worker_data: ReportData | None = None
+
+
+def _worker_init(data: ReportData) -> None:
+    global _worker_data
+    _worker_data = data
+
+
+def _render_one(name: str, args: tuple, formats: tuple[str, ...], data: ReportData | None = None) -> dict[str, bytes]:
+    figure = _DRAW[name](data if data is not None else _worker_data, *args)
+    return {fmt: save(figure, fmt) for fmt in formats}
+
+
+def plot_workers(n_plots: int) -> int:
+    """Worker processes for ``n_plots`` plots: one per core the process may use, at most one per
+    plot; 0 (draw here) below :data:`POOL_MIN_PLOTS` plots, on one core, or when
+    ``EVALFRAME_PLOT_WORKERS`` says so (a number; 0 turns the pool off)."""
+    import os
+
+    setting = os.environ.get("EVALFRAME_PLOT_WORKERS")
+    if setting is not None and setting.strip().isdigit():
+        cores = int(setting)
+    else:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cores < 2 or n_plots < POOL_MIN_PLOTS:
+        return 0
+    return min(cores, n_plots)
+
+
+def render_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
+                        workers: int | None = None) -> dict[str, dict[str, bytes]]:
+    """Every report plot's bytes in each of ``formats``, by stem, in report order.
+
+    With ``workers`` (default :func:`plot_workers`) the figures are drawn and saved in that many
+    processes (a fork server that has imported matplotlib once; each worker receives the report
+    data once), else here; the bytes are the same either way.
+    """
+    import multiprocessing
+
+    plots = report_plots(data)
+    workers = plot_workers(len(plots)) if workers is None else workers
+    if workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():  # e.g. Windows: here
+        return {stem: _render_one(name, args, formats, data) for stem, (name, args) in plots.items()}
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["evalframe.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg",
+                                    "matplotlib.backends.backend_svg"])
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
+                             initargs=(data,)) as pool:
+        # The slowest plots first: the pool then ends with short ones.
+        order = sorted(plots, key=lambda stem: plots[stem][0] not in ("roc", "pr", "dynamic_k"))
+        futures = {stem: pool.submit(_render_one, *plots[stem], formats) for stem in order}
+        return {stem: futures[stem].result() for stem in plots}
+
+
+def write_plot_files(rendered: dict[str, dict[str, bytes]], folder: Path) -> list[str]:
+    """Write each plot's bytes (:func:`render_report_plots`) as ``<stem>.<format>`` under
+    ``folder``; return the PNG paths relative to the folder's parent (``plots/roc.png``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem, files in rendered.items():
+        for fmt, content in files.items():
+            (folder / f"{stem}.{fmt}").write_bytes(content)
+    return [f"{folder.name}/{stem}.png" for stem in rendered]
+
+
 def write_plots(figures: dict[str, object], folder: Path, *, png: dict[str, bytes] | None = None) -> list[str]:
     """Write every figure as ``<stem>.png`` and ``<stem>.svg`` under ``folder`` (``png``: PNG
     bytes already drawn); return the PNG paths relative to the folder's parent (``plots/roc.png``)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for stem, figure in figures.items():
-        (folder / f"{stem}.png").write_bytes(png[stem] if png and stem in png else save(figure, "png"))
-        (folder / f"{stem}.svg").write_bytes(save(figure, "svg"))
-        written.append(f"{folder.name}/{stem}.png")
-    return written
+    rendered = {stem: {"png": png[stem] if png and stem in png else save(figure, "png"), "svg": save(figure, "svg")}
+                for stem, figure in figures.items()}
+    return write_plot_files(rendered, folder)
 
 
 class PlotAccessor:

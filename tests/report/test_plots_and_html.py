@@ -3,6 +3,7 @@ parsed, byte-identical reruns, notebook display and `evalframe report` (issue 12
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from html.parser import HTMLParser
 
@@ -104,12 +105,66 @@ def test_roc_curve_is_the_one_of_the_data(evaluation, data):
 
 def test_pr_baseline_is_the_positive_rate(evaluation, data):
     figure = plots.pr(data)
-    for system in data.systems:
-        (baseline,) = by_gid(figure, f"baseline-{system}")
-        labels = evaluation.queries.filter(pl.col("system") == system)["label"]
-        assert baseline.get_ydata()[0] == pytest.approx(labels.mean(), abs=1e-15)
+    rates = {system: evaluation.queries.filter(pl.col("system") == system)["label"].mean() for system in data.systems}
+    shared = by_gid(figure, "baseline")
+    if len(set(rates.values())) == 1:  # the same queries: one line for every system (issue 20)
+        assert [line.get_gid() for line in shared] == ["baseline"]
+    for system, rate in rates.items():
+        (baseline,) = by_gid(figure, f"baseline-{system}") or shared
+        assert baseline.get_ydata()[0] == pytest.approx(rate, abs=1e-15)
         (curve,) = by_gid(figure, f"pr-{system}")
         assert curve.get_xdata().max() == pytest.approx(1.0)
+
+
+def test_pr_draws_one_baseline_per_system_when_the_rates_differ(data):
+    curves = data.curves.with_columns(
+        y=pl.when((pl.col("curve") == "pr_baseline") & (pl.col("system") == data.systems[0]))
+        .then(pl.col("y") / 2).otherwise(pl.col("y"))
+    )
+    figure = plots.pr(dataclasses.replace(data, curves=curves))
+    assert sorted(line.get_gid() for line in by_gid(figure, "baseline")) == sorted(f"baseline-{s}" for s in data.systems)
+
+
+def _legend_box_inches(figure, legend):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    return legend.get_window_extent(renderer), renderer
+
+
+@pytest.mark.parametrize("draw", ["roc", "pr", "reliability", "criterion_bars", "dynamic_k", "fold_spread"])
+def test_titles_and_legends_stay_inside_the_figure(data_with_ci, draw):
+    """Issue 20: no title clips (long ones wrap and the figure grows), and every legend lies
+    within the figure and covers no data point of its axes (else it sits below them)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = getattr(plots, draw)(data_with_ci)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    page = figure.bbox
+    for ax in figure.axes:
+        title = ax.title.get_window_extent(renderer)
+        assert page.x0 - 0.5 <= title.x0 and title.x1 <= page.x1 + 0.5 and title.y1 <= page.y1 + 0.5, ax.get_title()
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        box = legend.get_window_extent(renderer)
+        assert page.x0 - 0.5 <= box.x0 and box.x1 <= page.x1 + 0.5 and page.y0 - 0.5 <= box.y0 and box.y1 <= page.y1 + 0.5
+        inside_axes = ax.bbox.overlaps(box)
+        if inside_axes:  # a legend inside the axes covers none of its lines' points
+            for line in ax.get_lines():
+                xy = ax.transData.transform(line.get_xydata())
+                covered = (xy[:, 0] > box.x0) & (xy[:, 0] < box.x1) & (xy[:, 1] > box.y0) & (xy[:, 1] < box.y1)
+                assert not covered.any(), (draw, line.get_gid())
+
+
+def test_long_titles_wrap_instead_of_clipping(data_with_ci):
+    figure = plots.reliability(data_with_ci, data_with_ci.systems[0])
+    title = figure.axes[0].title
+    assert title.get_wrap()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure).draw()
+    assert title.get_window_extent().x1 <= figure.bbox.x1 + 0.5
 
 
 def test_reliability_bins_are_the_ece_bins(evaluation, data):
@@ -311,3 +366,12 @@ def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
     with step("working", quiet=True):
         pass
     assert terminal.getvalue() == ""
+
+
+def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(data):
+    """The process pool (issue 22) changes where the plots are drawn, not one byte of them."""
+    here = plots.render_report_plots(data, ("png",), workers=0)
+    pooled = plots.render_report_plots(data, ("png",), workers=2)
+    assert list(pooled) == list(here) == list(plots.report_plots(data))
+    assert pooled == here
+    assert plots.plot_workers(3) == 0  # a few plots: drawn here, no worker to start
