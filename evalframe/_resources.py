@@ -18,3 +18,8 @@ def bundled_dir(name: str) -> Path:
             return candidate
     msg = f"bundled folder `{name}` not found next to the evalframe package ({_PACKAGE_DIR})"
     raise FileNotFoundError(msg)
+
+
+def bundled_pipelines() -> dict[str, Path]:
+    """Name → path of every bundled pipeline (``evidence_contract`` → ``…/evidence_contract.yaml``), by name."""
+    return {path.stem: path for path in sorted(bundled_dir("pipelines").glob("*.yaml"))}

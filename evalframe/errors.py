@@ -17,6 +17,8 @@ Exit codes (one table, used by every command):
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
@@ -89,8 +91,9 @@ def _show(value: object) -> str:
 
 
 def render_problems(source: str, problems: Sequence[Problem], hint: str | None = None) -> str:
-    """``<source>: N problems``, one indented line per problem (the first 20), past 20 the
-    total of each kind of problem with its first location, and a ``hint:`` line when given.
+    """``<source>: N problems``, one indented line per problem (the first 20; a problem met on
+    :data:`COLLAPSE_AT` lines or more said once with its count and first lines), for problems
+    not listed the total of each kind with its first location, and a ``hint:`` line when given.
 
     >>> listed = [Problem(f"line {i}", "score", "0,5", "is not a number") for i in (2, 3)]
     >>> print(render_problems("run.csv", listed + [Problem.unlisted("score", "is not a number", 49_998)]))
@@ -102,21 +105,55 @@ def render_problems(source: str, problems: Sequence[Problem], hint: str | None =
     listed = [p for p in problems if not p.n_unlisted]
     count = len(listed) + sum(p.n_unlisted for p in problems)
     head = f"{source}: " + ("1 problem" if count == 1 else f"{count:,} problems")
-    lines = [f"  {p.render()}" for p in listed[:MAX_LISTED_PROBLEMS]]
-    if count > len(lines):
-        totals: dict[tuple[str | None, str], int] = {}
-        first: dict[tuple[str | None, str], str | None] = {}
-        for problem in problems:
-            totals[problem.kind] = totals.get(problem.kind, 0) + (problem.n_unlisted or 1)
-            if problem.location:
-                first.setdefault(problem.kind, problem.location)
-        tallies = [_tally(column, message, total, first.get((column, message))) for (column, message), total in totals.items()]
-        lines.append(f"  in all: {tallies[0]}" if len(tallies) == 1 else "  in all:")
+    totals: dict[tuple[str | None, str], int] = {}
+    first: dict[tuple[str | None, str], str | None] = {}
+    for problem in problems:
+        totals[problem.kind] = totals.get(problem.kind, 0) + (problem.n_unlisted or 1)
+        if problem.location:
+            first.setdefault(problem.kind, problem.location)
+    lines, collapsed, shown = _collapsed_lines(listed, totals)
+    lines = lines[:MAX_LISTED_PROBLEMS]
+    if count > shown:
+        tallies = [_tally(column, message, total, first.get((column, message)))
+                   for (column, message), total in totals.items() if (column, message) not in collapsed]
+        if tallies:
+            lines.append(f"  in all: {tallies[0]}" if len(tallies) == 1 else "  in all:")
         if len(tallies) > 1:
             lines += [f"    {tally}" for tally in tallies]
     if hint:
         lines.append(f"  hint: {hint}")
     return "\n".join([head, *lines])
+
+
+#: A kind of problem met on this many lines or more is said once, with its count and first lines.
+COLLAPSE_AT = 4
+_LINE_LOCATION = re.compile(r"(line|row) (\d[\d,]*)")
+
+
+def _collapsed_lines(listed: Sequence[Problem], totals: dict) -> tuple[list[str], set, int]:
+    """The problem lines, each kind met on :data:`COLLAPSE_AT` lines or more said once
+    (``lines 1, 2, 3, 4, 5, … (40 lines): expected 6 fields …, found 5 (first value: '…')``);
+    also the collapsed kinds and how many problems the lines account for."""
+    groups: dict[tuple[str | None, str], list[Problem]] = {}
+    for problem in listed:
+        groups.setdefault(problem.kind, []).append(problem)
+    lines: list[str] = []
+    collapsed: set = set()
+    shown = 0
+    for kind, group in groups.items():
+        where = [_LINE_LOCATION.fullmatch(p.location or "") for p in group]
+        if len(group) < COLLAPSE_AT or not all(where):
+            lines += [f"  {p.render()}" for p in group]
+            shown += len(group)
+            continue
+        unit, total = where[0].group(1), totals[kind]
+        numbers = ", ".join(match.group(2) for match in where[:5]) + (", …" if total > 5 else "")
+        column = f", column `{kind[0]}`" if kind[0] else ""
+        value = "" if group[0].value is _NO_VALUE else f" (first value: {_show(group[0].value)})"
+        lines.append(f"  {unit}s {numbers} ({total:,} {unit}s){column}: {kind[1]}{value}")
+        collapsed.add(kind)
+        shown += total
+    return lines, collapsed, shown
 
 
 def _tally(column: str | None, message: str, total: int, first: str | None) -> str:

@@ -109,3 +109,26 @@ def trec_dir() -> Path:
             "(they are part of the repository: restore them from version control)"
         )
     return TREC_FIXTURES
+
+
+# --- test-suite speed (issue 20): CPU seconds per test, for a quiet-machine estimate on a busy one
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-durations", metavar="FILE", default=None,
+                     help="append each test's CPU seconds (this process, all phases) to FILE as `seconds<TAB>test id`; "
+                          "on a shared machine CPU time says what wall time cannot")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    target = item.config.getoption("--cpu-durations")
+    if not target:
+        yield
+        return
+    import time
+
+    start = time.process_time()
+    yield
+    with open(target, "a") as handle:
+        handle.write(f"{time.process_time() - start:.3f}\t{item.nodeid}\n")

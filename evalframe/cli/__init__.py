@@ -4,8 +4,9 @@ Commands: ``run`` (a declarative pipeline), ``check-pipeline`` (validate a pipel
 ``validate`` (a table contract check), ``trec`` (trec_eval-compatible evaluation), ``score``
 (the legal score.py), ``gate`` (quality gates for CI), ``compare`` (paired tests of systems in a
 result folder), ``power`` (sample size and minimum detectable effect), ``report`` (re-render a
-result folder's report files), ``metrics`` (the registry) and ``embeddings`` (embedding quality
-and exact-kNN retrieval evaluation). Every command exits with
+result folder's report files), ``metrics`` (the registry), ``embeddings`` (embedding quality
+and exact-kNN retrieval evaluation), ``agreement`` (human labels) and ``pipelines`` (the bundled
+pipelines: list, show, path). Every command exits with
 :class:`~evalframe.errors.ExitCode`:
 0 success, 1 a quality check or gate failed (outputs still written), 2 bad input or
 configuration (one message on stderr, nothing written), 3 an internal error (a short message
@@ -38,6 +39,7 @@ COMMANDS = {
     "report": "evalframe.cli.report",
     "agreement": "evalframe.cli.agreement",
     "embeddings": "evalframe.cli.embeddings",
+    "pipelines": "evalframe.cli.pipelines",
 }
 
 
@@ -67,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalframeError as error:
         print(f"evalframe: error: {error}", file=sys.stderr)
         return int(error.exit_code)
+    except KeyboardInterrupt:  # Ctrl-C: outputs are written atomically, so nothing partial is left
+        print("evalframe: interrupted (Ctrl-C); nothing written", file=sys.stderr)
+        return 130
     except Exception as error:  # a bug, not bad input: say so briefly, keep the details
         if os.environ.get("EVALFRAME_DEBUG"):
             raise

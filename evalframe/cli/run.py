@@ -83,10 +83,11 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
         evaluation.write(out, pipeline.outputs, force=args.force)
     for note in evaluation.notes:
-        print(f"evalframe: note: {note}", file=sys.stderr)
+        print(_wrapped(f"evalframe: note: {note}"), file=sys.stderr)
     written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]
     # The overview ends with the checks' counts and the failed checks, when the pipeline ran them.
-    report = f"{evaluation.overview()}\n\nwrote {out}/ ({', '.join(written)})"
+    wrote = _wrapped(f"wrote {out}/ ({', '.join(written)})")
+    report = f"{evaluation.overview()}\n\n{wrote}"
     return report, _checks_outcome(evaluation)
 
 
@@ -129,6 +130,13 @@ def _with_catalog_and_costs(pipeline, catalog: str | None, costs: str | None):
     if catalog:
         pipeline = replace(pipeline, input=replace(pipeline.input, tables={**pipeline.input.tables, "items": catalog}))
     return pipeline
+
+
+def _wrapped(text: str, width: int = 100) -> str:
+    """``text`` in lines of at most ``width`` columns (a terminal's), later lines indented."""
+    import textwrap
+
+    return textwrap.fill(text, width=width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 def _checks_outcome(evaluation) -> ExitCode:

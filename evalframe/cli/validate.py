@@ -1,4 +1,6 @@
-"""``evalframe validate --schema NAME FILE``: check a file against a table contract (exit 0 or 2)."""
+"""``evalframe validate --schema NAME FILE [--map contract=yours ...]``: check a file against a
+table contract (exit 0 or 2); ``--map`` reads a column of another name as the contract's column,
+as ``input.columns`` does in a pipeline."""
 
 from __future__ import annotations
 
@@ -60,9 +62,27 @@ def add_parser(commands) -> None:
     validate.add_argument("file", help="file to check")
     validate.add_argument("--separator", default=None, metavar="CHAR",
                           help="field separator of a CSV file (default `,` for .csv, tab for .tsv), e.g. ';'")
+    validate.add_argument("--map", action="append", default=[], metavar="CONTRACT=YOURS",
+                          help="read your column YOURS as the contract's column CONTRACT (repeatable), "
+                               "e.g. --map p_has_evidence=prob")
     validate.add_argument("--decimal-comma", action="store_true", help="numbers of a CSV file have a decimal comma (0,85)")
+
+
+def _mapping(pairs: list[str]) -> dict[str, str]:
+    """``["p_has_evidence=prob", ...]`` → ``{"p_has_evidence": "prob"}``; a malformed pair is a ConfigError."""
+    from evalframe.errors import ConfigError
+
+    mapping = {}
+    for pair in pairs:
+        contract, _, yours = pair.partition("=")
+        if not contract.strip() or not yours.strip():
+            raise ConfigError(f"--map {pair!r}: expected CONTRACT=YOURS, e.g. --map p_has_evidence=prob")
+        mapping[contract.strip()] = yours.strip()
+    return mapping
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     options = {"separator": args.separator, "decimal_comma": args.decimal_comma}
+    if args.map:
+        options["columns"] = _mapping(args.map)
     return VALIDATORS[args.schema](args.file, **options), ExitCode.OK

@@ -39,6 +39,7 @@ from evalframe.data.messages import (
     Locate,
     decimal_comma_hint,
     locate_rows,
+    mapping_hint,
     missing_columns,
     problems_from_failure_cases,
 )
@@ -98,7 +99,7 @@ def conform(
 
     problems = missing_columns(frame, contract, label)
     if problems:
-        raise InputError(source, problems)
+        raise InputError(source, problems, hint=mapping_hint(frame, contract, label))
     if frame.height == 0:
         raise InputError(source, Problem(None, None, NO_VALUE, "the table has no rows"))
 

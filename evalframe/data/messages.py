@@ -23,6 +23,21 @@ def locate_rows(index: int) -> str:
 
 
 
+def mapping_hint(frame: pl.DataFrame, contract: Contract, label: Callable[[str], str]) -> str | None:
+    """How to map a column of another name onto a missing required one, in every door's words."""
+    missing = [name for name, column in contract.columns.items() if column.required and name not in frame.columns]
+    if not missing:
+        return None
+    spare = [c for c in frame.columns if c not in contract.columns]
+    from difflib import get_close_matches
+
+    name = label(missing[0])
+    guess = (get_close_matches(name, spare, n=1, cutoff=0.3) or spare or ["your_column"])[0]
+    return (f"if your file names it differently, map it: `input: {{columns: {{{name}: {guess}}}}}` in a pipeline, "
+            f"`--set input.columns.{name}={guess}` for `evalframe run`, `--map {name}={guess}` for `evalframe validate`, "
+            f"`columns={{\"{name}\": \"{guess}\"}}` in Python")
+
+
 def missing_columns(frame: pl.DataFrame, contract: Contract, label: Callable[[str], str]) -> list[Problem]:
     found = ", ".join(f"`{c}`" for c in frame.columns) or "none"
     problems = [

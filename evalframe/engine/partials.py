@@ -184,9 +184,14 @@ def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, 
         carried[unit] = [*keys, *constant]
         for grouping, slice_keys in plan.slices.items():
             applies[(unit, grouping)] = all(key in carried[unit] for key in slice_keys)
-            if not applies[(unit, grouping)]:
-                varying = ", ".join(f"`{key}`" for key in slice_keys if key not in carried[unit])
-                notes.append(f"slice `{grouping}` does not apply to unit `{unit}` ({varying} varies within a {unit}): no rows")
+        # one note per unit (said once per run), naming every slice that does not group it
+        left_out = [grouping for grouping in plan.slices if not applies[(unit, grouping)]]
+        if left_out:
+            varying = ", ".join(dict.fromkeys(f"`{key}`" for grouping in left_out for key in plan.slices[grouping]
+                                              if key not in carried[unit]))
+            slices = ", ".join(f"`{grouping}`" for grouping in left_out)
+            notes.append(f"slice{'s' if len(left_out) > 1 else ''} {slices} do{'es' if len(left_out) == 1 else ''} not apply "
+                         f"to unit `{unit}` ({varying} var{'y' if ',' in varying else 'ies'} within a {unit}): no rows")
         if unit != QUERY and plan.weight is not None:
             unit_weights(queries, unit, keys, WEIGHT, label=plan.weight)  # raises when a unit's queries disagree
     return applies, carried, notes

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from evalframe.metrics.base import Metric
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Evaluation:
     """What an evaluation returns (see the module docstring)."""
 
@@ -61,6 +61,31 @@ class Evaluation:
     replicates: pl.DataFrame | None = None
     #: Further named result tables (``"ablation"``, ``"checks"``, …), in the order they were added.
     tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        """A few lines for ``print(ev)`` and a notebook's text view: systems, queries, metrics,
+        slices, whether intervals were computed, further tables and how to see more."""
+        name = self.plan.about.get("name") or "evaluation"
+        systems = natural_sorted(self.summary.get_column("system").unique().to_list())
+        queries = self.queries.select("query_id").n_unique() if "query_id" in self.queries.columns else self.queries.height
+        metrics = [m.name for m in self.metrics]
+        bootstrap = self.plan.bootstrap
+        lines = [
+            f"<Evaluation {name!r}: {len(systems)} system{'s' if len(systems) != 1 else ''}, {queries:,} queries, "
+            f"{len(metrics)} metrics, {self.summary.height:,} summary rows>",
+            f"  systems:   {_shortened(systems)}",
+            f"  metrics:   {_shortened(metrics)}",
+            "  slices:    " + ", ".join(f"{g} [{', '.join(k)}]" if k else g for g, k in self.plan.slices.items())
+            + (f" + across_folds ({self.plan.across_folds})" if self.plan.across_folds else ""),
+            "  intervals: " + (f"{bootstrap.confidence:.0%} bootstrap CI, {bootstrap.resamples:,} resamples"
+                               if bootstrap is not None else "none (no bootstrap)"),
+        ]
+        if self.tables:
+            lines.append(f"  tables:    {', '.join(self.tables)}")
+        if self.notes:
+            lines.append(f"  notes:     {len(self.notes)} (ev.notes)")
+        lines.append("  see: ev.summary, ev.select(...), ev.by_system(), ev.table(), ev.plot.roc()")
+        return "\n".join(lines)
 
     def with_tables(self, **tables: pl.DataFrame) -> Evaluation:
         """A copy with named result tables added (a later stage's output; replaces same names)."""
@@ -240,6 +265,12 @@ def evaluation_view(name: str | None = None, *, cached: bool = False) -> Callabl
 
 #: Views attached by higher layers (:func:`evaluation_view`): name → function.
 _VIEWS: dict[str, Callable] = {}
+
+
+def _shortened(names: list[str], limit: int = 8) -> str:
+    """The first ``limit`` names and how many more: ``auroc, ece, … (+61 more)``."""
+    shown = ", ".join(names[:limit])
+    return shown + (f", … (+{len(names) - limit} more)" if len(names) > limit else "")
 
 
 def _check_stat(stat: str, table: pl.DataFrame) -> None:

@@ -287,9 +287,20 @@ def attach(summary: pl.DataFrame, partials: Partials, labels: dict[tuple[int, st
         .otherwise(pl.concat_str(pl.col("note"), pl.lit("; "), extra)),
     )
     columns = [c for c in summary.columns if c != "note"]
-    with_ci = with_ci.select(*columns, *CI_COLUMNS, "note")
+    with_ci = _without_design_intervals(with_ci.select(*columns, *CI_COLUMNS, "note"), plan)
     table = replicates_table(joined.filter(pl.col("_values").is_not_null()), keys)
     return with_ci, table
+
+
+def _without_design_intervals(summary: pl.DataFrame, plan) -> pl.DataFrame:
+    """No interval for a design count (``n_queries``, ``n_positive``: a metric with
+    ``design_count = True``): how many queries a data set has is fixed by its design, and a
+    resample's count is not an estimate of anything."""
+    design = [m.name for m in plan.metrics if getattr(m, "design_count", False)]
+    if not design:
+        return summary
+    fixed = pl.col("metric").is_in(design)
+    return summary.with_columns(pl.when(fixed).then(None).otherwise(pl.col(c)).alias(c) for c in CI_COLUMNS)
 
 
 def replicates_table(replicates: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:

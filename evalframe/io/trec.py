@@ -63,11 +63,19 @@ def _read_fields(path: Path, fields: tuple[str, ...], kind: str) -> tuple[pl.Dat
         for found, total, first in totals.iter_rows():
             if total > shown.get(found, 0):
                 problems.append(Problem.unlisted(None, message(found), total - shown.get(found, 0), first=f"line {first}"))
-        raise InputError(str(path), problems, hint=_delimited_hint(split.get_column("text").item(0), len(fields)))
+        qrels_shaped = kind == "run" and (wrong.get_column("parts").list.len() == len(QRELS_FIELDS)).all()
+        hint = _SWAPPED_HINT if qrels_shaped else _delimited_hint(split.get_column("text").item(0), len(fields))
+        raise InputError(str(path), problems, hint=hint)
     table = split.select(
         *(pl.col("parts").list.get(position).alias(name) for position, name in enumerate(fields))
     )
     return table, split.get_column("line")
+
+
+#: A run file whose lines have a qrels file's four fields: the two files were likely given in the wrong order.
+_SWAPPED_HINT = ("its lines have the 4 fields of a qrels file (query_id iteration doc_id relevance): are the qrels "
+                 "and the run swapped? `evalframe trec QRELS RUN` takes the qrels first; in Python "
+                 "`ef.evaluate(run, qrels, ...)` / `ef.read_run(run)`, `ef.read_qrels(qrels)`")
 
 
 def _delimited_hint(first_line: str, n_fields: int) -> str | None:

@@ -15,7 +15,7 @@ Tied scores are one point, taken whole (the chapter's order inside a tie is NumP
 ``argsort``, so it is not reproducible anyway; with distinct scores both agree exactly). A slice
 without a positive or a negative has no value (the chapter returns 0 or 1: made-up numbers).
 
-*How it differs from* ``tpr@fpr=t`` (:class:`~evalframe.metrics.classification.TPRAtFPR`): that
+*How it differs from* ``tpr@fpr=t`` (:class:`~evalframe.metrics.roc.TPRAtFPR`): that
 one is the best ROC operating point whose FPR is at most ``t``: it takes every case down to just
 above the negative that would break the budget, i.e. with ``⌊t · W_neg⌋`` false positives *and*
 the positives ranked after the last of them. The chapter's walk stops *at* the negative that
@@ -56,7 +56,9 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import QueryMetric, TargetCategory, safe_divide
-from evalframe.metrics.classification import FN, FP, TN, TP, ConfusionMetric, Reason, RocCurves, RocMetric
+from evalframe.metrics.confusion import FN, FP, TN, TP, ConfusionMetric
+from evalframe.metrics.roc import RocCurves, RocMetric
+from evalframe.metrics.set_values import Reason
 from evalframe.metrics.curves import PROB, points, points_fp, points_tp, total_negative_weight, total_positive_weight
 
 NO_POSITIVE = "no positive in the slice"

@@ -27,6 +27,8 @@ class NumQueries(_QueryCount):
 
     name = "n_queries"  # type: ignore[assignment]
     summary = "sum"
+    #: A count fixed by the data set's design: the bootstrap gives it no interval.
+    design_count: ClassVar[bool] = True
 
     def expr(self) -> pl.Expr:
         return pl.lit(1.0, dtype=pl.Float64)
@@ -37,6 +39,7 @@ class NumPositive(_QueryCount):
 
     name = "n_positive"  # type: ignore[assignment]
     summary = "sum"
+    design_count: ClassVar[bool] = True
     required_columns: ClassVar = {"queries": ("label",)}
 
     def expr(self) -> pl.Expr:

@@ -60,7 +60,7 @@ from evalframe.metrics.base import (
     TargetCategory,
     row_weights,
 )
-from evalframe.metrics.classification import finalized
+from evalframe.metrics.set_values import finalized
 
 #: The queries column of each user's recommended item ids, best first (derived from the ranking).
 RECOMMENDED = "recommended"

@@ -38,7 +38,7 @@ from evalframe.metrics.base import (
     replicate_frame,
     row_weights,
 )
-from evalframe.metrics.classification import finalized, per_slice
+from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise, token_f1_values
 
 DEFAULT_NOISE = "paraphrase|typo"

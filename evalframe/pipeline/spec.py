@@ -20,6 +20,7 @@ from its name, so ``mrr`` stays ``mrr`` whatever ``parameters:`` holds.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -111,8 +112,10 @@ class PipelineSpec:
         path = Path(path)
         try:
             spec = load_yaml(path.read_text())
-        except (OSError, yaml.YAMLError) as error:
-            raise ConfigError(f"{path}: cannot read the pipeline: {error}") from None
+        except OSError as error:
+            raise ConfigError(f"{path}: cannot read the pipeline: {error.strerror or error}") from None
+        except yaml.YAMLError as error:
+            raise ConfigError(yaml_error_text(path, error)) from None
         return cls.from_mapping(spec, origin=str(path))
 
     @classmethod
@@ -134,6 +137,31 @@ class PipelineSpec:
     @property
     def slices(self) -> Mapping[str, tuple[str, ...]]:
         return self.plan.slices
+
+
+def yaml_error_text(path: str | Path, error: yaml.YAMLError) -> str:
+    """``file:line:col: what is wrong`` for a YAML syntax error (1-based, as editors count),
+    without PyYAML's internals (``<unicode string>``, its quoted excerpt)."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    context = getattr(error, "context", None)
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+    return f"{where}: YAML syntax error: {problem}" + (f" ({context})" if context else "")
+
+
+def _parameter_cause(name: str, parameters: Mapping[str, Any]) -> str | None:
+    """The one entry of ``parameters:`` that alone makes metric ``name`` fail to build (the metric
+    builds without it), else None: its error is then the parameter's, said once for every metric."""
+    try:
+        resolve(name)
+    except ConfigError:
+        return None
+    for key, value in parameters.items():
+        try:
+            resolve(name, defaults={key: value})
+        except ConfigError:
+            return key
+    return None
 
 
 def _near(name: str, known: list[str]) -> str:
@@ -237,6 +265,7 @@ def check_spec(spec: Any) -> list[Problem]:
                 problems.append(Problem(f"subsets.{name}.where", None, where, str(error)))
     subset_names = sorted({ALL_QUERIES, *subsets})
     reported: set[str] = set()
+    by_parameter: dict[tuple[str, str], list[str]] = {}  # (parameter, what is wrong) → the metrics it breaks
     for position, group in enumerate(_list(spec.get("metrics"))):
         group = _mapping(group)
         subset_name = group.get("subset", ALL_QUERIES)
@@ -249,10 +278,17 @@ def check_spec(spec: Any) -> list[Problem]:
             try:
                 resolve(name, defaults=metric_parameters)
             except ConfigError as error:
+                cause = _parameter_cause(name, metric_parameters)
+                if cause is not None:  # one message per bad parameter, listing the metrics it affects
+                    by_parameter.setdefault((cause, re.sub(r"^`[^`]+` ", "", str(error))), []).append(name)
+                    continue
                 if str(error) in reported:
                     continue  # one bad shared parameter (tau_neg > tau_pos) is reported once
                 reported.add(str(error))
                 problems.append(Problem(f"metrics[{position}].names[{index}]", None, NO_VALUE, str(error)))
+    for (parameter, message), names in by_parameter.items():
+        affected = ", ".join(f"`{n}`" for n in names[:6]) + (f", … ({len(names)} in all)" if len(names) > 6 else "")
+        problems.append(Problem(f"parameters.{parameter}", None, NO_VALUE, f"{message} (read by {affected})"))
     problems += _target_problems(spec, metric_parameters)
     if "query" in _mapping(spec.get("units")):
         problems.append(Problem("units.query", None, NO_VALUE, "`query` is the built-in unit (one row of the queries table)"))
@@ -265,10 +301,22 @@ def check_spec(spec: Any) -> list[Problem]:
             problems.append(Problem("bootstrap", None, NO_VALUE, str(error)))
     slices = _mapping(spec.get("slices")) or {"overall": []}
     problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
+    for index, name in enumerate(_list(_mapping(spec.get("report")).get("slices"))):
+        if isinstance(name, str) and name not in slices:
+            problems.append(Problem(f"report.slices[{index}]", None, name, f"is not a slice of the pipeline{_near(name, sorted(slices))}"))
     problems += _check_compare(_mapping(spec.get("compare")), spec, slices)
     fold_key = spec.get("across_folds")
     if isinstance(fold_key, str) and [fold_key] not in [_list(keys) for keys in slices.values()]:
-        problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone"))
+        # a slice meant as the fold slice, grouping by a misspelt column (`fold: [folds]`): name that column
+        single = {name: _list(keys)[0] for name, keys in slices.items() if len(_list(keys)) == 1}
+        meant = [(name, column) for name, column in single.items()
+                 if isinstance(column, str) and (name == fold_key or difflib.get_close_matches(fold_key, [column], cutoff=0.6))]
+        hint = ""
+        if meant:
+            name, column = meant[0]
+            hint = (f" (slice `{name}` groups by `{column}`: if `{column}` is your fold column, write "
+                    f"`across_folds: {column}`; else group that slice by `{fold_key}`)")
+        problems.append(Problem("across_folds", None, fold_key, f"needs a slice that groups by [{fold_key}] alone{hint}"))
     problems += _check_analyses(spec, metric_parameters)
     return problems
 
@@ -426,7 +474,8 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         parameters=parameters,
         state_thresholds=state_thresholds,
         about={"name": name, "description": description, "source": origin,
-               "targets": _targets(spec, {k: v for k, v in parameters.items() if k in shared_parameters()})},
+               "targets": _targets(spec, {k: v for k, v in parameters.items() if k in shared_parameters()}),
+               **({"report": dict(spec["report"])} if spec.get("report") else {})},
     )
     return {
         "name": name,

@@ -8,6 +8,7 @@ helpers (:func:`percent`, :func:`points`, …) round half up for sentences of th
 
 from __future__ import annotations
 
+import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
@@ -174,11 +175,28 @@ def mean_std_text(value: float | None, std: float | None, kind: str = "score", *
     return f"{shown} ± {format_number(std, kind, percent=percent)}"
 
 
-def ci_text(low: float | None, high: float | None, kind: str = "score", *, percent: bool = False) -> str:
-    """``[low, high]`` (``[0.8941, 0.9003]``); :data:`NULL_MARK` without a bound."""
+def ci_text(low: float | None, high: float | None, kind: str = "score", *, percent: bool = False,
+            value: float | None = None) -> str:
+    """``[low, high]`` (``[0.8941, 0.9003]``); :data:`NULL_MARK` without a bound.
+
+    A count whose ``value`` is whole (a confusion count, an unweighted sum) gets an integer
+    interval, rounded outward (``[194.98, 271]`` → ``[194, 271]``): the percentile interval
+    interpolates between replicates, but a count takes whole values only.
+
+    >>> ci_text(194.98, 271.0, "count", value=232.0), ci_text(0.81234, 0.9, "score")
+    ('[194, 271]', '[0.8123, 0.9000]')
+    """
     if low is None or high is None or low != low or high != high:
         return NULL_MARK
+    if kind == "count" and value is not None and value == value and float(value).is_integer():
+        low, high = float(math.floor(low)), float(math.ceil(high))
     return f"[{format_number(low, kind, percent=percent)}, {format_number(high, kind, percent=percent)}]"
+
+
+def interval_text(row: dict, metric: Metric | None = None) -> str:
+    """A summary row's ``[ci_low, ci_high]``, printed as :func:`format_value` prints its value."""
+    kind = "count" if metric is not None and metric.summary == "sum" else "score"
+    return ci_text(row.get("ci_low"), row.get("ci_high"), kind, value=row.get("value"))
 
 
 class Footnotes:

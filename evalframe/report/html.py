@@ -18,7 +18,7 @@ import re
 import polars as pl
 
 from evalframe.report.formatting import Footnotes
-from evalframe.report.tables import HEADERS, ReportData, report_rows, result_table_view, section_tables, shown_columns
+from evalframe.report.tables import HEADERS, ReportData, Section, report_rows, report_notes, report_sections, shown_columns
 
 _IMPORT = re.compile(r"@import\s+url\([^)]*\)\s*;?")
 _EXTERNAL_LINK = re.compile(r"<link\b[^>]*href=[\"']https?://[^>]*>", re.IGNORECASE)
@@ -87,13 +87,45 @@ def _gt_html(table) -> str:
     return strip_external(table.as_raw_html())
 
 
+def section_html(section: Section) -> str:
+    """One report section (:func:`~evalframe.report.tables.report_sections`) as a great-tables HTML table."""
+    import great_tables as gt
+
+    table = gt.GT(section.table, id=f"s-{_anchor(section.title)}").tab_header(title=section.title.replace("`", ""))
+    right = [c for c in section.table.columns if c not in ("metric", "subset", "target", "interpretation", "check", "severity")]
+    if right:
+        table = table.cols_align(align="right", columns=right)
+    if "interpretation" in section.table.columns:
+        table = table.cols_width({"interpretation": "30%"})
+    return _gt_html(table.tab_options(table_font_size="13px", column_labels_font_weight="bold"))
+
+
+def compact_png(png: bytes, colours: int = 128) -> bytes:
+    """``png`` with a palette of ``colours`` (median cut, deterministic): a plot's few colours and
+    their anti-aliasing survive, and the page is about three times smaller (plots/ keeps the originals)."""
+    import io
+
+    from PIL import Image  # a dependency of matplotlib
+
+    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
+    out = io.BytesIO()
+    image.save(out, "PNG", optimize=True)
+    return out.getvalue()
+
+
+def overview_html(data: ReportData) -> str:
+    """The overall values with the systems side by side, as HTML (a notebook's view of a result)."""
+    sections = report_sections(data, Footnotes())
+    return section_html(sections[0]) if sections else ""
+
+
 def render_html(data: ReportData, figures: dict[str, object] | None = None) -> str:
     """``report.html``: one self-contained page (module docstring). ``figures`` maps a plot's
     name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`)."""
     from evalframe.report.plots import save
 
     footnotes = Footnotes()
-    rows = report_rows(data, footnotes=footnotes)
+    sections = report_sections(data, footnotes)
     pipeline = data.info.get("pipeline") or {}
     source = data.info.get("input") or {}
     esc = html.escape
@@ -118,33 +150,22 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None) -> s
     size = f" ({source['rows']:,} rows)" if source.get("rows") else ""
     parts.append(f"<dt>Input</dt><dd>{esc(str(source.get('path') or '(in-memory table)'))}{size}</dd>")
     parts.append(f"<dt>sha256</dt><dd>{esc(str(source.get('sha256') or '—'))}</dd>")
-    parts += ["</dl>", "<ul class=\"notes\">", *(f"<li>{esc(note)}</li>" for note in data.notes()), "</ul>", "</header>"]
+    notes = report_notes(data)
+    parts += ["</dl>", "<ul class=\"notes\">", *(f"<li>{esc(note)}</li>" for note in notes), "</ul>", "</header>"]
 
-    titles = rows.get_column("table").unique(maintain_order=True).to_list()
     figure_names = list(figures or {})
-    toc = [f'<li><a href="#{_anchor(t)}">{esc(t)}</a></li>' for t in titles]
-    toc += [f'<li><a href="#{_anchor(n)}">{esc(n.replace("_", " ").capitalize())}</a></li>' for n in data.tables]
+    toc = [f'<li><a href="#{_anchor(section.title)}">{esc(section.title.replace("`", ""))}</a></li>'
+           for section in sections if section.level == 2]
     if figure_names:
         toc.append('<li><a href="#plots">Plots</a></li>')
     parts += ["<nav><h2>Contents</h2><ul>", *toc, "</ul></nav>"]
-
-    for title in titles:
-        part = rows.filter(pl.col("table") == title)
-        table = gt_table(part, title, table_id=f"t-{_anchor(title)}")
-        parts += [f'<section id="{_anchor(title)}">', _gt_html(table), "</section>"]
-    for name, table in section_tables(data.tables).items():
-        import great_tables as gt
-
-        view = result_table_view(table, data)
-        title = name.replace("_", " ").capitalize()
-        parts += [f'<section id="{_anchor(name)}">',
-                  _gt_html(gt.GT(view, id=f"x-{_anchor(name)}").tab_header(title=title).tab_options(table_font_size="13px")),
-                  "</section>"]
+    for section in sections:
+        parts += [f'<section id="{_anchor(section.title)}">', section_html(section), "</section>"]
     if figure_names:
         parts += ['<section id="plots">', "<h2>Plots</h2>"]
         for stem, figure in (figures or {}).items():
             png = figure if isinstance(figure, bytes) else save(figure, "png")
-            encoded = base64.b64encode(png).decode("ascii")
+            encoded = base64.b64encode(compact_png(png)).decode("ascii")
             caption = stem.replace("_", " ")
             parts.append(f'<figure id="{_anchor(stem)}"><img src="data:image/png;base64,{encoded}" alt="{esc(caption)}">'
                          f"<figcaption>{esc(caption)}</figcaption></figure>")

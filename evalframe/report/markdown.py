@@ -6,8 +6,11 @@ from pathlib import Path
 
 import polars as pl
 
+from evalframe.report.tables import has_intervals
+
 from evalframe.report.formatting import (
     fold_cell,
+    interval_text,
     format_value,
     meaning,
     metric_label,
@@ -52,6 +55,8 @@ def render_markdown(evaluation) -> str:
         "",
     ]
     overall = next(iter(plan.slices))
+    confidence = f"{plan.bootstrap.confidence:.0%}" if plan.bootstrap is not None else "95%"
+    with_ci = has_intervals(summary)
     for system in info["tables"]["systems"]:
         name = system["system"]
         lines += [f"## Overall — system `{name}` ({format_value(system['queries'], kind='count')} queries)", ""]
@@ -62,13 +67,14 @@ def render_markdown(evaluation) -> str:
                 f"`{metric_label(row, repeated)}`", row["subset"] or "", format_value(row["n"], kind="count"),
                 outside_cell(row), undefined_cell(row),
                 format_value(row["value"], metric=metric), format_value(row["std"], metric=metric),
+                *([interval_text(row, metric)] if with_ci else []),
                 format_value(row["median"], metric=metric),
                 f"[{format_value(row['p25'], metric=metric)}, {format_value(row['p75'], metric=metric)}]", fold_cell(row, metric),
                 (row["note"] if row["value"] is None and row["note"] else meaning(metric)),
             ])
         lines += _table(
-            ["metric", "subset", "n", "outside subset", "undefined", "value", "std", "median", "[p25, p75]",
-             "across folds", "meaning"], rows
+            ["metric", "subset", "n", "outside subset", "undefined", "value", "std", *([f"{confidence} CI"] if with_ci else []),
+             "median", "[p25, p75]", "across folds", "meaning"], rows
         )
         lines.append("")
         for grouping, keys in plan.slices.items():
@@ -146,50 +152,36 @@ def report_header_lines(data) -> list[str]:
 
 
 def render_report_markdown(data, plots: list[str] | tuple[str, ...] = ()) -> str:
-    """``report.md``: one table per grouping (metric | value (mean ± std) | 95% CI | subset | n |
-    interpretation | target), the further result tables, footnotes for null values and links
-    to ``plots`` (paths relative to the report)."""
+    """``report.md``: the overall values with the systems side by side (value ± std, 95% CI,
+    target mark), the across-folds values the same way, each reported slice as metric × slice
+    values per system (:func:`~evalframe.report.tables.report_sections`), the further result
+    tables, footnotes for null values and links to ``plots`` (paths relative to the report)."""
     from evalframe.report.formatting import Footnotes, superscript
-    from evalframe.report.tables import HEADERS, report_rows, result_table_view, section_tables, shown_columns, target_text
+    from evalframe.report.tables import report_notes, report_sections
 
     footnotes = Footnotes()
-    rows = report_rows(data, footnotes=footnotes)
+    sections = report_sections(data, footnotes)
     lines = [f"# {data.name} — report", ""]
     description = (data.info.get("pipeline") or {}).get("description")
     if description:
         lines += [description, ""]
-    lines += [f"{line}  " for line in report_header_lines(data)]
-    lines += ["", *(f"- {note}" for note in data.notes()), ""]
-    for title in rows.get_column("table").unique(maintain_order=True).to_list():
-        part = rows.filter(pl.col("table") == title)
-        columns = shown_columns(part)
-        body = []
-        for row in part.iter_rows(named=True):
-            cells = []
-            for column in columns:
-                if column == "metric":
-                    cells.append(f"`{row['metric']}` {'↑' if row['direction'] == 'higher is better' else '↓'}")
-                elif column == "value_text" and row["footnote"] is not None:
-                    cells.append(f"{row['value_text']}{superscript(row['footnote'])}")
-                elif column == "target":
-                    cells.append(target_text(row["target"], row["target_met"]))
-                elif column == "n":
-                    cells.append(f"{row['n']:,}" if row["n"] is not None else "—")
-                else:
-                    cells.append(str(row[column]).replace("|", "\\|"))
-            body.append(cells)
-        lines += [f"## {title}", "", *_table([HEADERS[c] for c in columns], body), ""]
-    for name, table in section_tables(data.tables).items():
-        view = result_table_view(table, data)
-        cells = [[str(value).replace("|", "\\|") for value in row] for row in view.iter_rows()]
-        lines += [f"## {name.replace('_', ' ').capitalize()}", "", *_table(view.columns, cells), ""]
+    header = report_header_lines(data)
+    if header:
+        lines += [f"{line}  " for line in header[:-1]] + [header[-1], ""]
+    notes = report_notes(data)
+    lines += [*(f"- {note}" for note in notes), ""]
+    for section in sections:
+        cells = [[str(value).replace("|", "\\|") for value in row] for row in section.table.iter_rows()]
+        lines += [f"{'#' * section.level} {section.title}", "", *_table(section.table.columns, cells), ""]
     if plots:
         lines += ["## Plots", ""]
-        lines += [f"![{Path(plot).stem.replace('_', ' ')}]({plot})" for plot in plots]
+        lines += [f"![{Path(plot).stem.replace('_', ' ')}]({plot})  " for plot in plots]
+        lines[-1] = lines[-1].rstrip()
         lines.append("")
     if footnotes.reasons:
         lines += ["## Notes", ""]
         lines += [f"{superscript(number)} {reason}  " for number, reason in enumerate(footnotes.reasons, 1)]
+        lines[-1] = lines[-1].rstrip()
         lines.append("")
-    lines += ["↑ higher is better, ↓ lower is better.", ""]
+    lines += ["↑ higher is better, ↓ lower is better; ✓ / ✗ a target met / not met.", ""]
     return "\n".join(lines).rstrip() + "\n"

@@ -28,16 +28,14 @@ OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "sum
 
 def default_outputs(evaluation) -> tuple[str, ...]:
     """The pipeline's outputs, else every file that has content (``per_unit.parquet`` only with
-    metrics of a unit other than the query)."""
+    metrics of a unit other than the query). ``replicates.parquet`` (R values per summary row:
+    tens of MB for a bootstrap of a large summary) is written only when named in ``outputs``."""
     declared = evaluation.plan.about.get("outputs")
     if declared:
         return tuple(declared)
     coarse = any(m.unit != "query" for m in evaluation.metrics)
-    basic = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
-             "replicates.parquet")
+    basic = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
     skipped = {"per_unit.parquet"} if not coarse else set()
-    if evaluation.replicates is None:
-        skipped.add("replicates.parquet")
     return tuple(name for name in basic if name not in skipped)
 
 

@@ -226,8 +226,10 @@ def report_rows(data: ReportData, *, footnotes: Footnotes | None = None) -> pl.D
                 "system": row["system"],
                 "slice": slice_label(row, keys),
                 "metric": row["metric"],
-                "value_text": mean_std_text(value, row.get("std"), meaning.kind, percent=data.percent),
-                "ci_text": ci_text(low, high, meaning.kind, percent=data.percent),
+                # a count's std of per-unit values (0 or 1 each) says nothing; across folds it does
+                "value_text": mean_std_text(value, row.get("std") if meaning.kind != "count" or grouping == ACROSS_FOLDS
+                                            else None, meaning.kind, percent=data.percent),
+                "ci_text": ci_text(low, high, meaning.kind, percent=data.percent, value=value),
                 "subset": row.get("subset") or "",
                 "n": row.get("n"),
                 "interpretation": meaning.text,
@@ -357,3 +359,124 @@ def failed_checks(tables: Mapping[str, pl.DataFrame]) -> pl.DataFrame | None:
     if "status" in checks.columns:
         return checks.filter(pl.col("status").cast(pl.String).str.to_lowercase().is_in(["fail", "failed", "error"]))
     return None
+
+
+# --- report.md / report.html layout (issue 20): a report people read ---------------------
+#
+# report_tables.csv keeps every grouping in long form (report_rows); the rendered reports show
+# the overall values with the systems side by side, the across-folds rows the same way, and each
+# reported slice as one metric × slice-value table per system, so a report stays readable (and
+# under 1,000 Markdown lines for the demo's 6 systems × 70 metrics).
+
+#: How many of the pipeline's slices a report shows when it does not choose (`report: {slices: …}`).
+DEFAULT_REPORT_SLICES = 2
+
+
+@dataclass(frozen=True)
+class Section:
+    """One rendered table of a report: a title and its cells as text (first column the metric)."""
+
+    title: str
+    table: pl.DataFrame
+    #: The section's HTML anchor and Markdown heading level.
+    level: int = 2
+
+
+def report_slices(data: ReportData) -> list[str]:
+    """The slices a report renders: the pipeline's ``report: {slices: [...]}``, else its first
+    :data:`DEFAULT_REPORT_SLICES` slices (every slice stays in ``report_tables.csv`` and the summary)."""
+    chosen = ((data.info.get("pipeline") or {}).get("report") or {}).get("slices")
+    names = list(data.slices)
+    return [name for name in names if name in chosen] if chosen else names[:DEFAULT_REPORT_SLICES]
+
+
+def report_notes(data: ReportData) -> list[str]:
+    """The notes under a rendered report's header: :meth:`ReportData.notes` and the slices left out."""
+    others = [name for name in data.slices if name not in report_slices(data)]
+    hidden = [f"Slices not shown here (they are in report_tables.csv and the summary): {', '.join(others)}."] if others else []
+    return [*data.notes(), *hidden]
+
+
+def _marked_value(row: Mapping[str, Any], with_ci: bool) -> str:
+    """``value ± std [CI]`` with the footnote mark of a null value and the target mark (✓ / ✗)."""
+    from evalframe.report.formatting import superscript
+
+    text = row["value_text"] + (superscript(row["footnote"]) if row["footnote"] is not None else "")
+    if with_ci and row["ci_text"] != NULL_MARK:
+        text += f" {row['ci_text']}"
+    if row["target_met"] is not None:
+        text += " ✓" if row["target_met"] else " ✗"
+    return text
+
+
+def _systems_side_by_side(rows: pl.DataFrame, systems: list[str], with_ci: bool) -> pl.DataFrame:
+    """Metric rows × system columns: ``metric ↑ | subset | n | <system>… | target | interpretation``."""
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    ns: dict[tuple[str, str], list[str]] = {}
+    for row in rows.iter_rows(named=True):
+        key = (row["metric"], row["subset"])
+        arrow = "↑" if row["direction"] == "higher is better" else "↓"
+        cells = out.setdefault(key, {"metric": f"{row['metric']} {arrow}", "subset": row["subset"], "n": ""})
+        cells[row["system"]] = _marked_value(row, with_ci)
+        cells["target"] = target_text(row["target"], None)
+        cells["interpretation"] = row["interpretation"]
+        n = f"{row['n']:,}" if row["n"] is not None else NULL_MARK
+        if n not in ns.setdefault(key, []):
+            ns[key].append(n)
+    for key, cells in out.items():
+        cells["n"] = " / ".join(ns[key])
+    columns = ["metric", "subset", "n", *systems, "target", "interpretation"]
+    if all(not cells.get("target") for cells in out.values()):
+        columns.remove("target")
+    return pl.DataFrame([{c: cells.get(c, NULL_MARK) for c in columns} for cells in out.values()],
+                        schema={c: pl.String for c in columns}, orient="row")
+
+
+def _slice_values(rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """One system's metric rows × slice-value columns (``value ± std`` with footnote marks)."""
+    from evalframe.report.formatting import superscript
+
+    labels = rows.get_column("slice").unique(maintain_order=True).to_list()
+    head = " × ".join(keys)
+    out: dict[tuple[str, str], dict[str, str]] = {}
+    for row in rows.iter_rows(named=True):
+        cells = out.setdefault((row["metric"], row["subset"]), {"metric": row["metric"], "subset": row["subset"]})
+        mark = superscript(row["footnote"]) if row["footnote"] is not None else ""
+        cells[f"{head} {row['slice']}"] = row["value_text"] + mark
+    columns = ["metric", "subset", *(f"{head} {label}" for label in labels)]
+    return pl.DataFrame([{c: cells.get(c, NULL_MARK) for c in columns} for cells in out.values()],
+                        schema={c: pl.String for c in columns}, orient="row")
+
+
+def report_sections(data: ReportData, footnotes: Footnotes) -> list[Section]:
+    """The sections of ``report.md`` / ``report.html`` (see the comment above), then the further
+    result tables (the checks as counts per check and the failed rows; ``checks.csv`` has all)."""
+    rows = report_rows(data, footnotes=footnotes)
+    systems = data.systems
+    shown = set(report_slices(data))
+    sections: list[Section] = []
+    for grouping, keys in data.groupings():
+        title = grouping_title(grouping, keys)
+        part = rows.filter(pl.col("table") == title)
+        if part.height == 0 or (grouping != ACROSS_FOLDS and grouping not in shown):
+            continue
+        if not keys:
+            sections.append(Section(title, _systems_side_by_side(part, systems, data.has_ci)))
+            continue
+        for system in systems:
+            mine = part.filter(pl.col("system") == system)
+            if mine.height:
+                sections.append(Section(f"{title} — system `{system}`", _slice_values(mine, keys), level=3))
+    for name, table in section_tables(data.tables).items():
+        title = name.replace("_", " ").capitalize()
+        if name == "checks" and {"check", "severity", "status"} <= set(table.columns):
+            counts = table.group_by("check", "severity", maintain_order=True).agg(
+                *((pl.col("status") == status).sum().cast(pl.String).alias(status.replace("_", " "))
+                  for status in ("pass", "fail", "not_applicable")))
+            sections.append(Section(title, counts))
+            failures = table.filter(pl.col("status") == "fail")
+            if failures.height:
+                sections.append(Section("Failed checks", result_table_view(failures, data), level=3))
+            continue
+        sections.append(Section(title, result_table_view(table, data)))
+    return sections

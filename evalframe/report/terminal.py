@@ -41,39 +41,57 @@ def render_overview(evaluation) -> str:
     overall = next(iter(evaluation.plan.slices))
     repeated = repeated_metrics(summary)
     footnotes = Footnotes()
-    columns = [("metric", 20, "<"), ("n", 7, ">"), ("value ± std", 17, ">")]
+    columns = [("metric", "<"), ("n", ">"), ("value ± std", ">")]
     if has_ci:
-        columns.append(("95% CI", 20, ">"))
-    columns.append(("across folds", 16, ">"))
+        columns.append(("95% CI", ">"))
+    columns.append(("across folds", ">"))
     if targets:
-        columns.append(("target", 10, "<"))
+        columns.append(("target", "<"))
 
-    def line(cells: list[str]) -> str:
-        return "  ".join(f"{_fit(cell, width):{align}{width}}" for cell, (_, width, align) in zip(cells, columns)).rstrip()
-
-    lines = [_fit(parameters_line(evaluation.plan), WIDTH), ""]
+    blocks: list[tuple[str, list[list[str]], list[str]]] = []
     for system in evaluation.info["tables"]["systems"]:
         header = f"{name} · system {system['system']}: {system['queries']:,} queries"
         if system.get("with_evidence") is not None:
             header += f", {system['with_evidence']:,} with evidence"
-        lines += [_fit(header, WIDTH), line([title for title, _, _ in columns])]
         rows = list(overall_rows(summary, system["system"], overall))
+        table = []
         for row in rows:
             kind = kinds.get(row["metric"], "score")
-            value = mean_std_text(row["value"], row["std"], kind)
+            # a count's std of per-unit values (0 or 1 each) says nothing; its sum is the number
+            value = mean_std_text(row["value"], row["std"] if kind != "count" else None, kind)
             if row["value"] is None:
                 value += superscript(footnotes.number(row["note"] or "undefined"))
             cells = [metric_label(row, repeated), f"{row['n']:,}", value]
             if has_ci:
-                cells.append(ci_text(row.get("ci_low"), row.get("ci_high"), kind))
+                cells.append(ci_text(row.get("ci_low"), row.get("ci_high"), kind, value=row["value"]))
             cells.append(mean_std_text(row["fold_mean"], row["fold_std"], kind) if row.get("fold_mean") is not None else "—")
             if targets:
                 target = targets.get(row["metric"])
                 met = target.met(row["value"]) if target else None
                 shown = str(target).replace(">=", "≥").replace("<=", "≤")
                 cells.append("" if target is None else f"{'✓' if met else '✗' if met is False else ' '} {shown}")
+            table.append(cells)
+        blocks.append((header, table, _outside_lines(rows)))
+
+    # Each column as wide as its widest cell; a metric name longer than the room left for it
+    # gets a line of its own (never cut), its numbers on the next line.
+    every = [cells for _, table, _ in blocks for cells in table] + [[title for title, _ in columns]]
+    widths = [max(len(cells[i]) for cells in every) for i in range(len(columns))]
+    room = WIDTH - sum(widths[1:]) - 2 * (len(columns) - 1)
+    widths[0] = max(min(widths[0], room), len("metric"))
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(f"{cell:{align}{width}}" for cell, width, (_, align) in zip(cells, widths, columns)).rstrip()
+
+    lines = [_fit(parameters_line(evaluation.plan), WIDTH), ""]
+    for header, table, outside in blocks:
+        lines += [_fit(header, WIDTH), line([title for title, _ in columns])]
+        for cells in table:
+            if len(cells[0]) > widths[0]:
+                lines.append(cells[0])
+                cells = ["", *cells[1:]]
             lines.append(line(cells))
-        lines += [_fit(text, WIDTH) for text in _outside_lines(rows)]
+        lines += [_fit(text, WIDTH) for text in outside]
         lines.append("")
     for number, reason in enumerate(footnotes.reasons, 1):
         lines.append(_fit(f"{superscript(number)} {reason}", WIDTH))

@@ -60,19 +60,22 @@ def table(self: Evaluation, grouping: str | None = None, metrics: list[str] | No
 
 @evaluation_view()
 def _repr_html_(self: Evaluation) -> str:
-    """A notebook shows the overall report table."""
-    from evalframe.report.html import strip_external
+    """A notebook shows the overall values, the systems side by side."""
+    from evalframe.report.html import overview_html
 
-    return strip_external(self.table().as_raw_html())
+    return overview_html(self._report_tables)
 
 
 @evaluation_view(cached=True)
 def plot(self: Evaluation):
     """``ev.plot.roc()``, ``.pr()``, ``.reliability(system=...)``, ``.criterion_bars(metric)``,
-    ``.dynamic_k()``, ``.fold_spread()``, ``.forest()``: matplotlib Figures (never shown)."""
+    ``.dynamic_k()``, ``.fold_spread()``, ``.forest()``: matplotlib Figures, shown inline in
+    Jupyter (no magic, no backend chosen) and never opened in a window."""
+    from evalframe.report.notebook import show_figures_inline
     from evalframe.report.plots import PlotAccessor
     from evalframe.report.tables import ReportData
 
+    show_figures_inline()
     return PlotAccessor(ReportData.from_evaluation(self))
 
 

@@ -53,7 +53,8 @@ def describe_run(evaluation) -> dict[str, Any]:
     undefined = evaluation.summary.filter(pl.col("note").is_not_null() & pl.col("value").is_null())
     return {
         "pipeline": {"name": about.get("name"), "source": about.get("source"), "description": about.get("description", ""),
-                     "targets": dict(about.get("targets") or {})},
+                     "targets": dict(about.get("targets") or {}),
+                     **({"report": dict(about["report"])} if about.get("report") else {})},
         "input": dict(evaluation.source),
         "parameters": {
             **dict(plan.parameters),

@@ -149,6 +149,7 @@ def _repeats(n: int, seed: int, draw) -> pl.DataFrame:
     })
 
 
+@pytest.mark.slow  # 1,000 repeats × 400 resamples: `make bench` runs it
 def test_coverage_of_a_per_unit_mean():
     """Brier terms of p ~ U(0.4, 0.6), y ~ Bernoulli(1/2): E[(p − y)²] = E[p²] − E[p] + 1/2 = 1/4 + 1/300."""
     def draw(rng, shape):
@@ -160,6 +161,7 @@ def test_coverage_of_a_per_unit_mean():
     assert 0.93 <= _coverage(ev.summary, 0.25 + 1 / 300) <= 0.97
 
 
+@pytest.mark.slow  # 1,000 repeats × 400 resamples: `make bench` runs it
 def test_coverage_of_auroc():
     """Binormal scores, positives shifted by d = 1: AUROC = Φ(d / √2)."""
     def draw(rng, shape):
@@ -172,6 +174,7 @@ def test_coverage_of_auroc():
     assert 0.93 <= _coverage(ev.summary, stats.norm.cdf(1 / np.sqrt(2))) <= 0.97
 
 
+@pytest.mark.slow  # 1,000 repeats × 400 resamples: `make bench` runs it
 def test_coverage_of_ece():
     """p ~ U(0.5, 1), y ~ Bernoulli(p − 0.3): every bin's gap is 0.3, so ECE = 0.3 (each bin's gap
     is large against its noise, so the absolute value adds no bias)."""

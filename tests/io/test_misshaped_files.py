@@ -93,8 +93,8 @@ def test_ragged_lines_are_counted_by_number_of_fields(tmp_path):
     path = write(tmp_path / "run.csv", "query_id,doc_id,score\n" + body)
     text = message_of(lambda: ef.read_run(path))
     assert "run.csv: 61 problems" in text
-    assert "line 2: has 4 fields, the header (line 1) has 3 (value: 'q1,d0,1,extra')" in text
-    assert "60 lines: has 4 fields, the header (line 1) has 3; the first at line 2" in text
+    # identical problems on many lines are said once, with their count and first line numbers
+    assert "lines 2, 3, 4, 5, 6, … (60 lines): has 4 fields, the header (line 1) has 3 (first value: 'q1,d0,1,extra')" in text
     assert "1 line: has 2 fields, the header (line 1) has 3; the first at line 62" in text
     assert "more" not in text
 
@@ -104,8 +104,8 @@ def test_truncated_problems_give_the_total_of_each_kind(tmp_path):
     path = write(tmp_path / "run.csv", "query_id,doc_id,score\n" + body)
     text = message_of(lambda: ef.read_run(path))
     assert text.startswith(f"{path}: 50,000 problems")
-    assert "in all: 50,000 values in `score` are not numbers; the first at line 2" in text
-    assert len([line for line in text.splitlines() if "is not a number" in line]) == MAX_LISTED_PROBLEMS
+    assert text.splitlines()[1:] == ["  lines 2, 3, 4, 5, 6, … (50,000 lines), column `score`: is not a number (first value: 'x0')"]
+    assert MAX_LISTED_PROBLEMS == 20
     assert "and 49" not in text
 
 
@@ -115,9 +115,12 @@ def test_render_problems_sums_each_kind_across_listed_and_unlisted():
     problems += [Problem.unlisted("score", "is not a number", 100)]
     text = render_problems("f.csv", problems)
     assert text.splitlines()[0] == "f.csv: 132 problems"
-    assert "    130 values in `score` are not numbers; the first at line 2" in text
-    assert "    2 values in `relevance` are not integers; the first at line 40" in text
-    assert render_problems("f.csv", problems[:3]).count("\n") == 3  # short lists: no summary
+    assert text.splitlines()[1:] == [
+        "  lines 2, 3, 4, 5, 6, … (130 lines), column `score`: is not a number (first value: 'x')",
+        "  line 40, column `relevance`: is not an integer (value: 'y')",
+        "  line 41, column `relevance`: is not an integer (value: 'y')",
+    ]
+    assert render_problems("f.csv", problems[:3]).count("\n") == 3  # fewer than four alike: one line each
 
 
 def test_trec_run_that_is_a_csv_gets_a_hint(tmp_path):
@@ -131,7 +134,7 @@ def test_trec_lines_with_too_few_fields_are_counted_past_the_listed_ones(tmp_pat
     path = write(tmp_path / "qrels.txt", "".join(f"q{i} 0 d{i}\n" for i in range(70)))
     text = message_of(lambda: ef.read_qrels(path))
     assert "70 problems" in text
-    assert "in all: 70 lines: expected 4 fields (query_id iteration doc_id relevance), found 3; the first at line 1" in text
+    assert "lines 1, 2, 3, 4, 5, … (70 lines): expected 4 fields (query_id iteration doc_id relevance), found 3" in text
 
 
 def test_pipeline_input_block_declares_separator_and_decimal_comma(tmp_path):

@@ -297,7 +297,9 @@ def test_report_html_is_self_contained_with_every_plot(data_with_ci):
     assert not re.search(r"https?://|@import|url\(", page)
     assert {img["alt"] for img in parser.images} == {stem.replace("_", " ") for stem in figures}
     assert all(img["src"].startswith("data:image/png;base64,") for img in parser.images)
-    assert parser.tables == 4 + 2  # one per grouping, comparison and checks
+    systems = data_with_ci.systems
+    # overall and across folds (systems side by side), fold per system, comparison and checks
+    assert parser.tables == 2 + len(systems) + 2
     assert "sha256" in page and data_with_ci.info["input"]["sha256"] in page
     assert not re.search(r"\b20\d\d-\d\d-\d\d\b", page)  # no date
 
@@ -327,7 +329,9 @@ def test_notebook_display(evaluation):
     import great_tables as gt
 
     html = evaluation._repr_html_()
-    assert "auroc" in html and "value (mean ± std)" in html and "http" not in html
+    assert "auroc ↑" in html and "interpretation" in html and "http" not in html
+    assert all(system in html for system in evaluation.info["tables"]["systems"][0].values() if isinstance(system, str))
+    assert "criterion" not in html.split("<tbody")[0]  # the overall table only
     table = evaluation.table(grouping="criterion", metrics=["auroc", "ndcg@10"])
     assert isinstance(table, gt.GT)
     assert set(table._tbl_data["metric"].to_list()) == {"auroc ↑", "ndcg@10 ↑"}

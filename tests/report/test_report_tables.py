@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 import pytest
 
@@ -127,15 +129,36 @@ def test_targets_are_marked_met_or_not(evaluation):
     assert marked.filter(pl.col("metric") == "auroc")["target_met"].all()       # >= 0.5 holds
     assert not marked.filter(pl.col("metric") == "brier")["target_met"].any()   # < 0.0001 never does
     markdown = render_report_markdown(data_of(evaluation))
-    assert "| ≥ 0.5 ✓ met |" in markdown and "| < 0.0001 ✗ not met |" in markdown
+    auroc = next(line for line in markdown.splitlines() if line.startswith("| auroc ↑ |"))
+    brier = next(line for line in markdown.splitlines() if line.startswith("| brier ↓ |"))
+    # systems side by side: every system's value carries the mark, the target is said once
+    assert auroc.count(" ✓ |") == len(evaluation.info["tables"]["systems"]) and auroc.endswith("| ≥ 0.5 | " + auroc.split("| ≥ 0.5 | ")[1])
+    assert brier.count(" ✗ |") == len(evaluation.info["tables"]["systems"]) and "| < 0.0001 |" in brier
 
 
-def test_markdown_has_the_required_headers_and_one_table_per_grouping(evaluation):
+def test_markdown_shows_systems_side_by_side_and_the_first_two_slices(evaluation):
     markdown = render_report_markdown(data_of(evaluation), ["plots/roc.png"])
-    assert markdown.count("| system | metric | value (mean ± std) | 95% CI | subset | n | interpretation | target |") == 2
-    assert markdown.count("| system | slice | metric | value (mean ± std) | 95% CI | subset | n | interpretation | target |") == 2
+    systems = [s["system"] for s in evaluation.info["tables"]["systems"]]
+    side_by_side = f"| metric | subset | n | {' | '.join(systems)} | target | interpretation |"
+    assert markdown.count(side_by_side) == 2  # overall, across folds
+    headings = [line for line in markdown.splitlines() if line.startswith("#")]
+    assert [h for h in headings if h.startswith("### By fold")] == [f"### By fold — system `{s}`" for s in systems]
+    # the default report shows the first two slices (overall, fold); criterion stays in the CSV
+    assert not any("criterion" in h for h in headings)
+    assert "not shown here" in markdown.lower() and "criterion" in markdown.split("## Overall")[0]
+    folds = sorted(evaluation.summary.get_column("fold").drop_nulls().unique().to_list())
+    assert f"| metric | subset | {' | '.join(f'fold {f}' for f in folds)} |" in markdown
     assert "![roc](plots/roc.png)" in markdown
     assert "sha256 `" in markdown
+
+
+def test_report_slices_are_the_pipelines_choice(evaluation):
+    data = data_of(evaluation)
+    chosen = replace(data, info={**data.info, "pipeline": {**data.info["pipeline"], "report": {"slices": ["overall", "criterion"]}}})
+    markdown = render_report_markdown(chosen)
+    headings = [line for line in markdown.splitlines() if line.startswith("#")]
+    assert any(h.startswith("### By criterion_id") for h in headings) and not any(h.startswith("### By fold") for h in headings)
+    assert report_rows(chosen).height == report_rows(data).height  # every slice stays in report_tables.csv
 
 
 def test_latex_escapes_and_uses_booktabs(evaluation):
