@@ -139,6 +139,25 @@ INTERPRETATIONS: dict[str, tuple[str, Kind]] = {
     "distinct_1": ("Unique words over all words of the answers: low means repetitive answers.", "rate"),
     "distinct_2": ("Unique word pairs over all word pairs of the answers.", "rate"),
     "intra_list_diversity": ("How different the top {k} retrieved documents are from each other (1 − mean cosine).", "score"),
+    # Recommendation beyond accuracy (seed 004 §21.4.2) and detection with costs (§21.4.3).
+    "unique_items": ("Distinct items recommended in the users' top lists.", "count"),
+    "catalog_coverage": ("Share of the catalog that appears in at least one user's top list.", "rate"),
+    "category_coverage": ("Share of the catalog's categories that appear in the users' top lists.", "rate"),
+    "gini": ("Concentration of recommendations on few items (0 = spread evenly, 1 = all on one item).", "score"),
+    "popularity_bias": ("Mean popularity of recommended items relative to the catalog mean (1 = no bias).", "score"),
+    "novelty": ("Mean self-information of recommended items (−log2 popularity share): higher is less obvious.", "score"),
+    "serendipity": ("How unlike the user's history the recommended items are (1 − closest similarity).", "score"),
+    "detection_rate": ("Share of anomalies caught at the target false-positive rate (the chapter's walk down the scores).", "rate"),
+    "actual_fpr": ("False-positive rate actually reached by the detection-rate walk.", "rate"),
+    "threshold_index": ("Position in the score order where the detection-rate walk stopped.", "count"),
+    "total_cost": ("Cost of the errors at the threshold: false positives × fp_cost + false negatives × fn_cost.", "count"),
+    "cost_per_prediction": ("Cost of the errors per scored case at the threshold.", "score"),
+    "cost_reduction_vs_baseline": ("Share of the flag-nothing baseline's cost saved by the detector.", "rate"),
+    "min_cost": ("Lowest cost over every threshold (the cost-minimising operating point).", "count"),
+    "min_cost_threshold": ("Score threshold with the lowest cost.", "score"),
+    "time_to_detection": ("Time from an anomaly's onset to its first detection.", "score"),
+    "detected": ("Share of anomalies detected at all.", "rate"),
+
 }
 
 

@@ -27,5 +27,5 @@ def test_parameters_are_in_the_rendered_summary_and_notes_on_stderr(tmp_path, ca
     parameters = "threshold = 0.5, relevance_threshold = 1, empty = skip, missing = error, weight = none"
     assert f"parameters: {parameters}" in captured.out
     assert f"Parameters: {parameters}." in (tmp_path / "out" / "summary.md").read_text()
-    assert "evalframe: note: slice `criterion` does not apply to unit `post`" in captured.err
+    assert "evalframe: note: slices `criterion`, `state`, `has_evidence` do not apply to unit `post`" in captured.err
     assert "note:" not in captured.out

@@ -392,6 +392,8 @@ def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
 
     from evalframe._progress import step
 
+    # The quiet switch is process-wide: a CLI test with -q run earlier in this worker must not leak.
+    monkeypatch.setattr("evalframe._progress._QUIET", False)
     with step("working"):
         pass
     assert capsys.readouterr().err == ""  # not a terminal: silent

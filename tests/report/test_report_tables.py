@@ -25,9 +25,9 @@ def data_of(evaluation) -> ReportData:
 
 
 def example_cutoff(spec) -> str:
-    """A valid ``@`` value of a spec: its first choice, a rate for ``tpr``, else 10."""
+    """A valid ``@`` value of a spec: its first choice, a rate for an ``@fpr`` metric, else 10."""
     choices = spec.param(spec.at).choices
-    return str(choices[0]) if choices else ("0.1" if spec.name == "tpr" else "10")
+    return str(choices[0]) if choices else ("0.1" if spec.at == "fpr" else "10")
 
 
 def test_every_registered_metric_has_an_interpretation():

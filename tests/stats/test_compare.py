@@ -199,7 +199,7 @@ def test_same_seed_same_table_whatever_the_row_order():
 
 def test_shared_sign_flips_equal_the_slice_by_slice_test():
     from evalframe.stats.paired_tests import shared_sign_flip_pvalues, sign_flip_pvalues
-    from evalframe.stats.replicates import unit_hashes
+    from evalframe.engine.replicates import unit_hashes
 
     rng = np.random.default_rng(4)
     hashes = unit_hashes(pl.DataFrame({"unit": [f"u{i}" for i in range(60)]}))
