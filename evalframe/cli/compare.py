@@ -45,10 +45,25 @@ def add_parser(commands) -> None:
     compare.add_argument("--out", metavar="FILE", help="also write the whole table to FILE (.csv or .parquet)")
 
 
-def _cell(value, digits: int = 4) -> str:
+def _cell(value, digits: int = 4, *, count: bool = False, sign: str = "") -> str:
+    """A number as the report prints it: a count (tp, n_queries, …) whole when it is whole."""
     if value is None:
         return "–"
-    return f"{value:.{digits}f}"
+    if count and float(value).is_integer():
+        return f"{value:{sign},.0f}"
+    return f"{value:{sign}.{digits}f}"
+
+
+def _is_count(metric: str) -> bool:
+    """Whether ``metric`` is a count (its interpretation's kind), so it prints as an integer."""
+    from evalframe.errors import ConfigError
+    from evalframe.metrics.interpretation import describe
+    from evalframe.metrics.registry import resolve
+
+    try:
+        return describe(resolve(metric)).kind == "count"
+    except ConfigError:
+        return False
 
 
 def _p(value, floor: float | None = None) -> str:
@@ -78,7 +93,9 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
             lines += [f"{system} vs {baseline} · {grouping} · p adjusted by {correction} · * significant at α = {alpha}", header]
             for row in chosen.iter_rows(named=True):
                 label = " × ".join(str(row[k]) for k in slice_keys if row[k] is not None) or "all"
-                interval = "–" if row["delta_ci_low"] is None else f"[{row['delta_ci_low']:+.4f}, {row['delta_ci_high']:+.4f}]"
+                count = _is_count(row["metric"])
+                interval = ("–" if row["delta_ci_low"] is None else
+                            f"[{_cell(row['delta_ci_low'], count=count, sign='+')}, {_cell(row['delta_ci_high'], count=count, sign='+')}]")
                 test = row["test"] or "–"
                 p = row[f"p_{test}"] if row["test"] else None
                 adjusted = row[f"p_{test}_adjusted"] if row["test"] else None
@@ -88,9 +105,9 @@ def render(table, groupings: list[str], correction: str, alpha: float, confidenc
                 elif test == "bootstrap" and row["resamples"]:
                     floor = 2.0 / (row["resamples"] + 1.0)
                 mark = "*" if row["significant"] else " "
-                delta = "–" if row["delta"] is None else f"{row['delta']:+.4f}"
+                delta = _cell(row["delta"], count=count, sign="+")
                 lines.append(
-                    f"{label:<12} {row['metric']:<{width}} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value']):>9} {_cell(row['value']):>9} "
+                    f"{label:<12} {row['metric']:<{width}} {row['n_pairs'] or 0:>7,} {_cell(row['baseline_value'], count=count):>9} {_cell(row['value'], count=count):>9} "
                     f"{delta:>9} {interval:>21} {_cell(row['effect_size'], 3):>7} {test:>13} {_p(p, floor):>8} {_p(adjusted):>8}{mark}"
                 )
             lines.append("")

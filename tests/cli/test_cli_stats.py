@@ -135,3 +135,13 @@ def test_pipeline_compare_block_is_checked_strictly():
     assert "compare.metrics[0]: is not a metric of the pipeline" in message
     assert "compare.groupings[0]: is not a slice of the pipeline" in message
     assert "compare.alpha: must be between 0 and 1" in message
+
+
+def test_compare_prints_counts_as_integers_and_rates_with_four_decimals():
+    from evalframe.cli.compare import _cell, _is_count
+
+    assert _is_count("tp") and _is_count("n_queries") and not _is_count("recall@10") and not _is_count("auroc")
+    assert _cell(147.0, count=True) == "147" and _cell(4373.0, count=True) == "4,373"
+    assert _cell(85.0, count=True, sign="+") == "+85" and _cell(-48.0, count=True, sign="+") == "-48"
+    assert _cell(101.5, count=True) == "101.5000"  # a weighted count that is not whole keeps its decimals
+    assert _cell(0.72213, count=False) == "0.7221" and _cell(None) == "–"
