@@ -312,7 +312,8 @@ def test_bundled_pipeline_by_name(tmp_path, monkeypatch):
 
 def test_the_bundled_pipeline_finds_its_sample_from_any_folder(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # no data_samples/ here
-    assert main(["run", "evidence_contract", "--out", str(tmp_path / "out")]) == 0
+    # the test reads run.json only: no bootstrap, no report
+    assert main(["run", "evidence_contract", "--out", str(tmp_path / "out"), "--no-bootstrap", "--outputs", "run.json"]) == 0
     info = json.loads((tmp_path / "out" / "run.json").read_text())
     assert Path(info["input"]["path"]).name == "per_query.csv" and info["input"]["rows"] == len(SYSTEMS) * N_QUERIES
 

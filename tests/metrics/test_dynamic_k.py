@@ -207,7 +207,8 @@ def test_sample_matches_the_reference(sample_rows):
 
 @pytest.fixture(scope="module")
 def bundled() -> ef.Evaluation:
-    return ef.run_pipeline(PIPELINE)
+    # its tests read values, tables and run.json, no intervals: no bootstrap
+    return ef.run_pipeline(PIPELINE, bootstrap=False)
 
 
 def test_bundled_pipeline_has_the_breakdowns_and_the_sweep(bundled):
