@@ -55,7 +55,7 @@ def assert_same_statistics(weighted: pl.DataFrame, repeated: pl.DataFrame) -> No
 
 
 @given(tables=evidence_tables(weights="integer"), metrics=st.sampled_from([PER_UNIT, SET, POST]))
-@settings(max_examples=60)
+@settings(max_examples=30)
 def test_whole_weights_equal_repeated_units(tables, metrics):
     if tables.queries.get_column("w").sum() == 0:
         return
@@ -96,7 +96,7 @@ def test_whole_weight_quantiles_match_the_repeated_sample(values, data):
 
 
 @given(tables=evidence_tables(weights="float", min_posts=2))
-@settings(max_examples=40)
+@settings(max_examples=30)
 def test_fractional_weights_mean_and_std(tables):
     ev = ef.evaluate(tables, metrics=["brier", "recall@3"], slices={"overall": []}, weight="w")
     for metric in ("brier", "recall@3"):
