@@ -58,15 +58,16 @@ def evalframe_command(*args: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def sample_runs(tmp_path_factory):
-    """A CLI run (another process) and an ``ef.run_pipeline`` run of the bundled pipeline."""
+def sample_runs(tmp_path_factory, bundled_sample_run):
+    """A CLI run (another process) and an ``ef.run_pipeline`` run of the bundled pipeline (the
+    session's :func:`bundled_sample_run`, shared with test_cli_stats)."""
     root = tmp_path_factory.mktemp("sample_runs")
-    cli_out, python_out = root / "cli" / "out", root / "python" / "out"
+    cli_out = root / "cli" / "out"
     process = subprocess.Popen(
         evalframe_command("run", str(PIPELINE), "--input", str(SAMPLE), "--out", str(cli_out)),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    result = ef.run_pipeline(str(PIPELINE), input=str(SAMPLE), out=python_out)
+    result, python_out = bundled_sample_run
     stdout, stderr = process.communicate(timeout=300)
     return {"cli": cli_out, "python": python_out, "result": result, "process": (process.returncode, stdout, stderr)}
 

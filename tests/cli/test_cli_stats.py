@@ -8,12 +8,8 @@ from evalframe.cli import main
 
 
 @pytest.fixture(scope="module")
-def result_dir(tmp_path_factory):
-    import evalframe as ef
-
-    out = tmp_path_factory.mktemp("result") / "evidence"
-    ef.run_pipeline("evidence_contract", out=out)
-    return out
+def result_dir(bundled_sample_run):
+    return bundled_sample_run[1]  # the bundled pipeline's full run, shared with test_cli_pipeline
 
 
 def test_power_prints_the_paired_table(result_dir, capsys):
