@@ -134,35 +134,12 @@ def pytest_runtest_protocol(item, nextitem):
         handle.write(f"{time.process_time() - start:.3f}\t{item.nodeid}\n")
 
 
-#: Module-scoped fixtures that run a whole pipeline on the bundled sample, by test module. Under
-#: pytest-xdist every worker that runs one of their tests builds the fixture again; pyproject's
-#: ``--dist loadgroup`` with the ``xdist_group`` added below sends all the tests of one such
-#: fixture to one worker, so each of these runs once per session.
-#: Both CLI modules read the one session-wide :func:`bundled_sample_run`: one group.
-SHARED_RUNS = {
-    "bundled_sample_run": "bundled_sample_run",
-    "test_pipeline": {"handmade": "test_pipeline:handmade", "sample": "test_pipeline:sample"},
-    "test_dynamic_k": {"bundled": "test_dynamic_k:bundled"},
-}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the group
-def pytest_collection_modifyitems(items):
-    for item in items:
-        names = set(getattr(item, "fixturenames", ()))
-        module = item.module.__name__.rpartition(".")[2] if getattr(item, "module", None) else ""
-        groups = sorted({group for name, group in SHARED_RUNS.get(module, {}).items() if name in names})
-        if "bundled_sample_run" in names:
-            groups = [SHARED_RUNS["bundled_sample_run"]]
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(groups[0]))
-
-
 @pytest.fixture(scope="session")
 def bundled_sample_run(tmp_path_factory):
     """``(Evaluation, out folder)`` of the bundled pipeline on the bundled sample, 1,000-resample
     bootstrap and every output included, as ``ef.run_pipeline(path, input=path, out=...)``: run
-    once for the CLI tests that read it (none may write into its folder)."""
+    once per session (per pytest-xdist worker) for the CLI tests that read it, test_cli_pipeline and
+    test_cli_stats (none may write into its folder)."""
     out = tmp_path_factory.mktemp("bundled_sample_run") / "out"
     result = ef.run_pipeline(str(REPO_ROOT / "pipelines" / "evidence_contract.yaml"),
                              input=str(REPO_ROOT / "data_samples" / "per_query.csv"), out=out)
