@@ -44,10 +44,10 @@ from typing import ClassVar
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import RowWeights, SetMetric, TargetCategory, row_weights
+from evalframe.metrics.base import RowWeights, SetMetric, TargetCategory
+from evalframe.metrics.weight_matrices import scored_rows
 from evalframe.metrics.curves import (
     PROB,
     ordered_sum,
@@ -176,7 +176,7 @@ def _point_sums(rows: np.ndarray, point: np.ndarray, w) -> tuple[np.ndarray, np.
     if rows.size == 0:
         return np.zeros((w.shape[1], 0)), np.zeros(0, np.int64)
     first = np.r_[True, point[1:] != point[:-1]]
-    return np.ascontiguousarray(_grouped(w, np.cumsum(first) - 1, rows).T), point[first]
+    return np.ascontiguousarray(w.grouped(np.cumsum(first) - 1, rows).T), point[first]
 
 
 def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
@@ -344,25 +344,6 @@ class TPRAtFPR(RocMetric):
         tp_above = np.append(curves.tp_above_negative, curves.tp.shape[1] - 1)
         best = curves.tp[np.arange(curves.tp.shape[0]), tp_above[allowed]]
         return best / curves.total_positive
-
-
-def scored_rows(frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> tuple[np.ndarray, np.ndarray, RowWeights]:
-    """The rows with both ``label`` and ``prob``: ``(label == 1, prob, weights)`` of them."""
-    weights = row_weights(frame, weights)
-    label = frame.get_column("label").cast(pl.Float64).to_numpy()
-    prob = frame.get_column("prob").cast(pl.Float64).to_numpy()
-    used = ~(np.isnan(label) | np.isnan(prob))
-    if used.all():
-        return label == 1, prob, weights
-    return label[used] == 1, prob[used], weights.take(used)
-
-
-def _grouped(w: RowWeights, codes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``Σ_{i in rows, code_i = k} W[i, r]`` for every group ``k``: one sparse (groups × units)
-    matrix times the unit matrix, a pass over the rows' weights without building them."""
-    groups = int(codes.max()) + 1 if codes.size else 0
-    indicator = sparse.csr_matrix((w.scale[rows], (codes, w.index[rows])), shape=(groups, w.units.shape[0]))
-    return np.asarray(indicator @ w.units)
 
 
 def _rows_drawn(w: RowWeights) -> np.ndarray:
