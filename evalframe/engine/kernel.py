@@ -25,13 +25,14 @@ the driver             ``parts = from_arrow(collected)`` (the rows of any number
 =====================  ====================================================================
 
 **Guarantee.** For any partition of the units into parts, ``finalise(merge(parts))`` equals
-one in-memory ``evaluate`` of the whole: counts and per-unit values bit-identical, sums and
-moments (``value``, ``std``) within 1e-12 relative (floats add in another order), quantiles
-exact (they are taken from the per-unit values, which travel in the partials), bootstrap
-intervals identical (replicate counts depend on the seed, the unit's key and the replicate
-number only, and the uncertainty stage visits the units in key order, whatever the parts).
-:func:`merge` is associative and commutative (up to that float rounding) and refuses parts that
-share a unit (:func:`~evalframe.engine.partials.check_disjoint_units`).
+one in-memory ``evaluate`` of the whole: counts, keys, skip reasons and notes exactly; per-unit
+values to a few ulp (1e-14 relative: Polars may round one expression differently on frames of
+different sizes); sums, moments, quantiles, bootstrap intervals and replicate values within
+1e-12 relative. The replicate counts themselves are identical (they depend on the seed, the
+unit's key and the replicate number only), and the uncertainty stage visits the units in key
+order, whatever the parts. :func:`merge` is associative and commutative (up to that float
+rounding) and refuses parts that share a unit
+(:func:`~evalframe.engine.partials.check_disjoint_units`).
 
 **What travels.** Each frame of :class:`~evalframe.engine.partials.Partials` becomes one row:
 ``kind`` (``queries``, ``sizes``, ``values``, ``moments``, ``states``, ``inside``, ``facts``),
