@@ -184,9 +184,18 @@ def _empty_skipped() -> pl.DataFrame:
                                 "count": pl.Int64})
 
 
-def run(tables: Tables, plan: Plan):
-    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`."""
-    return finalize(compute_partials(tables, plan), tables=tables)
+def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory: int | str | None = None,
+        bucket_dir: str | Path | None = None):
+    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`, or
+    with ``buckets`` of the partials merged bucket by bucket (:mod:`evalframe.engine.buckets`)."""
+    if buckets is None:
+        return finalize(compute_partials(tables, plan), tables=tables)
+    from evalframe.engine.buckets import partials_in_buckets
+
+    frames = {"queries": tables.queries, "judgments": tables.judgments, "ranking_rows": tables.ranking_rows,
+              "ranked_lists": tables.ranked_lists}
+    merged = partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=tables)
+    return finalize(merged, tables=tables)
 
 
 def evaluate(
@@ -330,9 +339,7 @@ def _evaluate_in_buckets(data, qrels, queries, plan: Plan, *, buckets, memory, b
     if isinstance(data, Tables):
         if qrels is not None or queries is not None:
             raise ConfigError("pass either Tables, or a run with its qrels (and queries), not both")
-        frames = {"queries": data.queries, "judgments": data.judgments, "ranking_rows": data.ranking_rows,
-                  "ranked_lists": data.ranked_lists}
-        return finalize(partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=data))
+        return run(data, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir)
     if qrels is None:
         raise ConfigError("evaluate() needs the judgments (`qrels`) of a run, or Tables")
 

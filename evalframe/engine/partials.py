@@ -274,13 +274,23 @@ def evaluate_part(tables: Tables, plan: Plan, *, systems: Sequence[str] | None =
 
 
 def merge(parts: Iterable[Partials]) -> Partials:
-    """The partials of the union of disjoint parts (at least one); counted notes add up
-    (:func:`merged_notes`)."""
+    """The partials of the union of disjoint parts (at least one): queries and per-unit values in
+    key order (system, unit keys); counted notes add up (:func:`merged_notes`)."""
     parts = list(parts)
     if not parts:
         raise ConfigError("merge needs at least one part")
-    merged = parts[0].merge(*parts[1:]) if len(parts) > 1 else parts[0]
-    return replace(merged, notes=merged_notes([p.notes for p in parts]))
+    if len(parts) == 1:
+        return parts[0]
+    merged = parts[0].merge(*parts[1:])
+    # Key order, whatever the parts' order (as the in-memory run orders a run's judged queries).
+    units = merged.units
+    return replace(
+        merged,
+        queries=merged.queries.sort(SYSTEM, "query_id", nulls_last=True, maintain_order=True),
+        values={(g, unit): frame.sort(units.key_columns(unit), nulls_last=True, maintain_order=True)
+                for (g, unit), frame in merged.values.items()},
+        notes=merged_notes([p.notes for p in parts]),
+    )
 
 
 _NUMBER = re.compile(r"\d+")
