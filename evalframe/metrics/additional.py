@@ -278,18 +278,30 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec, Param
 
     timing = Param("timing_key", str, "end_to_end", doc="which timing (a key of `timings`)")
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "p50_latency": ("Median {timing_key} time, in seconds (half the questions are faster).", "score"),
+        "p90_latency": ("90th percentile of the {timing_key} time, in seconds.", "score"),
+        "p95_latency": ("95th percentile of the {timing_key} time, in seconds (1 in 20 questions is slower).", "score"),
+        "p99_latency": ("99th percentile of the {timing_key} time, in seconds (1 in 100 questions is slower).", "score"),
+    }
     quantiles = [
         MetricSpec(f"p{q}_latency", lambda timing_key="end_to_end", q=q: QuantileLatency(q / 100, timing_key),
-                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", (timing,))
+                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", (timing,),
+                   meaning=meanings[f"p{q}_latency"][0], kind=meanings[f"p{q}_latency"][1])
         for q in (50, 90, 95, 99)
     ]
     return [
-        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0], (timing,)),
+        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0], (timing,),
+                   meaning="Mean {timing_key} time per question, in seconds.", kind="score"),
         *quantiles,
-        MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)"),
-        MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)"),
+        MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)",
+                   meaning="Unique words over all words of the answers: low means repetitive answers.", kind="rate"),
+        MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)",
+                   meaning="Unique word pairs over all word pairs of the answers.", kind="rate"),
         MetricSpec("intra_list_diversity", IntraListDiversity, IntraListDiversity.__doc__.splitlines()[0],
-                   (Param("k", int, 5, doc="top-k retrieved documents"),), at="k", aliases=("ild",)),
+                   (Param("k", int, 5, doc="top-k retrieved documents"),), at="k", aliases=("ild",),
+                   meaning="How different the top {k} retrieved documents are from each other (1 − mean cosine).", kind="score"),
     ]
 
 

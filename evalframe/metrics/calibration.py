@@ -132,13 +132,14 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec, Param
 
     return [
-        MetricSpec("brier", Brier, Brier.__doc__.splitlines()[0], aliases=("brier_score",)),
+        MetricSpec("brier", Brier, Brier.__doc__.splitlines()[0], aliases=("brier_score",),
+                   meaning="Mean squared gap between the predicted probability and the outcome (0 = perfect).", kind="score"),
         MetricSpec(
             "ece",
             ExpectedCalibrationError,
             ExpectedCalibrationError.__doc__.splitlines()[0],
             (Param("bins", int, 10, doc="number of equal-width bins on [0, 1]"),),
-        ),
+                   meaning="Gap between predicted probabilities and observed frequencies, over {bins} bins (0 = calibrated).", kind="score"),
     ]
 
 

@@ -332,9 +332,25 @@ def _specs():
 
     threshold = Param("threshold", float, 0.5, doc="predicted positive when prob >= threshold")
     aliases = {"specificity": ("tnr",), "balanced_accuracy": ("balanced_acc",)}
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "tp": ("Queries with evidence that the gate flags (p ≥ {threshold}).", "count"),
+        "tn": ("Queries without evidence that the gate clears (p < {threshold}).", "count"),
+        "fp": ("False alarms: queries without evidence that the gate flags (p ≥ {threshold}).", "count"),
+        "fn": ("Missed evidence: queries with evidence that the gate clears (p < {threshold}).", "count"),
+        "sensitivity": ("Of 100 queries with evidence, how many the gate flags (p ≥ {threshold}).", "rate"),
+        "specificity": ("Of 100 queries without evidence, how many the gate correctly clears.", "rate"),
+        "fpr": ("Of 100 queries without evidence, how many raise a false alarm.", "rate"),
+        "ppv": ("Of 100 flagged queries, how many truly have evidence.", "rate"),
+        "npv": ("Of 100 cleared queries, how many truly have no evidence.", "rate"),
+        "f1": ("Balance of catching evidence and avoiding false alarms (harmonic mean of precision and sensitivity).", "score"),
+        "mcc": ("Agreement of flags with the truth: −1 always wrong, 0 chance, 1 perfect; fair when evidence is rare.", "score"),
+        "balanced_accuracy": ("Mean of the share of evidence flagged and the share of no-evidence cleared (0.5 = chance).", "rate"),
+    }
     return [
         MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], (threshold,),
-                   aliases=aliases.get(metric.key, ()), shared=("threshold",))
+                   aliases=aliases.get(metric.key, ()), shared=("threshold",),
+                   meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
         for metric in CONFUSION_METRICS
     ]
 

@@ -390,15 +390,30 @@ def _specs():
     threshold = Param("threshold", float, 0.5, doc="flagged when prob >= threshold")
     fp_cost = Param("fp_cost", float, 1.0, doc="cost of a false positive (e.g. an investigation); default 1")
     fn_cost = Param("fn_cost", float, 1.0, doc="cost of a false negative (e.g. a missed fraud); default 1")
-    specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fpr,), at="fpr", at_required=True)
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "detection_rate": ("Share of anomalies caught at the target false-positive rate (the chapter's walk down the scores).", "rate"),
+        "actual_fpr": ("False-positive rate actually reached by the detection-rate walk.", "rate"),
+        "threshold_index": ("Position in the score order where the detection-rate walk stopped.", "count"),
+        "total_cost": ("Cost of the errors at the threshold: false positives × fp_cost + false negatives × fn_cost.", "count"),
+        "cost_per_prediction": ("Cost of the errors per scored case at the threshold.", "score"),
+        "cost_reduction_vs_baseline": ("Share of the flag-nothing baseline's cost saved by the detector.", "rate"),
+        "min_cost": ("Lowest cost over every threshold (the cost-minimising operating point).", "count"),
+        "min_cost_threshold": ("Score threshold with the lowest cost.", "score"),
+    }
+    specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fpr,), at="fpr", at_required=True,
+                         meaning=meanings[m.key][0], kind=meanings[m.key][1])
              for m in (DetectionRateAtFPR, ActualFPRAtFPR, ThresholdIndexAtFPR)]
     specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (threshold, fp_cost, fn_cost),
-                         shared=("threshold", "fp_cost", "fn_cost"))
+                         shared=("threshold", "fp_cost", "fn_cost"), meaning=meanings[m.key][0], kind=meanings[m.key][1])
               for m in (TotalCost, CostPerPrediction, CostReductionVsBaseline)]
-    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fp_cost, fn_cost), shared=("fp_cost", "fn_cost"))
+    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fp_cost, fn_cost), shared=("fp_cost", "fn_cost"),
+                         meaning=meanings[m.key][0], kind=meanings[m.key][1])
               for m in (MinimumCost, MinimumCostThreshold)]
-    specs += [MetricSpec("time_to_detection", TimeToDetection, "Delay from an anomaly's onset to its detection"),
-              MetricSpec("detected", Detected, "1 when the anomaly was detected, else 0 (mean: detection rate)")]
+    specs += [MetricSpec("time_to_detection", TimeToDetection, "Delay from an anomaly's onset to its detection",
+               meaning="Time from an anomaly's onset to its first detection.", kind="score"),
+              MetricSpec("detected", Detected, "1 when the anomaly was detected, else 0 (mean: detection rate)",
+                         meaning="Share of anomalies detected at all.", kind="rate")]
     return specs
 
 

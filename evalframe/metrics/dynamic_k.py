@@ -126,12 +126,16 @@ def _specs():
 
     k = Param("k", str, SELECTED_K, (SELECTED_K,), doc="always `selected_k`: the K the system chose")
     return [
-        MetricSpec("selected_k", SelectedK, SelectedK.__doc__.splitlines()[0]),
-        MetricSpec("n_extracted", NumExtracted, NumExtracted.__doc__.splitlines()[0]),
+        MetricSpec("selected_k", SelectedK, SelectedK.__doc__.splitlines()[0],
+                   meaning="Sentences the system chose to extract per query (dynamic K).", kind="score"),
+        MetricSpec("n_extracted", NumExtracted, NumExtracted.__doc__.splitlines()[0],
+                   meaning="Sentences extracted, summed over the queries: the reading workload.", kind="count"),
         MetricSpec("evidence_recall", EvidenceRecallAtSelectedK, EvidenceRecallAtSelectedK.__doc__.splitlines()[0],
-                   (k,), at="k", at_required=True),
+                   (k,), at="k", at_required=True,
+                   meaning="Share of a query's gold evidence sentences that the system extracted.", kind="rate"),
         MetricSpec("evidence_precision", EvidencePrecisionAtSelectedK,
-                   EvidencePrecisionAtSelectedK.__doc__.splitlines()[0], (k,), at="k", at_required=True),
+                   EvidencePrecisionAtSelectedK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
+                   meaning="Share of the extracted sentences that are gold evidence.", kind="rate"),
     ]
 
 

@@ -271,9 +271,19 @@ def _specs():
         Param("tau_neg", float, None, doc="NEG when prob < tau_neg (with tau_pos; neither: the `state` column)"),
         Param("tau_pos", float, None, doc="POS when prob >= tau_pos (with tau_neg; neither: the `state` column)"),
     )
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "neg_rate": ("Share of queries the gate skips (NEG): workload saved.", "rate"),
+        "uncertain_rate": ("Share of queries sent to conservative review (UNCERTAIN).", "rate"),
+        "pos_rate": ("Share of queries raised as high-confidence alerts (POS).", "rate"),
+        "alert_rate_per_1000": ("Alerts (POS) per 1000 queries: how many a reviewer must look at.", "score"),
+        "screening_sensitivity": ("Of 100 queries with evidence, how many the gate does not skip.", "rate"),
+        "screening_fn_per_1000": ("Queries with evidence the gate skips, per 1000 queries: missed evidence.", "score"),
+        "alert_precision": ("Of 100 alerts (POS), how many truly have evidence.", "rate"),
+    }
     return [
         MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], params,
-                   shared=("tau_neg", "tau_pos"))
+                   shared=("tau_neg", "tau_pos"), meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
         for metric in GATE_METRICS
     ]
 

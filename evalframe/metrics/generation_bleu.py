@@ -223,8 +223,10 @@ def _specs():
         Param("smooth_value", float, None, doc="value of the floor and add-k smoothing (sacrebleu's default when none)"),
     )
     return [
-        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], params, aliases=("corpus_bleu",)),
-        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0], params),
+        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], params, aliases=("corpus_bleu",),
+                   meaning="Corpus BLEU (0-100) of the answers against the references, as sacrebleu.", kind="score"),
+        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0], params,
+                   meaning="BLEU (0-100) of each answer against its reference, averaged.", kind="score"),
     ]
 
 

@@ -512,6 +512,16 @@ def _specs():
         doc="F1 where nothing is true or predicted (0/0): 0.0, 1.0, or null (written null or nan; left out)",
     )
     aliases = {"macro_f1": ("samples_f1",)}
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "exact_match": ("Share of posts whose every criterion is decided right.", "rate"),
+        "hamming_score": ("Share of a post's criteria decided right, averaged over posts.", "rate"),
+        "hamming_loss": ("Share of a post's criteria decided wrong, averaged over posts.", "rate"),
+        "macro_f1": ("F1 of each post's flagged criteria, averaged over posts.", "score"),
+        "micro_f1": ("F1 of all (post, criterion) decisions pooled.", "score"),
+        "weighted_f1": ("F1 per criterion, averaged with each criterion's share of evidence.", "score"),
+        "label_macro_f1": ("F1 per criterion, averaged with every criterion counting equally.", "score"),
+    }
     return [
         MetricSpec(
             metric.key,
@@ -520,6 +530,7 @@ def _specs():
             (threshold, zero_division) if metric is MacroF1 or metric in SET_METRICS else (threshold,),
             aliases=aliases.get(metric.key, ()),
             shared=("threshold",),
+            meaning=meanings[metric.key][0], kind=meanings[metric.key][1],
         )
         for metric in (*PER_POST_METRICS, *SET_METRICS)
     ]

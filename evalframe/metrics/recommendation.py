@@ -431,14 +431,25 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec, Param
 
     k = Param("k", int, doc="cutoff: the top k items of each user")
-    specs = [MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], (k,), at="k", at_required=True)
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "unique_items": ("Distinct items recommended in the users' top lists.", "count"),
+        "catalog_coverage": ("Share of the catalog that appears in at least one user's top list.", "rate"),
+        "category_coverage": ("Share of the catalog's categories that appear in the users' top lists.", "rate"),
+        "popularity_bias": ("Mean popularity of recommended items relative to the catalog mean (1 = no bias).", "score"),
+        "novelty": ("Mean self-information of recommended items (−log2 popularity share): higher is less obvious.", "score"),
+    }
+    specs = [MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], (k,), at="k", at_required=True,
+                         meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
              for metric in RECOMMENDATION_METRICS if metric is not Gini]
     specs.append(MetricSpec("gini", Gini, (Gini.__doc__ or "").strip().splitlines()[0],
                             (k, Param("over", str, "recommended", ("recommended", "catalog"),
                                       doc="the recommended items only (the chapter) or the whole catalog with zeros")),
-                            at="k", at_required=True))
+                            at="k", at_required=True,
+               meaning="Concentration of recommendations on few items (0 = spread evenly, 1 = all on one item).", kind="score"))
     specs.append(MetricSpec("serendipity", Serendipity, (Serendipity.__doc__ or "").strip().splitlines()[0], (k,),
-                            at="k", at_required=True))
+                            at="k", at_required=True,
+               meaning="How unlike the user's history the recommended items are (1 − closest similarity).", kind="score"))
     return specs
 
 

@@ -181,15 +181,21 @@ def _specs():
     k = Param("k", int, doc="cutoff rank")
     return [
         MetricSpec("recall", RecallAtK, RecallAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
-                   aliases=("r",)),
+                   aliases=("r",),
+                   meaning="Share of a query's gold evidence sentences that appear in the top {k}.", kind="rate"),
         MetricSpec("precision", PrecisionAtK, PrecisionAtK.__doc__.splitlines()[0],
                    (k, Param("denominator", str, "k", ("k", "retrieved"))), at="k", at_required=True,
-                   aliases=("p",), without_cutoff="ppv"),
+                   aliases=("p",), without_cutoff="ppv",
+                   meaning="Share of the top {k} sentences shown that are gold evidence.", kind="rate"),
         MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
-                   aliases=("success", "hitrate")),
-        MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0]),
-        MetricSpec("num_rel", NumRelevant, NumRelevant.__doc__.splitlines()[0]),
-        MetricSpec("num_rel_ret", NumRelevantRetrieved, NumRelevantRetrieved.__doc__.splitlines()[0]),
+                   aliases=("success", "hitrate"),
+                   meaning="Of 100 queries with evidence, how many have a gold sentence in the top {k}.", kind="rate"),
+        MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0],
+                   meaning="Sentences retrieved per query.", kind="count"),
+        MetricSpec("num_rel", NumRelevant, NumRelevant.__doc__.splitlines()[0],
+                   meaning="Gold evidence sentences per query.", kind="count"),
+        MetricSpec("num_rel_ret", NumRelevantRetrieved, NumRelevantRetrieved.__doc__.splitlines()[0],
+                   meaning="Gold evidence sentences retrieved per query.", kind="count"),
     ]
 
 

@@ -183,14 +183,18 @@ def _specs():
     k = Param("k", int, None, doc="cutoff rank (none: the whole ranking)")
     return [
         MetricSpec("mrr", MRRAtK, MRRAtK.__doc__.splitlines()[0], (k,), at="k",
-                   aliases=("recip_rank", "rr", "reciprocal_rank")),
+                   aliases=("recip_rank", "rr", "reciprocal_rank"),
+                   meaning="How high the first gold sentence ranks: 1 at rank 1, 1/2 at rank 2, … (0 beyond the cut).", kind="score"),
         MetricSpec("map", MeanAveragePrecision, MeanAveragePrecision.__doc__.splitlines()[0],
                    (k, Param("denominator", str, "relevant", ("relevant", "retrieved"))), at="k",
-                   aliases=("ap",)),
+                   aliases=("ap",),
+                   meaning="Precision at each gold sentence's rank, averaged: rewards putting all evidence early.", kind="score"),
         MetricSpec("ndcg", NDCGAtK, NDCGAtK.__doc__.splitlines()[0],
-                   (k, Param("gain", str, "exponential", ("exponential", "linear"))), at="k"),
+                   (k, Param("gain", str, "exponential", ("exponential", "linear"))), at="k",
+                   meaning="Quality of the top {k} order against the ideal one (1 = all evidence first).", kind="score"),
         MetricSpec("r_precision", RPrecision, RPrecision.__doc__.splitlines()[0],
-                   aliases=("rprec",)),
+                   aliases=("rprec",),
+                   meaning="Share of gold sentences in the top R, R being the query's number of gold sentences.", kind="rate"),
     ]
 
 

@@ -252,11 +252,16 @@ def _specs():
              Param("noise_scenarios", str, DEFAULT_NOISE, doc="scenarios that count as noise, separated by |"))
     refusals = (Param("refusal_patterns", str, DEFAULT_REFUSALS, doc="refusal phrases, separated by |"),)
     return [
-        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise),
-        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise),
-        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals),
-        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals),
-        MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0]),
+        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise,
+                   meaning="Quality on paraphrased or misspelt questions relative to the originals (1 = no loss).", kind="score"),
+        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise,
+                   meaning="As noise robustness, on originals that have a noisy variant and those variants only.", kind="score"),
+        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals,
+                   meaning="Of 100 unanswerable questions, how many the system declines to answer.", kind="rate"),
+        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals,
+                   meaning="Of 100 answerable questions, how many the system wrongly declines.", kind="rate"),
+        MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0],
+                   meaning="Word overlap between answers to a question and to its counterfactual variant.", kind="score"),
     ]
 
 

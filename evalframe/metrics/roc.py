@@ -361,11 +361,14 @@ def _specs():
 
     fpr = Param("fpr", float, doc="target false positive rate in (0, 1]")
     return [
-        MetricSpec("auroc", AUROC, _summary_line(AUROC), aliases=("roc_auc",)),
-        MetricSpec("auprc", AUPRC, _summary_line(AUPRC), aliases=("average_precision",)),
+        MetricSpec("auroc", AUROC, _summary_line(AUROC), aliases=("roc_auc",),
+                   meaning="Chance that a query with evidence scores higher than one without (0.5 = random, 1 = perfect).", kind="score"),
+        MetricSpec("auprc", AUPRC, _summary_line(AUPRC), aliases=("average_precision",),
+                   meaning="Precision of the evidence alarm averaged over all sensitivities (random = the positive rate).", kind="score"),
         # ``tpr@fpr=0.01`` is the ROC operating point; plain ``tpr`` is sensitivity at a threshold.
         MetricSpec("tpr", TPRAtFPR, _summary_line(TPRAtFPR), (fpr,), at="fpr", at_required=True,
-                   without_cutoff="sensitivity"),
+                   without_cutoff="sensitivity",
+                   meaning="Share of evidence cases caught when false alarms are held at {fpr_pct} of no-evidence queries.", kind="rate"),
     ]
 
 
