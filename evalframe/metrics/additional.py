@@ -29,8 +29,6 @@ from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
-    replicate_frame,
-    row_weights,
 )
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise
@@ -124,27 +122,6 @@ class QuantileLatency(SetMetric):
         return finalized(table, by, pl.col("_value"), [(pl.col("n") == 0, "no timed sample in the slice"),
                                                        (pl.col("_value").is_null(), "every timed sample weighs 0")])
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        weights = row_weights(frame, weights)
-        times = frame.get_column(f"latency_{self.timing_key}").cast(pl.Float64)
-        used = times.is_not_null().to_numpy()
-        values, codes = np.unique(times.to_numpy()[used], return_inverse=True)
-        kept = weights.take(used)
-        return {"values": values, "weights": kept.sums(codes.reshape(-1), values.size)}
-
-    def values_from_replicate_state(self, state) -> np.ndarray:
-        """The first time whose cumulative weight reaches ``q·Σw``, per replicate (NumPy twin of
-        :meth:`finalize`)."""
-        values, weights = state["values"], state["weights"]
-        if values.size == 0:
-            return np.full(weights.shape[1], np.nan)
-        cumulative = np.cumsum(weights, axis=0)
-        total = cumulative[-1]
-        reached = cumulative >= self.quantile * total
-        reached &= weights > 0
-        first = reached.argmax(axis=0)
-        return np.where(reached.any(axis=0) & (total > 0), values[first], np.nan)
-
 
 @dataclass(frozen=True)
 class DistinctN(SetMetric):
@@ -202,28 +179,6 @@ class DistinctN(SetMetric):
         })
         return finalized(table, by, pl.col("_unique") / pl.col("_total"),
                          [(pl.col("_total") == 0, f"no response with a {self.n}-gram in the slice")])
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        weights = row_weights(frame, weights)
-        keys = self._grams(frame.get_column("response"))
-        codes = keys.get_column("ngram").cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
-        codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
-        rows = keys.get_column(lexical.ROW).to_numpy().astype(np.int64)
-        counts = keys.get_column("count").to_numpy().astype(np.float64)
-        entries = weights.take(rows)
-        total = entries.sums(np.zeros(rows.size, dtype=np.int64), 1, counts)[0]
-        unique = np.zeros(weights.shape[1])
-        groups = int(codes.max()) + 1 if codes.size else 0
-        chunk = 2048
-        for start in range(0, groups, chunk):  # chunks of n-grams bound the (n-grams × R) block
-            inside = (codes >= start) & (codes < start + chunk)
-            block = entries.take(inside).positive_counts(codes[inside] - start, min(chunk, groups - start))
-            unique += (block > 0).sum(axis=0)
-        return {"unique": unique, "total": total}
-
-    def values_from_replicate_state(self, state) -> np.ndarray:
-        total = state["total"]
-        return np.divide(state["unique"], total, out=np.full(total.shape, np.nan), where=total > 0)
 
 
 @dataclass(frozen=True)

@@ -280,6 +280,21 @@ class SetMetric(Metric):
         """Hashable identity of the state; metrics with equal ids share one. Default: no sharing."""
         return (type(self), self.name)
 
+    def slice_columns(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """``rows`` with the columns that depend on *other* rows of their slice (a variant's
+        parent in the slice, for paired robustness); none by default.
+
+        A metric that needs such columns adds them here and reads them in :meth:`state_of`;
+        the generic stacked state (:func:`evalframe.metrics.stacked.stacked_state`) adds them
+        once over the whole slice before it reduces the rows unit by unit, so a pair split
+        across units is still a pair, as in :meth:`state`.
+        """
+        return rows
+
+    def state_of(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """:meth:`state` of rows that already carry :meth:`slice_columns` (by default, :meth:`state`)."""
+        return self.state(rows, by)
+
     @abstractmethod
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """Sufficient statistics of each slice of ``by``.

@@ -10,8 +10,8 @@ item counts ``c_i = Σ_users weight · [i in the user's top k]`` (the chapter's
 ``Counter(all_recs)``, a user's repeated item counted each time). The state (shared by every
 metric at one ``k``) is one row per (slice, item) with ``count``, plus one row per slice with a
 null item holding the users (``n``) and their weight; states of disjoint users add up, so the
-metrics slice, merge and bootstrap like any other (a replicate's counts are the rows' weights
-summed per item, :meth:`~evalframe.metrics.base.RowWeights.grouped`). Over the items with
+metrics slice, merge and bootstrap like any other (the generic stacked state,
+:mod:`evalframe.metrics.stacked`: a replicate's counts are the per-user counts times its weights). Over the items with
 ``c_i > 0`` (``U`` of them, ``C = Σ c_i``):
 
 - ``unique_items@k`` = ``U`` (the chapter's ``unique_items_recommended``);
@@ -52,13 +52,10 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
-    REPLICATE,
     WEIGHT,
     QueryMetric,
-    ReplicateState,
     SetMetric,
     TargetCategory,
-    row_weights,
 )
 from evalframe.metrics.set_values import finalized
 
@@ -159,35 +156,6 @@ class ItemCountMetric(SetMetric):
         value = self.value() if reason is None else pl.lit(None, dtype=pl.Float64)
         undefined = self.undefined() if reason is None else []
         return finalized(table, by, value, [*reasons, (pl.col("n") == 0, NO_USER), *undefined])
-
-    # --- many weight vectors at once (bootstrap) ----------------------------------------------
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
-        """The item counts under every weight column: each recommendation's row weights summed per
-        item (a sparse item × unit indicator times the unit weights), plus the users' row."""
-        w = row_weights(frame, weights)
-        entries = (
-            pl.DataFrame({"_row": np.arange(frame.height), ITEM: frame.get_column(RECOMMENDED).list.head(self.k)})
-            .explode(ITEM).drop_nulls(ITEM)
-            .with_columns(_code=pl.col(ITEM).cast(pl.String).rank("dense").cast(pl.Int64) - 1)
-        )
-        replicates = w.shape[1]
-        codes = entries.get_column("_code").to_numpy()
-        n_items = int(codes.max()) + 1 if codes.size else 0
-        items = entries.select(ITEM, "_code").unique("_code").sort("_code").get_column(ITEM).cast(pl.String)
-        counts = w.grouped(codes, entries.get_column("_row").to_numpy()) if n_items else np.zeros((0, replicates))
-        user_rows = np.zeros(frame.height, dtype=np.int64)
-        n_users = w.positive_counts(user_rows, 1)[0]
-        user_weight = w.grouped(user_rows, np.arange(frame.height))[0] if frame.height else np.zeros(replicates)
-        per_replicate = n_items + 1
-        keys = items.append(pl.Series([None], dtype=pl.String))
-        table = pl.DataFrame({
-            REPLICATE: np.repeat(np.arange(replicates, dtype=np.int64), per_replicate),
-            ITEM: keys.gather(np.tile(np.arange(per_replicate), replicates)),
-            "n": np.vstack([np.zeros((n_items, replicates), dtype=np.int64), n_users[None, :]]).T.reshape(-1),
-            "count": np.vstack([counts, user_weight[None, :]]).T.reshape(-1),
-        })
-        return ReplicateState(table, replicates)
 
 
 _NO_RECS = (pl.col("total") <= 0, NO_RECOMMENDATION)
