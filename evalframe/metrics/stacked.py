@@ -36,8 +36,6 @@ import numpy as np
 import polars as pl
 from scipy import sparse
 
-from evalframe.metrics.base import SetMetric
-
 #: Key of the unit a row belongs to, while a per-unit state is computed.
 UNIT = "_stacked_unit"
 #: Key of the probe (0: the rows' weights, 1: doubled) while a per-unit state is computed.
@@ -55,7 +53,7 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
     has no row (module docstring).
     """
     WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
-    if type(metric).slice_columns is not SetMetric.slice_columns:  # columns over the whole slice first
+    if type(metric).slice_columns.__qualname__ != "SetMetric.slice_columns":  # columns over the whole slice first
         frame = metric.slice_columns(frame.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), []).drop(WEIGHT).collect(engine="in-memory")
     kept = weights.scale > 0
     rows = frame.filter(pl.Series(kept)) if not kept.all() else frame
