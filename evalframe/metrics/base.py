@@ -52,6 +52,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import polars as pl
 
+from evalframe.metrics.params import check_parameters
 # The metric families import the weight-matrix helpers from here too (row_weights, scored_rows,
 # replicate_frame); their home is evalframe.metrics.weight_matrices.
 from evalframe.metrics.weight_matrices import (  # noqa: F401
@@ -169,6 +170,10 @@ class Metric(ABC):
 
     def __str__(self) -> str:
         return self.name
+
+    def __post_init__(self) -> None:
+        """Check the parameters the class declares (:func:`evalframe.metrics.params.param`)."""
+        check_parameters(self)
 
     def note(self) -> tuple[pl.Expr, str] | None:
         """A per-unit flag worth counting in the summary's ``note``, and its text.

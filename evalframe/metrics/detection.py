@@ -57,6 +57,7 @@ import polars as pl
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import QueryMetric, TargetCategory, safe_divide
 from evalframe.metrics.confusion import FN, FP, TN, TP, ConfusionMetric
+from evalframe.metrics.params import param
 from evalframe.metrics.roc import RocCurves, RocMetric
 from evalframe.metrics.set_values import Reason
 from evalframe.metrics.curves import PROB, points, points_fp, points_tp, total_negative_weight, total_positive_weight
@@ -65,10 +66,9 @@ NO_POSITIVE = "no positive in the slice"
 NO_NEGATIVE = "no negative in the slice: no false-positive rate"
 
 
-def _check_rate(key: str, fpr: float) -> float:
-    if isinstance(fpr, bool) or not isinstance(fpr, int | float) or not 0 < fpr <= 1:
-        raise ConfigError(f"`{key}@fpr` needs a target false positive rate in (0, 1], got {fpr!r}")
-    return float(fpr)
+def _cost(what: str) -> float:
+    """The declaration of a cost parameter (a field of the cost metrics; pipelines may set it)."""
+    return param(1.0, f"cost of a {what}; default 1", low=0, shared=True)
 
 
 def _check_cost(key: str, name: str, value: float) -> float:
@@ -84,11 +84,8 @@ def _check_cost(key: str, name: str, value: float) -> float:
 class _FprWalk(RocMetric):
     """Base of the three outputs of the chapter's walk (module docstring)."""
 
-    fpr: float
+    fpr: float = param(doc="the false-positive budget, a rate in (0, 1]", low=0, high=1, low_open=True)
     key: ClassVar[str]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fpr", _check_rate(self.key, self.fpr))
 
     @property
     def name(self) -> str:
@@ -168,15 +165,10 @@ class ThresholdIndexAtFPR(_FprWalk):
 class _CostAtThreshold(ConfusionMetric):
     """Base of the costs at ``threshold`` with declared ``fp_cost`` and ``fn_cost``."""
 
-    fp_cost: float = 1.0
-    fn_cost: float = 1.0
+    fp_cost: float = _cost("false positive (e.g. an investigation)")
+    fn_cost: float = _cost("false negative (e.g. a missed fraud)")
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "fp_cost", _check_cost(self.key, "fp_cost", self.fp_cost))
-        object.__setattr__(self, "fn_cost", _check_cost(self.key, "fn_cost", self.fn_cost))
 
     @property
     def name(self) -> str:
@@ -221,15 +213,11 @@ class CostReductionVsBaseline(_CostAtThreshold):
 
 @dataclass(frozen=True)
 class _CostCurveMetric(RocMetric):
-    fp_cost: float = 1.0
-    fn_cost: float = 1.0
+    fp_cost: float = _cost("false positive (e.g. an investigation)")
+    fn_cost: float = _cost("false negative (e.g. a missed fraud)")
     key: ClassVar[str]
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fp_cost", _check_cost(self.key, "fp_cost", self.fp_cost))
-        object.__setattr__(self, "fn_cost", _check_cost(self.key, "fn_cost", self.fn_cost))
 
     @property
     def name(self) -> str:
@@ -384,12 +372,8 @@ def time_to_detection_summary(onset, detected) -> dict:
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    fpr = Param("fpr", float, doc="the false-positive budget, a rate in (0, 1]")
-    threshold = Param("threshold", float, 0.5, doc="flagged when prob >= threshold")
-    fp_cost = Param("fp_cost", float, 1.0, doc="cost of a false positive (e.g. an investigation); default 1")
-    fn_cost = Param("fn_cost", float, 1.0, doc="cost of a false negative (e.g. a missed fraud); default 1")
     # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
     meanings = {
         "detection_rate": ("Share of anomalies caught at the target false-positive rate (the chapter's walk down the scores).", "rate"),
@@ -401,13 +385,13 @@ def _specs():
         "min_cost": ("Lowest cost over every threshold (the cost-minimising operating point).", "count"),
         "min_cost_threshold": ("Score threshold with the lowest cost.", "score"),
     }
-    specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fpr,), at="fpr", at_required=True,
+    specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], at="fpr", at_required=True,
                          meaning=meanings[m.key][0], kind=meanings[m.key][1])
              for m in (DetectionRateAtFPR, ActualFPRAtFPR, ThresholdIndexAtFPR)]
-    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (threshold, fp_cost, fn_cost),
-                         shared=("threshold", "fp_cost", "fn_cost"), meaning=meanings[m.key][0], kind=meanings[m.key][1])
+    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0],
+                         meaning=meanings[m.key][0], kind=meanings[m.key][1])
               for m in (TotalCost, CostPerPrediction, CostReductionVsBaseline)]
-    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fp_cost, fn_cost), shared=("fp_cost", "fn_cost"),
+    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0],
                          meaning=meanings[m.key][0], kind=meanings[m.key][1])
               for m in (MinimumCost, MinimumCostThreshold)]
     specs += [MetricSpec("time_to_detection", TimeToDetection, "Delay from an anomaly's onset to its detection",

@@ -45,7 +45,7 @@ from typing import ClassVar
 import numpy as np
 import polars as pl
 
-from evalframe.errors import ConfigError
+from evalframe.metrics.params import param
 from evalframe.metrics.base import RowWeights, SetMetric, TargetCategory
 from evalframe.metrics.weight_matrices import scored_rows
 from evalframe.metrics.curves import (
@@ -314,14 +314,7 @@ class TPRAtFPR(RocMetric):
     ``tpr@fpr=0.5`` → thresholds down to 0.6 have one false positive → ``3 / 4 = 0.75``.
     """
 
-    fpr: float
-
-    def __post_init__(self) -> None:
-        valid = isinstance(self.fpr, int | float) and not isinstance(self.fpr, bool) and 0 < self.fpr <= 1
-        if not valid:
-            msg = f"`tpr@fpr` needs a target false positive rate in (0, 1], got {self.fpr!r}"
-            raise ConfigError(msg)
-        object.__setattr__(self, "fpr", float(self.fpr))
+    fpr: float = param(doc="target false positive rate in (0, 1]", low=0, high=1, low_open=True)
 
     @property
     def name(self) -> str:
@@ -357,16 +350,15 @@ def _summary_line(metric: type) -> str:
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    fpr = Param("fpr", float, doc="target false positive rate in (0, 1]")
     return [
         MetricSpec("auroc", AUROC, _summary_line(AUROC), aliases=("roc_auc",),
                    meaning="Chance that a query with evidence scores higher than one without (0.5 = random, 1 = perfect).", kind="score"),
         MetricSpec("auprc", AUPRC, _summary_line(AUPRC), aliases=("average_precision",),
                    meaning="Precision of the evidence alarm averaged over all sensitivities (random = the positive rate).", kind="score"),
         # ``tpr@fpr=0.01`` is the ROC operating point; plain ``tpr`` is sensitivity at a threshold.
-        MetricSpec("tpr", TPRAtFPR, _summary_line(TPRAtFPR), (fpr,), at="fpr", at_required=True,
+        MetricSpec("tpr", TPRAtFPR, _summary_line(TPRAtFPR), at="fpr", at_required=True,
                    without_cutoff="sensitivity",
                    meaning="Share of evidence cases caught when false alarms are held at {fpr_pct} of no-evidence queries.", kind="rate"),
     ]
