@@ -16,6 +16,12 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import ItemMetric, Parameterless, TargetCategory, safe_divide
+from evalframe.metrics.params import REQUIRED, param
+
+
+def cutoff(default: int | None | object = REQUIRED, doc: str = "cutoff rank") -> int:
+    """The declaration of a cutoff ``k`` (a whole number >= 1; ``@`` sets it in a metric's name)."""
+    return param(default, doc, kind=int, low=1)
 
 
 def check_cutoff(k: int | None, metric: str, *, required: bool) -> None:
@@ -43,13 +49,10 @@ class RecallAtK(ItemMetric):
     'recall@5'
     """
 
-    k: int
+    k: int = cutoff()
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "recall", required=True)
 
     @property
     def name(self) -> str:
@@ -75,17 +78,12 @@ class PrecisionAtK(ItemMetric):
     was retrieved.
     """
 
-    k: int
-    denominator: PrecisionDenominator = "k"
+    k: int = cutoff()
+    denominator: PrecisionDenominator = param("k", "divide by k, or by the items retrieved (at most k)", kind=str,
+                                              choices=("k", "retrieved"))
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "precision", required=True)
-        if self.denominator not in ("k", "retrieved"):
-            msg = f"`precision` denominator must be 'k' or 'retrieved', got {self.denominator!r}"
-            raise ConfigError(msg)
 
     @property
     def name(self) -> str:
@@ -109,13 +107,10 @@ class HitRateAtK(ItemMetric):
     Its mean over queries is the hit rate (contract §3.3).
     """
 
-    k: int
+    k: int = cutoff()
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "hit_rate", required=True)
 
     @property
     def name(self) -> str:
@@ -176,18 +171,17 @@ class NumRelevantRetrieved(_Count):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    k = Param("k", int, doc="cutoff rank")
     return [
-        MetricSpec("recall", RecallAtK, RecallAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
+        MetricSpec("recall", RecallAtK, RecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
                    aliases=("r",),
                    meaning="Share of a query's gold evidence sentences that appear in the top {k}.", kind="rate"),
         MetricSpec("precision", PrecisionAtK, PrecisionAtK.__doc__.splitlines()[0],
-                   (k, Param("denominator", str, "k", ("k", "retrieved"))), at="k", at_required=True,
+                   at="k", at_required=True,
                    aliases=("p",), without_cutoff="ppv",
                    meaning="Share of the top {k} sentences shown that are gold evidence.", kind="rate"),
-        MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
+        MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], at="k", at_required=True,
                    aliases=("success", "hitrate"),
                    meaning="Of 100 queries with evidence, how many have a gold sentence in the top {k}.", kind="rate"),
         MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0],
