@@ -76,7 +76,7 @@ class Param:
     def rule(self) -> str:
         """The allowed values in words: ``a threshold in [0, 1]``, ``a bins >= 1 (a whole number)``."""
         if self.choices is not None:
-            return f"{self.name} one of {list(self.choices)}"
+            return f"a {self.name} one of {list(self.choices)}"
         bounds = ""
         if self.low is not None and self.high is not None:
             bounds = f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
