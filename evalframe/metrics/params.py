@@ -60,6 +60,8 @@ class Param:
     shared: bool = False
     #: Whether it must be given (no default, e.g. the ``k`` of ``recall@k``).
     required: bool = False
+    #: What the parameter is, in a word, for messages ("cutoff": "needs a cutoff k >= 1").
+    noun: str = ""
 
     def parse(self, text: str, metric: str) -> Any:
         """The value a metric string spells (``bins=20`` in ``ece(bins=20)``), checked."""
@@ -75,8 +77,9 @@ class Param:
 
     def rule(self) -> str:
         """The allowed values in words: ``a threshold in [0, 1]``, ``a bins >= 1 (a whole number)``."""
+        named = f"{self.noun} {self.name}" if self.noun else self.name
         if self.choices is not None:
-            return f"a {self.name} one of {list(self.choices)}"
+            return f"a {named} one of {list(self.choices)}"
         bounds = ""
         if self.low is not None and self.high is not None:
             bounds = f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
@@ -85,7 +88,7 @@ class Param:
         elif self.high is not None:
             bounds = f" {'<' if self.high_open else '<='} {self.high:g}"
         kind = {int: " (a whole number)", float: " (a number)" if not bounds else ""}.get(self.kind, f" (a {self.kind.__name__})")
-        return f"a {self.name}{bounds}{kind}"
+        return f"a {named}{bounds}{kind}"
 
     def check(self, value: Any, where: str) -> Any:
         """``value`` converted to the parameter's type (an int for a float parameter becomes a
@@ -116,12 +119,17 @@ class Param:
 
 def param(default: Any = REQUIRED, doc: str = "", *, kind: type | None = None, choices: tuple[Any, ...] | None = None,
           low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False,
-          shared: bool = False) -> Any:
+          shared: bool = False, noun: str = "") -> Any:
     """A metric dataclass field that is a parameter (module docstring); its type is the field's
     annotation (``int``, ``float``, ``str``) unless ``kind`` says otherwise."""
     rules = {"doc": doc, "kind": kind, "choices": choices, "low": low, "high": high, "low_open": low_open,
-             "high_open": high_open, "shared": shared}
+             "high_open": high_open, "shared": shared, "noun": noun}
     return dataclasses.field(default=default, metadata={"param": rules})
+
+
+def cutoff(default: Any = REQUIRED, doc: str = "cutoff rank", *, low: int = 1) -> Any:
+    """The declaration of a cutoff ``k`` (a whole number >= ``low``; ``@`` sets it in a metric's name)."""
+    return param(default, doc, kind=int, low=low, noun="cutoff")
 
 
 def _kind(field: dataclasses.Field, given: type | None) -> type:

@@ -50,13 +50,13 @@ from typing import ClassVar
 import numpy as np
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
     WEIGHT,
     QueryMetric,
     SetMetric,
     TargetCategory,
 )
+from evalframe.metrics.params import cutoff, param
 from evalframe.metrics.set_values import finalized
 
 #: The queries column of each user's recommended item ids, best first (derived from the ranking).
@@ -67,12 +67,6 @@ NO_RECOMMENDATION = "no recommendation in the slice"
 NO_USER = "no user in the slice"
 
 
-def _check_k(key: str, k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"`{key}` needs a cutoff k that is a whole number >= 1, got {k!r}")
-    return k
-
-
 def _by_slice(frame: pl.LazyFrame, by: list[str], aggregations: list[pl.Expr]) -> pl.LazyFrame:
     return frame.group_by(by).agg(aggregations) if by else frame.select(aggregations)
 
@@ -81,7 +75,7 @@ def _by_slice(frame: pl.LazyFrame, by: list[str], aggregations: list[pl.Expr]) -
 class ItemCountMetric(SetMetric):
     """Base of the metrics of a slice's item counts at cutoff ``k`` (module docstring)."""
 
-    k: int
+    k: int = cutoff(doc="cutoff: the top k items of each user")
     catalog: object | None = field(default=None, compare=False, repr=False)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": (RECOMMENDED,)}
@@ -90,9 +84,6 @@ class ItemCountMetric(SetMetric):
     key: ClassVar[str]
     #: Catalog columns the metric needs (``"items"``: just the catalog's item list).
     needs: ClassVar[tuple[str, ...]] = ()
-
-    def __post_init__(self) -> None:
-        _check_k(self.key, self.k)
 
     @property
     def name(self) -> str:
@@ -215,15 +206,11 @@ class CategoryCoverage(ItemCountMetric):
 class Gini(ItemCountMetric):
     """Gini coefficient of the top-k recommendation counts (the chapter's formula); lower is more even."""
 
-    over: str = "recommended"
+    over: str = param("recommended", "the recommended items only (the chapter) or the whole catalog with zeros",
+                      choices=("recommended", "catalog"), noun="count over")
     key: ClassVar[str] = "gini"
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.over not in ("recommended", "catalog"):
-            raise ConfigError(f"`gini` counts `over` 'recommended' items or the whole 'catalog', got {self.over!r}")
 
     @property
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -304,15 +291,12 @@ class Novelty(ItemCountMetric):
 class Serendipity(QueryMetric):
     """Per user, the mean over the top-k items of 1 − min similarity to the user's history (the chapter's)."""
 
-    k: int
+    k: int = cutoff(doc="cutoff: the top k items of each user")
     catalog: object | None = field(default=None, compare=False, repr=False)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("query_id", RECOMMENDED)}
     subset: ClassVar[str] = "all users"
     value_range: ClassVar[tuple[float, float] | None] = None
-
-    def __post_init__(self) -> None:
-        _check_k("serendipity", self.k)
 
     @property
     def name(self) -> str:
@@ -396,9 +380,8 @@ def bind_catalog(metric, catalog):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    k = Param("k", int, doc="cutoff: the top k items of each user")
     # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
     meanings = {
         "unique_items": ("Distinct items recommended in the users' top lists.", "count"),
@@ -407,17 +390,13 @@ def _specs():
         "popularity_bias": ("Mean popularity of recommended items relative to the catalog mean (1 = no bias).", "score"),
         "novelty": ("Mean self-information of recommended items (−log2 popularity share): higher is less obvious.", "score"),
     }
-    specs = [MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], (k,), at="k", at_required=True,
+    specs = [MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], at="k", at_required=True,
                          meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
              for metric in RECOMMENDATION_METRICS if metric is not Gini]
-    specs.append(MetricSpec("gini", Gini, (Gini.__doc__ or "").strip().splitlines()[0],
-                            (k, Param("over", str, "recommended", ("recommended", "catalog"),
-                                      doc="the recommended items only (the chapter) or the whole catalog with zeros")),
-                            at="k", at_required=True,
-               meaning="Concentration of recommendations on few items (0 = spread evenly, 1 = all on one item).", kind="score"))
-    specs.append(MetricSpec("serendipity", Serendipity, (Serendipity.__doc__ or "").strip().splitlines()[0], (k,),
-                            at="k", at_required=True,
-               meaning="How unlike the user's history the recommended items are (1 − closest similarity).", kind="score"))
+    specs.append(MetricSpec("gini", Gini, (Gini.__doc__ or "").strip().splitlines()[0], at="k", at_required=True,
+                            meaning="Concentration of recommendations on few items (0 = spread evenly, 1 = all on one item).", kind="score"))
+    specs.append(MetricSpec("serendipity", Serendipity, (Serendipity.__doc__ or "").strip().splitlines()[0],
+                            at="k", at_required=True, meaning="How unlike the user's history the recommended items are (1 − closest similarity).", kind="score"))
     return specs
 
 

@@ -14,22 +14,8 @@ from typing import ClassVar, Literal
 
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import ItemMetric, Parameterless, TargetCategory, safe_divide
-from evalframe.metrics.params import REQUIRED, param
-
-
-def cutoff(default: int | None | object = REQUIRED, doc: str = "cutoff rank") -> int:
-    """The declaration of a cutoff ``k`` (a whole number >= 1; ``@`` sets it in a metric's name)."""
-    return param(default, doc, kind=int, low=1)
-
-
-def check_cutoff(k: int | None, metric: str, *, required: bool) -> None:
-    if k is None and not required:
-        return
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        msg = f"`{metric}` needs a cutoff k that is a whole number >= 1, got {k!r}"
-        raise ConfigError(msg)
+from evalframe.metrics.params import cutoff, param
 
 
 def hits_at(k: int | None) -> tuple[str, pl.Expr]:

@@ -16,8 +16,8 @@ from typing import ClassVar, Literal
 import polars as pl
 
 from evalframe.metrics.base import ItemMetric, TargetCategory, cutoff_suffix, safe_divide
-from evalframe.metrics.params import param
-from evalframe.metrics.retrieval_basic import cutoff, hits_at
+from evalframe.metrics.params import cutoff, param
+from evalframe.metrics.retrieval_basic import hits_at
 
 
 def _within(k: int | None) -> pl.Expr:
