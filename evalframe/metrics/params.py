@@ -64,7 +64,7 @@ class Param:
     noun: str = ""
 
     def parse(self, text: str, metric: str) -> Any:
-        """The value a metric string spells (``bins=20`` in ``ece(bins=20)``), checked."""
+        """The value a metric string spells (``bins=20`` in ``ece(bins=20)``), of the parameter's type."""
         try:
             value = self.kind(text)
         except ValueError:
@@ -73,7 +73,7 @@ class Param:
         if self.choices is not None and value not in self.choices:
             msg = f"`{metric}`: parameter `{self.name}` must be one of {list(self.choices)}, got {text!r}"
             raise ConfigError(msg)
-        return self.check(value, f"`{metric}`")
+        return value  # its range is checked where the metric is built (check_parameters)
 
     def rule(self) -> str:
         """The allowed values in words: ``a threshold in [0, 1]``, ``a bins >= 1 (a whole number)``."""
