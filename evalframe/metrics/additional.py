@@ -30,6 +30,7 @@ from evalframe.metrics.base import (
     SetMetric,
     TargetCategory,
 )
+from evalframe.metrics.params import cutoff
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise
 
@@ -185,14 +186,10 @@ class DistinctN(SetMetric):
 class IntraListDiversity(QueryMetric):
     """1 − mean pairwise cosine similarity of the top-k retrieved documents' embeddings."""
 
-    k: int = 5
+    k: int = cutoff(5, "top-k retrieved documents", low=2)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("retrieved_embeddings",)}
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 2.0)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2:
-            raise ConfigError(f"`intra_list_diversity` needs k >= 2, got {self.k!r}")
 
     @property
     def name(self) -> str:
@@ -255,7 +252,7 @@ def _specs():
         MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)",
                    meaning="Unique word pairs over all word pairs of the answers.", kind="rate"),
         MetricSpec("intra_list_diversity", IntraListDiversity, IntraListDiversity.__doc__.splitlines()[0],
-                   (Param("k", int, 5, doc="top-k retrieved documents"),), at="k", aliases=("ild",),
+                   at="k", aliases=("ild",),
                    meaning="How different the top {k} retrieved documents are from each other (1 − mean cosine).", kind="score"),
     ]
 
