@@ -321,7 +321,11 @@ class TPRAtFPR(RocMetric):
         return f"tpr@fpr={self.fpr!r}"
 
     def value(self) -> pl.Expr:
-        within_target = points_fp() / total_negative_weight() <= self.fpr
+        fp = points_fp()
+        # FP / W_neg as a division of two columns, IEEE-rounded as scikit-learn's fps / fps[-1]:
+        # Polars divides a column by a scalar as a product with its reciprocal, which can put a
+        # point exactly at the target (147 / 4900 = 0.03) one ulp above it.
+        within_target = fp / (fp * 0.0 + total_negative_weight()) <= self.fpr
         # The point predicting nothing positive is always within target: 0 true positives.
         best = points_tp().filter(within_target).max().fill_null(0.0)
         return best / total_positive_weight()
