@@ -13,9 +13,13 @@ read from weights: a slice whose positive weight is 0 has "no positive".
 **Replicates.** Every other set metric gets its bootstrap values from its one definition
 (``finalize`` of the generic stacked state, :mod:`evalframe.metrics.stacked`). The ROC state
 has one row per distinct probability, so its stacked state has (points × replicates) rows:
-about 10⁸ on the demo sample, twenty times the rest of the bootstrap through Polars. The family
-therefore keeps one vectorised evaluation under weight matrices (:class:`RocCurves`, cumulative
-sums per weight column), tested equal to ``finalize`` of the stacked state (the definition).
+about 10⁸ on the demo sample. Measured on the sample's six systems (overall slice, 1000
+replicates, the six ROC metrics of the evidence pipeline): 5.6 s through :class:`RocCurves`
+against 64 s through ``finalize`` of the stacked state (2 s to stack each slice's state, about
+1 s per metric for Polars' per-replicate sorts and running sums). The family therefore keeps one
+vectorised evaluation under weight matrices (:class:`RocCurves`, cumulative sums per weight
+column), tested equal to ``finalize`` of the stacked state (the definition) to 1e-12, exact
+ties and points exactly at a TPR@FPR target included.
 
 >>> import polars as pl
 >>> queries = pl.LazyFrame({"fold": [0, 0, 0, 0, 1, 1],
