@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from evalframe.errors import ConfigError
@@ -143,8 +144,9 @@ def _kind(field: dataclasses.Field, given: type | None) -> type:
     return _KINDS[base]
 
 
+@cache
 def params_of(metric_class: type) -> tuple[Param, ...]:
-    """The parameters ``metric_class`` declares with :func:`param`, in field order."""
+    """The parameters ``metric_class`` declares with :func:`param`, in field order (read once per class)."""
     if not dataclasses.is_dataclass(metric_class):
         return ()
     found = []
