@@ -119,9 +119,11 @@ def overview_html(data: ReportData) -> str:
     return section_html(sections[0]) if sections else ""
 
 
-def render_html(data: ReportData, figures: dict[str, object] | None = None) -> str:
+def render_html(data: ReportData, figures: dict[str, object] | None = None, *,
+                html_png: dict[str, bytes] | None = None) -> str:
     """``report.html``: one self-contained page (module docstring). ``figures`` maps a plot's
-    name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`)."""
+    name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`); ``html_png``
+    holds plots' :func:`compact_png` bytes made already (in the plot workers)."""
     from evalframe.report.plots import save
 
     footnotes = Footnotes()
@@ -164,8 +166,10 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None) -> s
     if figure_names:
         parts += ['<section id="plots">', "<h2>Plots</h2>"]
         for stem, figure in (figures or {}).items():
-            png = figure if isinstance(figure, bytes) else save(figure, "png")
-            encoded = base64.b64encode(compact_png(png)).decode("ascii")
+            compact = (html_png or {}).get(stem)
+            if compact is None:
+                compact = compact_png(figure if isinstance(figure, bytes) else save(figure, "png"))
+            encoded = base64.b64encode(compact).decode("ascii")
             caption = stem.replace("_", " ")
             parts.append(f'<figure id="{_anchor(stem)}"><img src="data:image/png;base64,{encoded}" alt="{esc(caption)}">'
                          f"<figcaption>{esc(caption)}</figcaption></figure>")

@@ -651,6 +651,9 @@ def save(figure, format: str, *, dpi: int = 110) -> bytes:
 
 #: Formats every report plot is written in.
 FORMATS = ("png", "svg")
+#: A further "format" of :func:`render_report_plots`: the PNG with a reduced palette that
+#: ``report.html`` embeds (:func:`evalframe.report.html.compact_png`); never written to ``plots/``.
+HTML_PNG = "html.png"
 #: A report with fewer plots than this draws them in this process (a worker's start costs more).
 POOL_MIN_PLOTS = 6
 
@@ -664,7 +667,12 @@ def _worker_init(data: ReportData) -> None:
 
 def _render_one(name: str, args: tuple, formats: tuple[str, ...], data: ReportData | None = None) -> dict[str, bytes]:
     figure = _DRAW[name](data if data is not None else _worker_data, *args)
-    return {fmt: save(figure, fmt) for fmt in formats}
+    files = {fmt: save(figure, fmt) for fmt in formats if fmt != HTML_PNG}
+    if HTML_PNG in formats:  # made where the figure is drawn (a worker), not in the page's process
+        from evalframe.report.html import compact_png
+
+        files[HTML_PNG] = compact_png(files["png"] if "png" in files else save(figure, "png"))
+    return files
 
 
 def plot_workers(n_plots: int) -> int:
@@ -716,7 +724,8 @@ def write_plot_files(rendered: dict[str, dict[str, bytes]], folder: Path) -> lis
     folder.mkdir(parents=True, exist_ok=True)
     for stem, files in rendered.items():
         for fmt, content in files.items():
-            (folder / f"{stem}.{fmt}").write_bytes(content)
+            if fmt != HTML_PNG:
+                (folder / f"{stem}.{fmt}").write_bytes(content)
     return [f"{folder.name}/{stem}.png" for stem in rendered]
 
 
