@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 #: Key of the unit a row belongs to, while a per-unit state is computed.
 UNIT = "_stacked_unit"
@@ -99,6 +98,8 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
 
     def product(values: np.ndarray, against: np.ndarray) -> np.ndarray:
         """(keys × units) sparse matrix of ``values`` times ``against`` (units × R)."""
+        from scipy import sparse  # imported where used: every run resolves this module's metrics
+
         return np.asarray(sparse.csr_matrix((values, (key_code, unit_of)), shape=shape) @ against)
 
     positive = weights.positive_units
