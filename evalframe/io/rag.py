@@ -431,14 +431,14 @@ _FIELD_OF = {"query_text": "query", "reference": "reference_answer", "response":
 
 
 def _absent_columns(queries: pl.DataFrame) -> tuple[str, ...]:
-    """Columns of ``queries`` that no record gives (all null, or lists of nulls only: a label,
-    timing or embedding the file lacks, which the reader adds for the metrics' sake); a bundled
-    pipeline skips what needs them."""
+    """Columns of ``queries`` that no record gives (all null: a label, timing or reference the
+    file lacks, which the reader adds for the metrics' sake; ``retrieved_embeddings`` when no
+    retrieved document has an embedding); a bundled pipeline skips what needs them."""
     if queries.height == 0:
         return ()
     given = queries.select(
-        (pl.col(c).list.drop_nulls().list.len().sum() > 0) if isinstance(dtype, pl.List) else pl.col(c).is_not_null().any()
-        for c, dtype in queries.schema.items()
+        (pl.col(c).list.drop_nulls().list.len().sum() > 0) if c == "retrieved_embeddings" else pl.col(c).is_not_null().any()
+        for c in queries.columns
     ).row(0)
     return tuple(c for c, present in zip(queries.columns, given, strict=True) if not present)
 
