@@ -199,8 +199,8 @@ def test_bad_inputs_name_row_and_value():
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
-@settings(max_examples=15, deadline=None)
-@given(st.integers(2, 4), st.integers(3, 20), st.booleans(), st.integers(0, 2**16))
+@settings(max_examples=12, deadline=None)
+@given(st.integers(2, 3), st.integers(3, 20), st.booleans(), st.integers(0, 2**16))
 def test_pair_kappa_replicates_equal_weighted_sklearn(n_raters, n_tasks, complete, seed):
     """Cohen's κ of every pair under integer weight columns (bootstrap counts: the float32 path)
     and float ones (the float64 path) equals ``cohen_kappa_score(sample_weight=…)`` column by
