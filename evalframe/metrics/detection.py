@@ -35,7 +35,9 @@ default to 1, when the total cost is the number of errors):
 (undefined, with a note, when that baseline costs 0). ``min_cost`` is the least total cost over
 every threshold (each distinct score, and flagging nothing), ``min_cost_threshold`` the score
 reaching it (the highest such; null when flagging nothing is cheapest): one sort, cumulative
-sums (:func:`cost_curve` gives the whole curve for plots).
+sums (:func:`cost_curve` gives the whole curve for plots). Both get bootstrap intervals from the
+ROC family's replicate curves, which keep each point's score; a point without weight in a
+replicate is not a threshold of it (the resampled data do not have that score).
 
 **Time to detection** (query level, one row per anomaly with ``onset`` and ``detected_at``,
 numbers or datetimes): ``time_to_detection`` = ``detected_at − onset`` (seconds for datetimes),
@@ -267,12 +269,27 @@ class MinimumCostThreshold(_CostCurveMetric):
 
     def value(self) -> pl.Expr:
         costs = self.costs()
-        best = points(PROB).gather(costs.arg_min())
-        return pl.when(costs.min() < self.nothing()).then(best.first())
+        # The highest point at the least cost (not ``gather(arg_min())``: Polars' lazy select has
+        # returned the last of tied minima there).
+        best = points(PROB).filter(costs == costs.min()).max()
+        return pl.when(costs.min() < self.nothing()).then(best)
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        # The replicate curves keep no score per point: the threshold has no bootstrap interval.
-        return np.full(curves.tp.shape[0], np.nan)
+        # The first candidate of :meth:`curve_costs` at the least cost (before negative point k, or
+        # everything), and its threshold: the lowest point above it that holds positive weight under
+        # the column (a point of no weight costs what the point above it costs, so the highest point
+        # at the least cost, the Polars path's, always holds some); flagging nothing wins ties.
+        costs = self.curve_costs(curves)
+        rows = np.arange(costs.shape[0])
+        best = np.argmin(costs, axis=1) if costs.shape[1] else np.zeros(0, np.int64)
+        positives = curves.positive_here.shape[1]
+        holding = np.where(curves.positive_here > 0, np.arange(positives), -1)
+        lowest_so_far = np.maximum.accumulate(holding, axis=1) if positives else np.full((costs.shape[0], 1), -1)
+        above = np.r_[curves.tp_above_negative, positives][best] - 1  # last positive point above the candidate
+        point = np.where(above >= 0, lowest_so_far[rows, np.maximum(above, 0)], -1)
+        cheaper = (costs[rows, best] < curves.total_positive * self.fn_cost) & (point >= 0)
+        prob = curves.positive_prob if curves.positive_prob.size else np.zeros(1)
+        return np.where(cheaper, prob[np.maximum(point, 0)], np.nan)
 
 
 def declared_costs(metric) -> tuple[float, float] | None:

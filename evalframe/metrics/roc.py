@@ -142,14 +142,18 @@ class RocCurves:
       above it (``fp[:, fp_at_positive]`` is the FP at that threshold); ``tp_above_negative``
       and ``tp_at_negative`` (N): positive points strictly above / at or above each negative
       point;
-    - ``n`` (R): rows of positive weight.
+    - ``n`` (R): rows of positive weight;
+    - ``positive_prob`` (P) and ``negative_prob`` (N): the probability of each positive and each
+      negative point (the thresholds a metric may report).
 
     Replicates are rows (cumulative sums run along contiguous memory), and no matrix of both
     classes' points is built; metrics read what they need.
     """
 
-    def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n):
+    def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n,
+                 positive_prob=None, negative_prob=None):
         self.positive_here, self.negative_here, self.n = positive_here, negative_here, n
+        self.positive_prob, self.negative_prob = positive_prob, negative_prob
         self.fp_at_positive, self.tp_above_negative, self.tp_at_negative = fp_at_positive, tp_above_negative, tp_at_negative
         self.tp = _with_zero_row(positive_here)
         self.fp = _with_zero_row(negative_here)
@@ -193,6 +197,7 @@ def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
     sorted_prob = prob[order]
     point = np.cumsum(np.r_[False, sorted_prob[1:] != sorted_prob[:-1]]) if prob.size else np.zeros(0, np.int64)
     is_positive = positive[order]
+    distinct_prob = sorted_prob[np.r_[True, sorted_prob[1:] != sorted_prob[:-1]]] if prob.size else np.zeros(0)
     positive_here, positive_points = _point_sums(order[is_positive], point[is_positive], w)
     negative_here, negative_points = _point_sums(order[~is_positive], point[~is_positive], w)
     return RocCurves(
@@ -201,6 +206,8 @@ def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
         tp_above_negative=np.searchsorted(positive_points, negative_points, side="left"),
         tp_at_negative=np.searchsorted(positive_points, negative_points, side="right"),
         n=_rows_drawn(w),
+        positive_prob=distinct_prob[positive_points],
+        negative_prob=distinct_prob[negative_points],
     )
 
 
