@@ -55,10 +55,11 @@ class FakeOpenAI:
                     server.authorization.append(self.headers.get("Authorization"))
                     server.bodies.append(body)
                 try:
-                    server._answer(self, prompt, attempt)
+                    reply = server._answer(prompt, attempt)
                 finally:
-                    with server._lock:
+                    with server._lock:  # before the answer leaves: the client may ask again at once
                         server.in_flight -= 1
+                server._send(self, *reply)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -83,13 +84,13 @@ class FakeOpenAI:
             self.authorization.clear()
             self.bodies.clear()
 
-    def _answer(self, handler: BaseHTTPRequestHandler, prompt: str, attempt: int) -> None:
+    def _answer(self, prompt: str, attempt: int) -> tuple[int, dict, dict]:
         if self.latency:
             time.sleep(self.latency)
         if "<429>" in prompt and attempt == 1:
-            return self._send(handler, 429, {"error": "slow down"}, {"Retry-After": "1"})
+            return 429, {"error": "slow down"}, {"Retry-After": "1"}
         if "<500>" in prompt and attempt <= 2:
-            return self._send(handler, 500, {"error": "boom"})
+            return 500, {"error": "boom"}, {}
         if "<slow>" in prompt:
             time.sleep(0.2)
         text = "0.8"
@@ -99,9 +100,8 @@ class FakeOpenAI:
             if marker in prompt:
                 text = answer
                 break
-        self._send(handler, 200, {"id": "x", "object": "chat.completion",
-                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                               "finish_reason": "stop"}]})
+        return 200, {"id": "x", "object": "chat.completion",
+                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}, {}
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, payload: dict, headers: dict | None = None) -> None:

@@ -35,6 +35,7 @@ import polars as pl
 from evalframe.errors import ConfigError
 from evalframe.metrics import lexical
 from evalframe.metrics.base import Metric, QueryMetric, TargetCategory
+from evalframe.metrics.robustness import _patterns as _split
 from evalframe.semantic import session
 from evalframe.semantic.critic import LLMCritic, Request, Verdict
 from evalframe.semantic.judge_cache import sha256_text
@@ -63,13 +64,6 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     for name, value in values.items():
         template = template.replace("{" + name + "}", value)
     return template
-
-
-def _split(text: str, name: str, metric: str) -> tuple[str, ...]:
-    parts = tuple(p.strip() for p in str(text).split("|") if p.strip())
-    if not parts:
-        raise ConfigError(f"`{metric}`: `{name}` needs at least one value (separate several with |)")
-    return parts
 
 
 @dataclass(frozen=True)
@@ -200,7 +194,7 @@ class LLMFaithfulnessScore(_Judged):
 
 @dataclass(frozen=True)
 class LLMAnswerQuality(_Judged):
-    """LLM-judged answer quality: one dimension (``llm_answer_quality[relevance]``) or their mean (seed §5)."""
+    """LLM-judged answer quality: one dimension, as llm_answer_quality[relevance], or the mean of its dimensions (seed §5)."""
 
     dimension: str | None = None
     dimensions: str = DEFAULT_DIMENSIONS

@@ -34,7 +34,7 @@ import polars as pl
 from evalframe.errors import ConfigError
 from evalframe.metrics import lexical
 from evalframe.metrics.base import QueryMetric, TargetCategory
-from evalframe.metrics.generation_overlap import rowwise
+from evalframe.metrics.generation_overlap import _bool as _flag, rowwise
 from evalframe.semantic import session
 from evalframe.semantic.encoding import DEFAULT_BATCH_SIZE, cosine_pairs, encoder_for
 
@@ -48,14 +48,6 @@ def _whole(value: Any, name: str, metric: str, *, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(f"`{metric}`: `{name}` must be a whole number >= {minimum}, got {value!r}")
     return value
-
-
-def _flag(value: Any, name: str, metric: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ConfigError(f"`{metric}`: `{name}` must be true or false, got {value!r}")
 
 
 class _Compared:
