@@ -112,7 +112,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("part", choices=("embeddings", "judge", "all"))
     parser.add_argument("--pairs", type=int, default=10_000)
     parser.add_argument("--prompts", type=int, default=1_000)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads for both sides (default 1: on a shared 2-core machine two OpenMP threads "
+                             "spin against the other processes and every figure collapses)")
     args = parser.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
     if args.part in ("judge", "all"):
         print(json.dumps({"judge": bench_judge(args.prompts)}))
     if args.part in ("embeddings", "all"):

@@ -129,7 +129,14 @@ INTERPRETATIONS: dict[str, tuple[str, Kind]] = {
     "noise_robustness_paired": ("As noise robustness, on originals that have a noisy variant and those variants only.", "score"),
     "negative_rejection_rate": ("Of 100 unanswerable questions, how many the system declines to answer.", "rate"),
     "false_rejection_rate": ("Of 100 answerable questions, how many the system wrongly declines.", "rate"),
-    "counterfactual_consistency": ("Word overlap between answers to a question and to its counterfactual variant.", "score"),
+    "counterfactual_consistency": ("Similarity ({similarity}) between answers to a question and to its counterfactual variant.", "score"),
+    # Model-backed metrics (issue 26): the texts of their specs (meaning=) win; these keep this table complete.
+    "embedding_similarity": ("Cosine similarity of the response's and the {compare_to}'s sentence embeddings (1 = same direction).", "score"),
+    "bertscore_precision": ("BERTScore precision: the response's tokens matched in the {compare_to} by contextual embeddings.", "score"),
+    "bertscore_recall": ("BERTScore recall: the {compare_to}'s tokens matched in the response by contextual embeddings.", "score"),
+    "bertscore_f1": ("BERTScore F1 of the response against the {compare_to} (contextual token embeddings).", "score"),
+    "llm_faithfulness": ("How much of the answer an LLM judge finds supported by the evidence (0 none, 1 all).", "score"),
+    "llm_answer_quality": ("An LLM judge's rating of the answer (relevance, helpfulness, clarity), 1–5 scaled to [0, 1].", "score"),
     # RAG latency and diversity (seed 000 §7)
     "mean_latency": ("Mean {timing_key} time per question, in seconds.", "score"),
     "p50_latency": ("Median {timing_key} time, in seconds (half the questions are faster).", "score"),
