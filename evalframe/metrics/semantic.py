@@ -123,6 +123,13 @@ class EmbeddingSimilarity(_Compared, QueryMetric):
     def skip_reason(self) -> pl.Expr:
         return pl.lit(ZERO_EMBEDDING)
 
+    def prepare(self, tables: object) -> None:
+        """A model that is not on disk is an error before anything is computed."""
+        if self.embed_fn is None and session.current().embed_fn is None:
+            from evalframe.semantic.models import model_directory
+
+            model_directory(self.model, what=f"`{self.name}`")
+
 
 def bertscore_triples(candidates: pl.Series, references: pl.Series, *, model: str | None = None, num_layers: int | None = None,
                       idf: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
@@ -186,6 +193,14 @@ class BertScore(_Compared, QueryMetric):
             _whole(self.num_layers, "num_layers", metric)
         _whole(self.batch_size, "batch_size", metric)
         object.__setattr__(self, "idf", _flag(self.idf, "idf", metric))
+
+    def prepare(self, tables: object) -> None:
+        """A model that is not on disk, or one without ``num_layers``, is an error before anything is computed."""
+        from evalframe.semantic.models import model_directory
+
+        model_directory(self.model, what=f"`{self.name}`")
+        if self.num_layers is None:
+            _default_layers(self.model)
 
     def _settings(self) -> tuple:
         return (self.compare_to, self.model, self.num_layers, self.idf, self.batch_size)
