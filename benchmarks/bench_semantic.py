@@ -4,8 +4,8 @@
     python benchmarks/bench_semantic.py judge [--prompts 1000]       # the LLM judge against a 50 ms fake server
     python benchmarks/bench_semantic.py all
 
-**Embeddings.** ``N`` (response, reference) pairs (default 10,000) over 200 distinct references
-and 2,000 distinct responses (many systems give the same answer to the same question): evalframe's
+**Embeddings.** ``N`` (response, reference) pairs (default 10,000) over ``N/50`` distinct
+references and ``N/5`` distinct responses (many systems give the same answer to the same question): evalframe's
 ``embedding_similarity`` (``ef.evaluate`` on the bundled all-MiniLM-L6-v2: each unique text
 encoded once, in batches) against the loop a user writes, ``model.encode([response, reference])``
 and a cosine per pair. Both use the same loaded model (warmed up first); the values must agree
@@ -58,8 +58,9 @@ def bench_embeddings(n_pairs: int) -> dict:
     from evalframe.semantic.models import model_directory, sentence_model
 
     rng = random.Random(0)
-    references = [_sentence(rng, rng.randint(6, 14)) for _ in range(200)]
-    responses = [_sentence(rng, rng.randint(4, 12)) for _ in range(2000)]
+    # The shape of 10,000 pairs at any size: a distinct reference per 50 pairs, a response per 5.
+    references = [_sentence(rng, rng.randint(6, 14)) for _ in range(max(1, n_pairs // 50))]
+    responses = [_sentence(rng, rng.randint(4, 12)) for _ in range(max(1, n_pairs // 5))]
     pairs = [(rng.choice(responses), rng.choice(references)) for _ in range(n_pairs)]
     model = sentence_model(model_directory(None))
     model.encode(["warm up"])
@@ -116,9 +117,10 @@ def main(argv: list[str] | None = None) -> None:
                         help="torch threads for both sides (default 1: on a shared 2-core machine two OpenMP threads "
                              "spin against the other processes and every figure collapses)")
     args = parser.parse_args(argv)
-    import torch
+    # Before torch is imported: the limit then holds in every thread (Polars calls the encoder from its own).
+    import os
 
-    torch.set_num_threads(args.threads)
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
     if args.part in ("judge", "all"):
         print(json.dumps({"judge": bench_judge(args.prompts)}))
     if args.part in ("embeddings", "all"):
