@@ -185,8 +185,18 @@ def _empty_skipped() -> pl.DataFrame:
 
 
 def run(tables: Tables, plan: Plan):
-    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`."""
-    return finalize(compute_partials(tables, plan), tables=tables)
+    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`, after
+    each metric's :meth:`~evalframe.metrics.base.Metric.prepare` (the judge metrics ask their
+    judge then; what they asked is run.json's ``judge`` section)."""
+    from dataclasses import replace
+
+    from evalframe.metrics.judged import prepare_metrics
+
+    judge = prepare_metrics(plan.metrics, tables)
+    evaluation = finalize(compute_partials(tables, plan), tables=tables)
+    if judge is None:
+        return evaluation
+    return replace(evaluation, plan=replace(evaluation.plan, about={**evaluation.plan.about, "judge": judge}))
 
 
 def evaluate(
