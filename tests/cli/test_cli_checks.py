@@ -46,11 +46,13 @@ def test_a_failed_must_check_exits_1_after_writing_every_output(tmp_path, capsys
 
 
 def test_passing_checks_exit_0_and_the_terminal_counts_them(tmp_path, capsys):
-    """One run for both (they were two tests running the same command)."""
-    assert main(["run", str(write_spec(tmp_path)), "--out", str(tmp_path / "out")]) == 0
+    """One run for both (they were two tests running the same command); of the declared outputs
+    it writes run.json only, beside the result tables (the test above writes every output)."""
+    assert main(["run", str(write_spec(tmp_path)), "--out", str(tmp_path / "out"), "--outputs", "run.json"]) == 0
     captured = capsys.readouterr()
     assert "check failed" not in captured.err
     assert "checks: " in captured.out and " passed, 0 failed, " in captured.out
+    assert "checks.csv" in {p.name for p in (tmp_path / "out").iterdir()}
 
 
 @pytest.mark.parametrize(("changes", "message"), [
