@@ -29,7 +29,7 @@ demo: $(VENV)/.installed-run
 demo-rag: $(VENV)/.installed-run
 	$(BIN)/evalframe run pipelines/rag.yaml
 
-# Aim: under 3 minutes on a quiet 2-core machine; the 10 slowest tests are listed at the end. Tests marked
+# Aim: under 3 minutes on a quiet 2-core machine (≈ 3 min 10 s estimated from CPU time, README); the 10 slowest tests are listed at the end. Tests marked
 # `slow` (statistical coverage over many repeats) run with `make bench`.
 test: $(VENV)/.installed-test
 	$(BIN)/lint-imports

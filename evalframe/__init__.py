@@ -87,6 +87,10 @@ if TYPE_CHECKING:
     from evalframe.io.embeddings import read_embeddings
     from evalframe.engine.knn import knn_run, relevance_judgments, score_run
     from evalframe.analyses.embedding_quality import embedding_quality, embedding_report
+    from evalframe.semantic.critic import LLMCritic, OpenAICompatibleCritic
+    from evalframe.semantic.judge_cache import JudgeCache
+    from evalframe.metrics.judged import LLMAnswerQuality, LLMFaithfulnessScore
+    from evalframe.metrics.semantic import BertScore, EmbeddingSimilarity
 
 #: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
 _LAZY = {
@@ -126,6 +130,13 @@ _LAZY = {
     "relevance_judgments": "evalframe.engine.knn",
     "embedding_quality": "evalframe.analyses.embedding_quality",
     "embedding_report": "evalframe.analyses.embedding_quality",
+    "LLMCritic": "evalframe.semantic.critic",
+    "OpenAICompatibleCritic": "evalframe.semantic.critic",
+    "JudgeCache": "evalframe.semantic.judge_cache",
+    "LLMFaithfulnessScore": "evalframe.metrics.judged",
+    "LLMAnswerQuality": "evalframe.metrics.judged",
+    "EmbeddingSimilarity": "evalframe.metrics.semantic",
+    "BertScore": "evalframe.metrics.semantic",
 }
 
 
@@ -144,13 +155,19 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "BertScore",
     "Bootstrap",
     "ConfigError",
+    "EmbeddingSimilarity",
     "EvalframeError",
     "Evaluation",
     "ExitCode",
     "HitRateAtK",
     "InputError",
+    "JudgeCache",
+    "LLMAnswerQuality",
+    "LLMCritic",
+    "LLMFaithfulnessScore",
     "Level",
     "MRRAtK",
     "MetricSpec",
@@ -160,6 +177,7 @@ __all__ = [
     "NumRelevant",
     "NumRelevantRetrieved",
     "NumRetrieved",
+    "OpenAICompatibleCritic",
     "Param",
     "Pipeline",
     "Plan",

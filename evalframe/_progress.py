@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 _QUIET = False
@@ -48,10 +48,12 @@ def step(label: str, *, quiet: bool = False) -> Iterator[None]:
 
 
 class Progress:
-    """``with Progress(total, "bootstrap") as progress: ... progress.advance()``."""
+    """``with Progress(total, "bootstrap") as progress: ... progress.advance()``; ``detail`` adds
+    live text after the count (the judge's calls, cache hits and failures)."""
 
-    def __init__(self, total: int, label: str):
+    def __init__(self, total: int, label: str, *, detail: Callable[[], str] | None = None):
         self.total, self.label, self.done = max(1, total), label, 0
+        self.detail = detail
         self.started = time.monotonic()
         self.shown = False
         self.enabled = _shown()
@@ -67,7 +69,8 @@ class Progress:
     def _draw(self) -> None:
         width = 30
         filled = int(width * min(1.0, self.done / self.total))
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}")
+        extra = f" ({self.detail()})" if self.detail is not None else ""
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total}{extra}")
         sys.stderr.flush()
         self.shown = True
 

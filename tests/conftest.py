@@ -16,9 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
+from built_once import TEST_RESAMPLES, build_once
 from hypothesis import HealthCheck, settings
 
 import evalframe as ef
@@ -29,9 +31,16 @@ settings.register_profile(
     deadline=None,  # the first Polars call of a process compiles plans; no timing in correctness tests
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
+    max_examples=30,  # where a test does not set its own (tests keep theirs modest: the suite's time, issue 20)
 )
 settings.register_profile("explore", parent=settings.get_profile("ci"), derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# Report plots are drawn in this process, not in a pool of worker processes (the library's default
+# on 2+ cores): pytest-xdist already keeps every core busy, a pool's start-up (a fork server, each
+# worker importing matplotlib and receiving the data) only adds CPU, and its CPU would escape the
+# suite's own measurements. test_plots_and_html compares the pool's bytes with these.
+os.environ.setdefault("EVALFRAME_PLOT_WORKERS", "0")
 
 #: Repository root (the folder holding pyproject.toml).
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -116,8 +125,16 @@ def trec_dir() -> Path:
 
 def pytest_addoption(parser):
     parser.addoption("--cpu-durations", metavar="FILE", default=None,
-                     help="append each test's CPU seconds (this process, all phases) to FILE as `seconds<TAB>test id`; "
-                          "on a shared machine CPU time says what wall time cannot")
+                     help="append each test's CPU seconds to FILE as `seconds<TAB>children seconds<TAB>test id` "
+                          "(this process, all phases; children: the processes it started and waited for, e.g. the "
+                          "CLI or a plot worker); on a shared machine CPU time says what wall time cannot")
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -126,21 +143,26 @@ def pytest_runtest_protocol(item, nextitem):
     if not target:
         yield
         return
-    import time
-
-    start = time.process_time()
+    own, children = _cpu_seconds()
     yield
+    own_after, children_after = _cpu_seconds()
     with open(target, "a") as handle:
-        handle.write(f"{time.process_time() - start:.3f}\t{item.nodeid}\n")
+        handle.write(f"{own_after - own:.3f}\t{children_after - children:.3f}\t{item.nodeid}\n")
 
 
 @pytest.fixture(scope="session")
 def bundled_sample_run(tmp_path_factory):
-    """``(Evaluation, out folder)`` of the bundled pipeline on the bundled sample, 1,000-resample
-    bootstrap and every output included, as ``ef.run_pipeline(path, input=path, out=...)``: run
-    once per session (per pytest-xdist worker) for the CLI tests that read it, test_cli_pipeline and
-    test_cli_stats (none may write into its folder)."""
-    out = tmp_path_factory.mktemp("bundled_sample_run") / "out"
-    result = ef.run_pipeline(str(REPO_ROOT / "pipelines" / "evidence_contract.yaml"),
-                             input=str(REPO_ROOT / "data_samples" / "per_query.csv"), out=out)
-    return result, out
+    """``(result, out folder)`` of the bundled pipeline on the bundled sample with every output, as
+    ``ef.run_pipeline(path, input=path, out=..., set={"bootstrap.resamples": TEST_RESAMPLES})``,
+    run once per test run (:func:`build_once`) for the CLI tests that read it (test_cli_pipeline,
+    test_cli_stats; none may write into its folder). ``result`` holds the run's in-memory
+    ``summary`` and ``per_query`` tables (the whole Evaluation pickles to ~100 MB)."""
+    def build(root: Path):
+        out = root / "run" / "out"  # alone in its parent (test_cli_pipeline checks no staging folder is left)
+        result = ef.run_pipeline(str(REPO_ROOT / "pipelines" / "evidence_contract.yaml"),
+                                 input=str(REPO_ROOT / "data_samples" / "per_query.csv"), out=out,
+                                 set={"bootstrap.resamples": TEST_RESAMPLES})
+        return SimpleNamespace(summary=result.summary, per_query=result.per_query), out
+
+    return build_once(tmp_path_factory, "bundled_sample_run", build)
+

@@ -1,4 +1,7 @@
-"""``evalframe run PIPELINE [--input F] [--gold G] [--out D] [overrides]``: run a pipeline and write its outputs.
+"""``evalframe run PIPELINE [--input F] [--gold G] [--out D] [--judge MODE] [overrides]``: run a pipeline and write its outputs.
+
+``--judge record|replay|live`` runs the LLM judge metrics (:mod:`evalframe.metrics.judged`) on the
+server the environment names; their answers are cached beside the results (``--judge-cache``).
 
 Overrides (:mod:`evalframe.pipeline.overrides`), validated with the file and recorded in run.json:
 ``--config FILE`` (an overlay, repeatable), ``--set dotted.key=VALUE`` (YAML value, repeatable),
@@ -33,6 +36,13 @@ def add_parser(commands) -> None:
     run.add_argument("--catalog", help="item catalog of the `recommendations` format (its input.tables.items; "
                      "with --input, the pipeline's own catalog, history and similarity are not used)")
     run.add_argument("--costs", metavar="fp=C,fn=C", help="costs of a false positive and a false negative (parameters fp_cost, fn_cost)")
+    run.add_argument("--judge", choices=("live", "record", "replay"),
+                     help="run the LLM judge metrics on the chat completions server of OPENAI_BASE_URL, model "
+                          "EVALFRAME_JUDGE_MODEL: record (call on a cache miss, keep the answer), replay (no call; a miss "
+                          "is an error), live (call, keep nothing)")
+    run.add_argument("--judge-cache", metavar="FILE", help="the judge's cache (default: judge_cache.parquet beside the --out folder)")
+    run.add_argument("--embedding-cache", metavar="FILE",
+                     help="embeddings kept between runs (default: embedding_cache.parquet beside the --out folder)")
     add_override_arguments(run)
 
 
@@ -74,7 +84,9 @@ def overrides_of(args: argparse.Namespace) -> dict:
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe._progress import set_quiet, step
     from evalframe.pipeline import load_pipeline
+    from evalframe.pipeline.run import run_resources
     from evalframe.results.writer import check_out_dir
+    from evalframe.semantic import session
 
     set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline, **overrides_of(args))
@@ -90,7 +102,9 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         args.gold = None
     out = Path(args.out) if args.out else Path("reports") / pipeline.name
     check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
-    with step("reading the input and computing the metrics", quiet=args.quiet):
+    resources = run_resources(judge=args.judge, judge_cache=args.judge_cache, out=out,
+                              embedding_cache=args.embedding_cache or out.resolve().parent / "embedding_cache.parquet")
+    with step("reading the input and computing the metrics", quiet=args.quiet), session.use(resources):
         evaluation = pipeline.run(args.input, gold=args.gold, samples=args.samples)
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
         evaluation.write(out, pipeline.outputs, force=args.force)

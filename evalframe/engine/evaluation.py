@@ -186,16 +186,27 @@ def _empty_skipped() -> pl.DataFrame:
 
 def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory: int | str | None = None,
         bucket_dir: str | Path | None = None):
-    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`, or
-    with ``buckets`` of the partials merged bucket by bucket (:mod:`evalframe.engine.buckets`)."""
-    if buckets is None:
-        return finalize(compute_partials(tables, plan), tables=tables)
-    from evalframe.engine.buckets import partials_in_buckets
+    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials` (or, with
+    ``buckets``, of the partials merged bucket by bucket, :mod:`evalframe.engine.buckets`), after
+    each metric's :meth:`~evalframe.metrics.base.Metric.prepare` (the judge metrics ask their
+    judge then; what they asked is run.json's ``judge`` section)."""
+    from dataclasses import replace
 
-    frames = {"queries": tables.queries, "judgments": tables.judgments, "ranking_rows": tables.ranking_rows,
-              "ranked_lists": tables.ranked_lists}
-    merged = partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=tables)
-    return finalize(merged, tables=tables)
+    from evalframe.metrics.judged import prepare_metrics
+
+    judge = prepare_metrics(plan.metrics, tables)
+    if buckets is None:
+        evaluation = finalize(compute_partials(tables, plan), tables=tables)
+    else:
+        from evalframe.engine.buckets import partials_in_buckets
+
+        frames = {"queries": tables.queries, "judgments": tables.judgments, "ranking_rows": tables.ranking_rows,
+                  "ranked_lists": tables.ranked_lists}
+        merged = partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=tables)
+        evaluation = finalize(merged, tables=tables)
+    if judge is None:
+        return evaluation
+    return replace(evaluation, plan=replace(evaluation.plan, about={**evaluation.plan.about, "judge": judge}))
 
 
 def evaluate(

@@ -175,6 +175,12 @@ class Metric(ABC):
         """Check the parameters the class declares (:func:`evalframe.metrics.params.param`)."""
         check_parameters(self)
 
+    def prepare(self, tables: object) -> None:
+        """Work done once per evaluation before any value is computed (the engine calls it with the
+        evaluation's tables): the judge metrics ask their judge every prompt here, so a replay
+        miss stops the run before anything is computed. Nothing by default."""
+        return None
+
     def note(self) -> tuple[pl.Expr, str] | None:
         """A per-unit flag worth counting in the summary's ``note``, and its text.
 

@@ -2,10 +2,11 @@
 
 Metric strings follow a small grammar::
 
-    metric   := name [ "@" cutoff ] [ "(" param "=" value { "," param "=" value } ")" ]
+    metric   := name [ "[" part "]" ] [ "@" cutoff ] [ "(" param "=" value { "," param "=" value } ")" ]
     cutoff   := integer | param "=" value
 
-``recall@5``, ``ndcg@10(gain=linear)``, ``map@100``, ``mrr``, ``tpr@fpr=0.01``. Names and
+``recall@5``, ``ndcg@10(gain=linear)``, ``map@100``, ``mrr``, ``tpr@fpr=0.01``,
+``llm_answer_quality[clarity]`` (``[part]`` sets the parameter the spec names ``bracket``). Names and
 aliases are case-insensitive (``P@5`` is ``precision@5``). :func:`resolve` turns a string (or a
 metric object) into a metric and an unknown name gets a "did you mean" hint.
 
@@ -73,6 +74,8 @@ class MetricSpec:
     #: (:func:`evalframe.metrics.interpretation.describe`).
     meaning: str | None = None
     kind: str | None = None
+    #: The parameter ``[part]`` after the name sets (``dimension`` for ``llm_answer_quality[clarity]``).
+    bracket: str | None = None
 
     def __post_init__(self) -> None:
         params = self.params if self.params is not None else params_of(self.build) if isinstance(self.build, type) else ()
@@ -91,6 +94,7 @@ class MetricSpec:
 
 _GRAMMAR = re.compile(
     r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"(?:\[(?P<part>[^\[\]()@]+)\])?"
     r"(?:@(?P<at>[^()\s]+))?"
     r"(?:\((?P<params>[^()]*)\))?\s*$"
 )
@@ -203,6 +207,11 @@ def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) 
     if spec is None:
         raise _unknown(match["name"])
     values: dict[str, Any] = {}
+    if match["part"] is not None:
+        if spec.bracket is None:
+            msg = f"`{spec.name}` takes no `[...]` part (got `{metric}`)"
+            raise ConfigError(msg)
+        values[spec.bracket] = spec.param(spec.bracket).parse(match["part"].strip(), metric)
     if match["at"] is not None:
         if spec.at is None:
             msg = f"`{spec.name}` takes no `@` cutoff (got `{metric}`)"
@@ -245,10 +254,18 @@ def shared_parameters() -> dict[str, list[str]]:
     return readers
 
 
+def expanded(metric: Metric) -> list[Metric]:
+    """The metrics one listed metric stands for: itself, or, for a metric with an ``expanded()``
+    method (``llm_answer_quality``: a row per dimension, then their mean), what that gives."""
+    expand = getattr(metric, "expanded", None)
+    return list(expand()) if callable(expand) else [metric]
+
+
 def resolve_all(metrics: Iterable[str | Metric], *, defaults: Mapping[str, Any] | None = None) -> list[Metric]:
-    """Resolve several metrics, dropping repeats (``P@5`` and ``precision@5`` are one metric)."""
+    """Resolve several metrics, dropping repeats (``P@5`` and ``precision@5`` are one metric);
+    a metric standing for several (:func:`expanded`) gives each of them."""
     resolved: dict[str, Metric] = {}
     for metric in metrics:
-        found = resolve(metric, defaults=defaults)
-        resolved.setdefault(found.name, found)
+        for found in expanded(resolve(metric, defaults=defaults)):
+            resolved.setdefault(found.name, found)
     return list(resolved.values())

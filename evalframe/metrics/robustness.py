@@ -37,6 +37,7 @@ from evalframe.metrics.base import (
 )
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise, token_f1_values
+from evalframe.semantic import session
 
 DEFAULT_NOISE = "paraphrase|typo"
 DEFAULT_REFUSALS = "i don't know|cannot answer|not enough information"
@@ -205,29 +206,49 @@ class FalseRejectionRate(NegativeRejectionRate):
     base_name: ClassVar[str] = "false_rejection_rate"
 
 
+#: How ``counterfactual_consistency`` compares a variant's response with its parent's.
+SIMILARITIES = ("token_f1", "embedding_similarity", "bertscore_f1")
+
+
 @dataclass(frozen=True)
 class CounterfactualConsistency(QueryMetric):
-    """Token F1 between a counterfactual variant's response and its parent's (seed 000 §6.3)."""
+    """Similarity of a counterfactual variant's response and its parent's (seed 000 §6.3).
 
+    ``similarity``: ``token_f1`` (default; SQuAD token F1), ``embedding_similarity`` (cosine of
+    the two responses' embeddings: the run's ``embed_fn`` or the bundled model) or
+    ``bertscore_f1`` (the variant's response as candidate, the parent's as reference).
+    """
+
+    similarity: str = "token_f1"
     target: ClassVar[TargetCategory] = TargetCategory.COUNTERFACTUAL_ROBUSTNESS
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response", "parent_response", "scenario")}
     subset: ClassVar[str] = "counterfactual variants"
     subset_where: ClassVar[str | None] = "scenario = 'counterfactual' AND variant_of IS NOT NULL"
     outside_reason: ClassVar[str] = "not a counterfactual variant"
-    value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+
+    def __post_init__(self) -> None:
+        if self.similarity not in SIMILARITIES:
+            raise ConfigError(f"`counterfactual_consistency`: similarity must be one of {', '.join(SIMILARITIES)}, "
+                              f"got {self.similarity!r}")
+
+    @property
+    def value_range(self) -> tuple[float, float]:  # type: ignore[override]
+        return (0.0, 1.0) if self.similarity == "token_f1" else (-1.0, 1.0)
 
     @property
     def name(self) -> str:
-        return "counterfactual_consistency"
+        return "counterfactual_consistency" + (f"(similarity={self.similarity})" if self.similarity != "token_f1" else "")
 
     def expr(self) -> pl.Expr:
+        if self.similarity == "embedding_similarity":
+            from evalframe.metrics.semantic import embedding_cosine
+
+            return rowwise(embedding_cosine, "response", "parent_response", key=(self, id(session.current().embed_fn)))
+        if self.similarity == "bertscore_f1":
+            from evalframe.metrics.semantic import bertscore_triples
+
+            return rowwise(lambda response, parent: bertscore_triples(response, parent)[:, 2], "response", "parent_response", key=self)
         return rowwise(token_f1_values, "parent_response", "response")
-
-    def __eq__(self, other: object) -> bool:
-        return type(self) is type(other)
-
-    def __hash__(self) -> int:
-        return hash(type(self).__name__)
 
 
 def _specs():
@@ -246,7 +267,9 @@ def _specs():
         MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals,
                    meaning="Of 100 answerable questions, how many the system wrongly declines.", kind="rate"),
         MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0],
-                   meaning="Word overlap between answers to a question and to its counterfactual variant.", kind="score"),
+                   (Param("similarity", str, "token_f1", SIMILARITIES, doc="how the two responses are compared"),),
+                   meaning="Similarity ({similarity}) between answers to a question and to its counterfactual variant.",
+                   kind="score"),
     ]
 
 

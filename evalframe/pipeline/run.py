@@ -9,7 +9,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
@@ -22,6 +22,7 @@ from evalframe.pipeline.overrides import apply_overrides
 from evalframe.pipeline.preflight import preflight
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.results.run_info import sha256_of
+from evalframe.semantic import session
 from evalframe.engine.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
@@ -302,9 +303,19 @@ def run_pipeline(
     set: Mapping[str, Any] | None = None,  # noqa: A002 (the CLI's word)
     outputs: list[str] | tuple[str, ...] | None = None,
     baseline: str | None = None,
+    embed_fn: Callable[[list[str]], Any] | None = None,
+    judge: Any = None,
+    judge_cache: str | Path | None = None,
+    embedding_cache: str | Path | None = None,
 ) -> Evaluation:
     """Load and run a pipeline (``gold``: the gold file of formats that read one); write its
     outputs when ``out`` is given.
+
+    The model-backed metrics (:func:`run_resources`): ``embed_fn`` (``list[str] -> 2-D array``)
+    encodes for ``embedding_similarity``; ``judge`` is an :class:`~evalframe.LLMCritic` or a mode
+    (``"record"``, ``"replay"``, ``"live"``) for an :class:`~evalframe.OpenAICompatibleCritic`
+    configured by the environment, its answers cached in ``judge_cache``; ``embedding_cache``: a
+    Parquet file of embeddings kept between runs.
 
     The overrides are the command line's (:func:`load_pipeline`): ``config`` overlay files,
     ``set={"parameters.tau_neg": 0.2, ...}``, ``outputs=[...]``, ``baseline="bm25"``;
@@ -318,10 +329,36 @@ def run_pipeline(
                            outputs=outputs, baseline=baseline)
     if bootstrap:
         loaded = with_bootstrap(loaded, bootstrap)
-    evaluation = loaded.run(input, gold=gold, samples=samples)
+    resources = run_resources(embed_fn=embed_fn, judge=judge, judge_cache=judge_cache, embedding_cache=embedding_cache, out=out)
+    with session.use(resources):
+        evaluation = loaded.run(input, gold=gold, samples=samples)
     if out is not None:
         evaluation.write(out)
     return evaluation
+
+
+def run_resources(*, embed_fn: Callable[[list[str]], Any] | None = None, judge: Any = None,
+                  judge_cache: str | Path | None = None, embedding_cache: str | Path | None = None,
+                  out: str | Path | None = None) -> session.Resources:
+    """What a run gives the model-backed metrics (:mod:`evalframe.semantic.session`).
+
+    ``judge``: an :class:`~evalframe.LLMCritic`, or a mode (``live``, ``record``, ``replay``) for an
+    :class:`~evalframe.OpenAICompatibleCritic` from ``OPENAI_BASE_URL``, ``EVALFRAME_JUDGE_MODEL``
+    and the key variables, whose cache is ``judge_cache`` (default ``judge_cache.parquet`` beside
+    the ``out`` folder, else in the current folder)."""
+    from evalframe.semantic.critic import LLMCritic, OpenAICompatibleCritic
+    from evalframe.semantic.judge_cache import DEFAULT_CACHE_NAME, check_mode
+
+    if embed_fn is not None and not callable(embed_fn):
+        raise ConfigError(f"embed_fn must be callable (list[str] -> 2-D array), got {type(embed_fn).__name__}")
+    beside = Path(out).resolve().parent if out is not None else Path(".")
+    critic = judge
+    if isinstance(judge, str):
+        critic = OpenAICompatibleCritic(mode=check_mode(judge), cache=Path(judge_cache) if judge_cache else beside / DEFAULT_CACHE_NAME)
+    elif judge is not None and not isinstance(judge, LLMCritic):
+        raise ConfigError(f"judge must be an LLMCritic or a mode (live, record, replay), got {type(judge).__name__}")
+    return session.Resources(embed_fn=embed_fn, critic=critic,
+                             embedding_cache=str(embedding_cache) if embedding_cache is not None else None)
 
 
 def with_bootstrap(pipeline: Pipeline, bootstrap: Bootstrap | None) -> Pipeline:

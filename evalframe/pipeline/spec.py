@@ -32,7 +32,7 @@ from evalframe.data.contracts import load_yaml
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
 from evalframe.engine.plan import MetricGroup, Plan
 from evalframe.errors import NO_VALUE, ConfigError, Problem
-from evalframe.metrics.registry import canonical_name, resolve, shared_parameters
+from evalframe.metrics.registry import canonical_name, expanded, resolve, shared_parameters
 from evalframe.engine.derive import STATE_PARAMETERS, split_state_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
@@ -456,7 +456,7 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
     groups = tuple(
         MetricGroup(
             subsets[group.get("subset", ALL_QUERIES)],
-            tuple(dict.fromkeys(resolve(name, defaults=parameters) for name in group["names"])),
+            tuple(dict.fromkeys(m for name in group["names"] for m in expanded(resolve(name, defaults=parameters)))),
         )
         for group in spec["metrics"]
     )

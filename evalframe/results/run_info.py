@@ -87,6 +87,8 @@ def describe_run(evaluation) -> dict[str, Any]:
         "skipped": list(about.get("skipped") or []),
         "overrides": dict(about.get("overrides") or {}),
         "skipped_units": evaluation.skipped.rename({"skip_reason": "reason"}).to_dicts(),
+        # The LLM judge's calls, cache hits, retries and failures by kind (judge metrics only).
+        **({"judge": dict(about["judge"])} if about.get("judge") else {}),
         "undefined_values": undefined.height,
         "notes": list(evaluation.notes),
         "versions": package_versions(),

@@ -109,13 +109,13 @@ def queries(draw, split_mode=False):
     return pl.DataFrame(rows)
 
 
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(frame=queries(), rule=st.sampled_from([GateRule(), GateRule(0.5, 0.5), GateRule(0.8, 0.0)]))
 def test_gate_tuning_matches_brute_force_nested_cv(frame, rule):
     check_gate(frame, rule, split_mode=False)
 
 
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(frame=queries(split_mode=True), rule=st.sampled_from([GateRule(0.5, 0.5), GateRule(0.8, 0.0)]))
 def test_gate_tuning_matches_brute_force_split_mode(frame, rule):
     check_gate(frame, rule, split_mode=True)
@@ -162,7 +162,7 @@ def reference_threshold_choice(rows, rule: ThresholdRule):
     return max(values)[1] if values else None  # ties: the higher threshold
 
 
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(frame=queries(), rule=st.sampled_from([ThresholdRule("max_f1"), ThresholdRule("max_balanced_accuracy"),
                                               ThresholdRule("target_sensitivity", 0.8)]))
 def test_single_threshold_matches_brute_force(frame, rule):

@@ -45,9 +45,14 @@ def test_a_failed_must_check_exits_1_after_writing_every_output(tmp_path, capsys
     assert "6 failed:" in (out / "summary.md").read_text()
 
 
-def test_passing_checks_exit_0(tmp_path, capsys):
-    assert main(["run", str(write_spec(tmp_path)), "--out", str(tmp_path / "out")]) == 0
-    assert "check failed" not in capsys.readouterr().err
+def test_passing_checks_exit_0_and_the_terminal_counts_them(tmp_path, capsys):
+    """One run for both (they were two tests running the same command); of the declared outputs
+    it writes run.json only, beside the result tables (the test above writes every output)."""
+    assert main(["run", str(write_spec(tmp_path)), "--out", str(tmp_path / "out"), "--outputs", "run.json"]) == 0
+    captured = capsys.readouterr()
+    assert "check failed" not in captured.err
+    assert "checks: " in captured.out and " passed, 0 failed, " in captured.out
+    assert "checks.csv" in {p.name for p in (tmp_path / "out").iterdir()}
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -74,9 +79,3 @@ def test_an_ablation_order_naming_an_unknown_config_exits_2(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(tmp_path / "out")]) == 2
     assert "no_such_config" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
-
-
-def test_the_terminal_counts_the_checks(tmp_path, capsys):
-    assert main(["run", str(write_spec(tmp_path)), "--out", str(tmp_path / "out")]) == 0
-    out = capsys.readouterr().out
-    assert "checks: " in out and " passed, 0 failed, " in out

@@ -1,8 +1,8 @@
 """``evalframe run`` / ``evalframe validate`` on the evidence-contract pipeline.
 
-The bundled sample runs twice per module, in parallel: once through the installed executable
-and once through ``ef.run_pipeline(..., out=...)`` in the test process; the two output folders
-must be byte-identical. Error cases run through ``cli.main`` in-process (and two of them
+The bundled sample runs twice per test run: once through the installed executable and once
+through ``ef.run_pipeline(..., out=...)`` in a test process; the two output folders must be
+byte-identical. Error cases run through ``cli.main`` in-process (and two of them
 through the executable) on small files.
 """
 
@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
+from built_once import TEST_RESAMPLES, build_once
 from pipeline_reference import BAD_FILES, GOOD_PER_QUERY_LINES, PER_QUERY_HEADER, RANKING_METRICS
 from polars.testing import assert_frame_equal
 
@@ -60,16 +61,20 @@ def evalframe_command(*args: str) -> list[str]:
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory, bundled_sample_run):
     """A CLI run (another process) and an ``ef.run_pipeline`` run of the bundled pipeline (the
-    session's :func:`bundled_sample_run`, shared with test_cli_stats)."""
-    root = tmp_path_factory.mktemp("sample_runs")
-    cli_out = root / "cli" / "out"
-    process = subprocess.Popen(
-        evalframe_command("run", str(PIPELINE), "--input", str(SAMPLE), "--out", str(cli_out)),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
+    session's :func:`bundled_sample_run`, shared with test_cli_stats), each once per test run
+    (``build_once``), both with ``bootstrap.resamples`` set to ``TEST_RESAMPLES``."""
+    def run_the_cli(root: Path):
+        cli_out = root / "run" / "out"  # alone in its parent (no staging folder left: checked below)
+        finished = subprocess.run(
+            evalframe_command("run", str(PIPELINE), "--input", str(SAMPLE), "--out", str(cli_out),
+                              "--set", f"bootstrap.resamples={TEST_RESAMPLES}"),
+            capture_output=True, text=True, timeout=600,
+        )
+        return cli_out, (finished.returncode, finished.stdout, finished.stderr)
+
+    cli_out, process = build_once(tmp_path_factory, "bundled_sample_cli_run", run_the_cli)
     result, python_out = bundled_sample_run
-    stdout, stderr = process.communicate(timeout=300)
-    return {"cli": cli_out, "python": python_out, "result": result, "process": (process.returncode, stdout, stderr)}
+    return {"cli": cli_out, "python": python_out, "result": result, "process": process}
 
 
 # --- outputs of a good run ----------------------------------------------------------------------

@@ -10,9 +10,10 @@ separate them):
 
 Python blocks run in order in one namespace (a later block may use an earlier block's names),
 shell blocks line by line with ``.venv/bin`` first on the PATH; both in a scratch folder that
-has the checkout's ``data_samples/`` and ``pipelines/``, so paths read as in the README. Mark a
-block runnable when it works on the bundled sample as written; leave output samples (``$``
-prompts, messages) and placeholders (``my_per_query.csv``) unmarked.
+has the checkout's ``data_samples/`` and ``pipelines/``, so paths read as in the README
+(``ef.run_pipeline`` runs each pipeline once, with ``TEST_RESAMPLES`` bootstrap resamples: see
+the ``scratch`` fixture). Mark a block runnable when it works on the bundled sample as written;
+leave output samples (``$`` prompts, messages) and placeholders (``my_per_query.csv``) unmarked.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import TEST_RESAMPLES
 
 import evalframe as ef
 
@@ -72,8 +74,16 @@ def scratch(tmp_path, monkeypatch):
     for name in ("data_samples", "pipelines"):
         (tmp_path / name).symlink_to(REPO / name)
     monkeypatch.chdir(tmp_path)
-    # the same pipeline on the same input gives the same result: compute it once for every block
-    monkeypatch.setattr(ef, "run_pipeline", functools.cache(ef.run_pipeline))
+    # The same pipeline on the same input gives the same result: compute it once for every block,
+    # with TEST_RESAMPLES bootstrap resamples instead of the bundled pipeline's 1,000 (what the
+    # blocks show does not depend on the number; the code that runs is the same).
+    run_pipeline = ef.run_pipeline
+
+    @functools.cache
+    def run_once(pipeline, **options):
+        return run_pipeline(pipeline, **options, set={"bootstrap.resamples": TEST_RESAMPLES})
+
+    monkeypatch.setattr(ef, "run_pipeline", run_once)
     return tmp_path
 
 

@@ -126,7 +126,7 @@ def runs_and_qrels(draw) -> tuple[dict, dict]:
     return run, qrels
 
 
-@settings(max_examples=100)
+@settings(max_examples=30)
 @given(case=runs_and_qrels(), level=st.sampled_from([1, 2]))
 def test_agrees_with_pytrec_eval_on_random_cases(case, level):
     run, qrels = case

@@ -38,7 +38,7 @@ def test_same_seed_same_counts_and_replicate_numbers_are_positions():
     assert not np.array_equal(whole, poisson_counts(KEYS, 20, seed=4))
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     ids=st.lists(st.text(min_size=0, max_size=6), min_size=1, max_size=40, unique=True),
     cut=st.integers(0, 40),

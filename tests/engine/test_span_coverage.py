@@ -93,7 +93,7 @@ SPAN = st.tuples(st.sampled_from(["cuad/a.txt", "cuad/b.txt"]), st.integers(0, 3
     lambda t: (t[0], t[1], t[1] + t[2]))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cases=st.lists(st.tuples(st.lists(SPAN, max_size=6), st.lists(SPAN, min_size=1, max_size=3)), min_size=1, max_size=4),
        k=st.integers(1, 6))
 def test_random_spans_agree_with_character_sets(tmp_path_factory, cases, k):

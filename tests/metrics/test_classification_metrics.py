@@ -209,7 +209,7 @@ labelled_probs = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(rows=labelled_probs, target=st.sampled_from([0.01, 0.2, 0.25, 1 / 3, 0.5, 1.0]))
 def test_threshold_free_metrics_match_sklearn_on_random_slices(rows, target):
     queries = pl.LazyFrame(rows, schema={"group": pl.Int64, "label": pl.Int64, "prob": pl.Float64}, orient="row")
@@ -499,7 +499,7 @@ def tpr_within_weighted(labels, probs, sample_weight, target: float) -> set[floa
     return {float(tpr[fpr <= target + 1e-12].max()), float(tpr[fpr <= target - 1e-12].max())}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(rows=weighted_folds(), target=st.sampled_from([0.01, 0.2, 0.25, 1 / 3, 0.5, 1.0]))
 def test_threshold_free_metrics_match_sklearn_with_sample_weight(rows, target):
     results = {metric: by_fold(metric, rows) for metric in (AUROC(), AUPRC(), TPRAtFPR(target))}
@@ -555,7 +555,7 @@ def sklearn_weighted_confusion(key: str, labels, probs, weight, threshold: float
     return float(scores[key]())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(rows=weighted_folds(), threshold=st.sampled_from([0.0, 0.3, 0.5, 0.7, 1.0]))
 def test_confusion_metrics_match_sklearn_with_sample_weight(rows, threshold):
     metrics = [metric_type(threshold=threshold) for metric_type in CONFUSION_METRICS]

@@ -85,7 +85,7 @@ def test_the_chapters_example():
     assert got["threshold_index@fpr=0.01"] == chapter["threshold_index"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 10**6)), min_size=2, max_size=60, unique_by=lambda t: t[1]),
        st.sampled_from([0.01, 0.05, 0.1, 0.25, 0.5, 1.0]))
 def test_walk_equals_the_chapters_loop_on_distinct_scores(cases, target):

@@ -108,7 +108,7 @@ rows_strategy = st.lists(
 )
 
 
-@settings(max_examples=40)
+@settings(max_examples=30)
 @given(rows=rows_strategy, weighted=st.booleans())
 def test_gate_metrics_match_the_reference_per_system_and_slice(rows, weighted):
     # A post stays in one fold: fold = post's number.

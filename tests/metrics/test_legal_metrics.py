@@ -155,7 +155,7 @@ WORDS = st.sampled_from(["the", "Party", "fee", "non-disclosure", "2.1", "30", "
 TEXTS = st.lists(WORDS, max_size=5).map(" ".join)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tests=st.lists(st.tuples(st.lists(TEXTS, max_size=6), st.lists(TEXTS, min_size=1, max_size=3)), min_size=1, max_size=5),
        k=st.integers(1, 7), dedupe=st.booleans())
 def test_engine_agrees_with_the_reference(tmp_path_factory, tests, k, dedupe):

@@ -85,7 +85,7 @@ texts = st.lists(st.sampled_from(list("abc ABC.,!?'-é") + ["the", " an ", "ß",
                  max_size=30).map("".join) | st.text(max_size=20)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pairs=st.lists(st.tuples(texts, texts), min_size=1, max_size=8))
 def test_squad_metrics_on_random_texts(pairs):
     references, responses = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -121,7 +121,7 @@ words = st.sampled_from(["the", "cat", "cats", "running", "ran", "Runs", "a", "d
 sentences = st.lists(words, max_size=25).map(" ".join)
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pairs=st.lists(st.tuples(sentences, sentences), min_size=1, max_size=10))
 def test_rouge_on_random_texts(pairs):
     references, responses = [p[0] for p in pairs], [p[1] for p in pairs]
@@ -172,7 +172,7 @@ bleu_words = st.sampled_from(["the", "cat", "sat", "on", "mat", ".", ",", "3.5",
 bleu_sentences = st.lists(bleu_words, max_size=20).map(" ".join)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(pairs=st.lists(st.tuples(bleu_sentences, bleu_sentences), min_size=1, max_size=12), cut=st.integers(0, 12))
 def test_bleu_on_random_texts_and_merged_parts(pairs, cut):
     references, responses = [p[0] for p in pairs], [p[1] for p in pairs]

@@ -106,7 +106,7 @@ def recommendation_sets(draw):
     return recs, truth, popularity, categories, k
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(recommendation_sets())
 def test_random_sets_equal_the_chapters_code(case):
     recs, truth, popularity, categories, k = case

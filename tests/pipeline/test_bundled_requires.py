@@ -31,7 +31,9 @@ def test_rag_on_records_with_only_sample_id_and_response(tmp_path, capsys):
     file.write_text('{"sample_id": "a", "response": "Ada wrote it"}\n{"sample_id": "b", "response": "I do not know"}\n')
     info, err, summary = run(tmp_path, capsys, "rag", "--input", str(file))
     assert set(summary.get_column("metric")) == {"distinct_1", "distinct_2"}  # all a bare file can give
-    assert skipped(info) == [f"metrics[{i}]" for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10)] + ["slices.scenario", "slices.topic"]
+    # metrics[11..16]: the model-backed groups (issue 26), each needing a column (and the judge a judge)
+    assert skipped(info) == [f"metrics[{i}]" for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15, 16)] + [
+        "slices.scenario", "slices.topic"]
     assert "§7 latency metrics (mean_latency, p50_latency, … (4 metrics)) skipped: no `latency_end_to_end` column" in " ".join(err.split())
     assert "give `timings: {end_to_end: seconds}` in the records" in " ".join(err.split())
     report = (tmp_path / "out" / "report.md").read_text()

@@ -15,12 +15,14 @@ import json
 import math
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import polars as pl
 import pytest
 import yaml
+from built_once import TEST_RESAMPLES, build_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -264,9 +266,18 @@ def test_subset_column_and_skip_reasons(handmade):
 
 
 @pytest.fixture(scope="module")
-def sample():
-    result = ef.Pipeline.from_mapping(contract_spec()).run(SAMPLE)
-    return result, reference_summary(SAMPLE, ALL_SLICES)
+def sample(tmp_path_factory):
+    """The pipeline's result (its summary, per_query and info) and the reference on the bundled
+    sample, once per test run; the bootstrap with TEST_RESAMPLES resamples (no check here reads
+    an interval)."""
+    def build(_folder):
+        spec = contract_spec()
+        spec["bootstrap"]["resamples"] = TEST_RESAMPLES
+        result = ef.Pipeline.from_mapping(spec).run(SAMPLE)
+        kept = SimpleNamespace(summary=result.summary, per_query=result.per_query, info=result.info)
+        return kept, reference_summary(SAMPLE, ALL_SLICES)
+
+    return build_once(tmp_path_factory, "pipeline_sample_and_reference", build)
 
 
 def test_reference_reproduces_the_samples_documented_figures(sample):
