@@ -291,13 +291,39 @@ def evaluate(
             source = ", ".join(str(one) for one in data) if isinstance(data, (list, tuple)) else str(data)
         # A frame built by hand meets the same contract as a file (a reader's frame is not checked twice).
         tables = Tables.from_run(read_run(data), read_qrels(qrels), queries, source=source)
+    plan = plan_of(metrics, subsets=subsets, slices=slices, units=units, weight=weight, parameters=parameters,
+                   relevance_threshold=relevance_threshold, empty=empty, missing=missing, max_depth=max_depth,
+                   score_precision=score_precision, across_folds=across_folds, grouping_sets=grouping_sets,
+                   bootstrap=bootstrap)
+    return run(tables, plan)
+
+
+def plan_of(
+    metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]],
+    *,
+    subsets: Mapping[str, str | Subset] | None = None,
+    slices: Mapping[str, Sequence[str]] | None = None,
+    units: Mapping[str, Sequence[str]] | None = None,
+    weight: str | None = None,
+    parameters: Mapping[str, Any] | None = None,
+    relevance_threshold: int = 1,
+    empty: EmptyPolicy = "skip",
+    missing: MissingPolicy = "error",
+    max_depth: int | None = None,
+    score_precision: ScorePrecision = "float64",
+    across_folds: str | None = None,
+    grouping_sets: Mapping[str, Sequence[str]] | None = None,
+    bootstrap: Bootstrap | None = None,
+) -> Plan:
+    """The :class:`Plan` of :func:`evaluate`'s keyword arguments (documented there); shared by
+    every door that takes them (``evalframe.spark.evaluate``)."""
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets
     from evalframe.engine.derive import split_state_parameters
 
     state_thresholds, parameters = split_state_parameters(parameters)
-    plan = Plan(
+    return Plan(
         groups=build_groups(metrics, subsets, parameters=parameters),
         slices={name: tuple(keys) for name, keys in (chosen or {"overall": ()}).items()},
         units={name: tuple(keys) for name, keys in (units or {}).items()},
@@ -312,4 +338,3 @@ def evaluate(
         parameters=dict(parameters or {}),
         state_thresholds=state_thresholds,
     )
-    return run(tables, plan)
