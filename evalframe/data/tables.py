@@ -54,6 +54,10 @@ class Tables:
     #: item similarity): a :class:`~evalframe.data.catalog.Catalog` for the beyond-accuracy
     #: recommendation metrics, which the engine binds to them; None when not given.
     catalog: object | None = None
+    #: Every system of the whole run when these tables hold a part of it (buckets, Spark
+    #: partitions): with ``queries`` None the evaluated pairs are these systems × the judged
+    #: queries, so a system without rows in the part still gets them; None: the ranking's systems.
+    systems: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.relevance_rule not in ("doc_id", "text"):

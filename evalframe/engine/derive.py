@@ -69,7 +69,12 @@ def with_state(queries: pl.DataFrame, thresholds: tuple[float, float] | None) ->
 
 def _universe(tables: Tables, index: QueryIndex | None) -> pl.DataFrame:
     """The evaluated (system, query) pairs when no queries table is given: systems × judged queries."""
-    systems = index.pairs.select(SYSTEM).unique(maintain_order=True) if index is not None else tables.ranked_pairs().select(SYSTEM).unique()
+    if tables.systems is not None:
+        systems = pl.DataFrame({SYSTEM: list(tables.systems)}, schema={SYSTEM: pl.String})
+    elif index is not None:
+        systems = index.pairs.select(SYSTEM).unique(maintain_order=True)
+    else:
+        systems = tables.ranked_pairs().select(SYSTEM).unique()
     judged = tables.judgments.select(pl.col("query_id").unique(maintain_order=True))
     return systems.join(judged, how="cross").sort(QUERY_KEYS)
 

@@ -291,15 +291,15 @@ def evaluate(
             source = ", ".join(str(one) for one in data) if isinstance(data, (list, tuple)) else str(data)
         # A frame built by hand meets the same contract as a file (a reader's frame is not checked twice).
         tables = Tables.from_run(read_run(data), read_qrels(qrels), queries, source=source)
-    plan = plan_of(metrics, subsets=subsets, slices=slices, units=units, weight=weight, parameters=parameters,
-                   relevance_threshold=relevance_threshold, empty=empty, missing=missing, max_depth=max_depth,
-                   score_precision=score_precision, across_folds=across_folds, grouping_sets=grouping_sets,
-                   bootstrap=bootstrap)
+    plan = make_plan(metrics, subsets=subsets, slices=slices, units=units, weight=weight, parameters=parameters,
+                     relevance_threshold=relevance_threshold, empty=empty, missing=missing, max_depth=max_depth,
+                     score_precision=score_precision, across_folds=across_folds, grouping_sets=grouping_sets,
+                     bootstrap=bootstrap)
     return run(tables, plan)
 
 
-def plan_of(
-    metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]],
+def make_plan(
+    metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]] = (),
     *,
     subsets: Mapping[str, str | Subset] | None = None,
     slices: Mapping[str, Sequence[str]] | None = None,
@@ -315,8 +315,8 @@ def plan_of(
     grouping_sets: Mapping[str, Sequence[str]] | None = None,
     bootstrap: Bootstrap | None = None,
 ) -> Plan:
-    """The :class:`Plan` of :func:`evaluate`'s keyword arguments (documented there); shared by
-    every door that takes them (``evalframe.spark.evaluate``)."""
+    """The :class:`Plan` of :func:`evaluate`'s keyword arguments (see there), for the doors that
+    run the engine on parts of the data (:mod:`evalframe.engine.kernel`)."""
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets
