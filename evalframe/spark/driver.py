@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from evalframe.data.schema import load_contract
 from evalframe.data.units import QUERY, SYSTEM
-from evalframe.engine.evaluation import finalize, plan_of
+from evalframe.engine.kernel import finalise, make_plan, merge
 from evalframe.engine.partials import TRACE_KEYS
 from evalframe.engine.result import Evaluation
 from evalframe.errors import ConfigError, InputError, NO_VALUE, Problem
 from evalframe.metrics.base import Metric
-from evalframe.spark.tasks import ERROR, PARTIALS, TABLE_COLUMNS, TaskSpec, evaluate_partition, output_schema, partials_of
+from evalframe.spark.tasks import ERROR, PARTIALS_COLUMNS, TABLE_COLUMNS, TaskSpec, evaluate_partition, output_schema, partials_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -127,7 +127,7 @@ def evaluate(
     from pyspark.sql.types import StructType
 
     _pyspark()
-    plan = plan_of(metrics, **options)
+    plan = make_plan(metrics, **options)
     coarse = sorted({m.unit for m in plan.metrics} - {QUERY})
     if coarse:
         raise ConfigError(f"evalframe.spark evaluates metrics per query; {[m.name for m in plan.metrics if m.unit != QUERY]} "
@@ -174,18 +174,17 @@ def evaluate(
             .mapInArrow(partial(evaluate_partition, spec=spec), out_schema)
         )
     functions = _pyspark()
-    carried = functions.col(PARTIALS).isNotNull() | functions.col(ERROR).isNotNull()
+    carried = functions.col(PARTIALS_COLUMNS[0]).isNotNull() | functions.col(ERROR).isNotNull()
     if per_unit_path is not None:
         output = output.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        rows = output.where(carried).select(PARTIALS, ERROR).collect()
-        parts = partials_of([(row[0], row[1]) for row in rows])
+        parts = partials_of(output.where(carried).select(*PARTIALS_COLUMNS, ERROR).toArrow())
         if not parts:
             raise InputError("run DataFrame", Problem(None, None, NO_VALUE, "no rows to evaluate"))
-        merged = parts[0].merge(*parts[1:])
+        merged = merge(parts)
         if per_unit_path is not None:
-            output.where(~carried).drop(PARTIALS, ERROR).write.mode("overwrite").parquet(per_unit_path)
+            output.where(~carried).drop(*PARTIALS_COLUMNS, ERROR).write.mode("overwrite").parquet(per_unit_path)
     finally:
         if per_unit_path is not None:
             output.unpersist()
-    return finalize(merged)
+    return finalise(merged)

@@ -1,15 +1,18 @@
 """What a Spark task runs (``mapInArrow``): complete units in, per-unit values and partials out.
 
 :func:`evaluate_partition` receives one partition of the tagged union of the input tables
-(:mod:`evalframe.spark.evaluate` builds it), sorted by the unit key. It regroups the Arrow
+(:mod:`evalframe.spark.driver` builds it), sorted by the unit key. It regroups the Arrow
 batches into tables of whole units (:func:`~evalframe.spark.batches.complete_units`), splits
-each back into the evaluation's tables (run, qrels, queries), runs the engine's kernel on
-them and merges the partials of the partition. It yields Arrow batches of one schema:
+each back into the evaluation's tables (run, qrels, queries) and runs the engine's kernel on
+them (:func:`evalframe.engine.kernel.evaluate_part`); the partition's partials merge
+(:func:`~evalframe.engine.kernel.merge`). It yields Arrow batches of one schema
+(:func:`output_schema`):
 
 - the per-unit values (long form) of every chunk, when the driver asked for them;
-- one row carrying the partition's merged partials, serialised (``_partials``);
-- instead, when the kernel raises, one row carrying the error (``_error``): the driver raises
-  evalframe's own exception (class and message) rather than Spark's Java stack trace.
+- the partition's merged partials, serialised (:func:`~evalframe.engine.kernel.to_arrow`: the
+  ``part, kind, key, payload`` columns);
+- instead, when anything raises, one row carrying the error (``_error``, pickled): the driver
+  raises evalframe's own exception (class and message) rather than Spark's Java stack trace.
 
 Nothing here talks to Spark: the function reads and writes Arrow only, so it runs (and is
 tested) without a cluster, and on the executors it needs only evalframe and its dependencies.
@@ -26,7 +29,8 @@ import polars as pl
 import pyarrow as pa
 
 from evalframe.data.tables import Tables
-from evalframe.engine.partials import Partials, compute_partials
+from evalframe.engine.kernel import PARTIALS_SCHEMA, evaluate_part, from_arrow, merge, to_arrow
+from evalframe.engine.partials import Partials
 from evalframe.engine.per_unit import long_values
 from evalframe.engine.plan import Plan
 from evalframe.metrics.base import SetMetric
@@ -34,8 +38,10 @@ from evalframe.spark.batches import complete_units
 
 #: The tagged union's column of each input table (a struct of the table's own columns).
 TABLE_COLUMNS = {"run": "_run", "qrels": "_qrels", "queries": "_queries"}
-#: The output's columns that carry the partials and an error (binary, null on value rows).
-PARTIALS, ERROR = "_partials", "_error"
+#: The output's column that carries a task's error (binary, null on every other row).
+ERROR = "_error"
+#: The output's columns of serialised partials (null on per-unit value rows).
+PARTIALS_COLUMNS = tuple(PARTIALS_SCHEMA.names)
 
 
 @dataclass(frozen=True)
@@ -43,9 +49,9 @@ class TaskSpec:
     """What every task needs, shipped with the function (pickled once per task).
 
     ``keys``: the partition's sort key columns (the unit key); ``systems``: every system of the
-    run, when no queries table is given (a task builds its queries as systems × its judged
-    queries, as the whole's would be: a judged query no row of a task ranks is still evaluated);
-    ``values_schema``: the per-unit values' Arrow schema, None when they are not asked for.
+    run, when no queries table is given (the evaluated pairs are then every system × every
+    judged query of the task, as for the whole); ``min_rows``: rows gathered before a kernel
+    call; ``values_schema``: the per-unit values' Arrow schema, None when not asked for.
     """
 
     plan: Plan
@@ -56,80 +62,78 @@ class TaskSpec:
 
 
 def output_schema(values_schema: pa.Schema | None) -> pa.Schema:
-    """The tasks' output: the per-unit values' columns (if any), then ``_partials`` and ``_error``."""
+    """The tasks' output: the per-unit values' columns (if any), the partials' columns
+    (``part, kind, key, payload``), then ``_error``; every column nullable (a row is one kind)."""
     fields = list(values_schema) if values_schema is not None else []
-    return pa.schema([*fields, pa.field(PARTIALS, pa.binary()), pa.field(ERROR, pa.binary())])
+    carried = [field.with_nullable(True) for field in PARTIALS_SCHEMA]
+    return pa.schema([*fields, *carried, pa.field(ERROR, pa.binary())])
 
 
-def _tables_of(chunk: pa.Table, spec: TaskSpec) -> Tables:
+def _tables_of(chunk: pa.Table) -> Tables:
     """The evaluation's tables of a chunk of the tagged union: each table's rows, its own columns."""
+    from evalframe.io import read_qrels, read_run  # imported where used
+
     frame = pl.from_arrow(chunk)
-    parts = {}
-    for name, column in TABLE_COLUMNS.items():
-        if column in frame.columns:
-            parts[name] = frame.filter(pl.col(column).is_not_null()).select(pl.col(column).struct.unnest())
-    from evalframe.io import read_qrels, read_run  # imported where used (readers are not needed to plan)
-
-    run, qrels = read_run(parts["run"]), read_qrels(parts["qrels"])
-    queries = parts.get("queries")
-    if queries is None and spec.systems is not None:
-        judged = qrels.select(pl.col("query_id").unique(maintain_order=True))
-        queries = pl.DataFrame({"system": list(spec.systems)}, schema={"system": run.schema["system"]}).join(judged, how="cross")
-    return Tables.from_run(run, qrels, queries, source="run")
+    parts = {
+        name: frame.filter(pl.col(column).is_not_null()).select(pl.col(column).struct.unnest())
+        for name, column in TABLE_COLUMNS.items() if column in frame.columns
+    }
+    return Tables.from_run(read_run(parts["run"]), read_qrels(parts["qrels"]), parts.get("queries"), source="run DataFrame")
 
 
-def _value_batches(partials: Partials, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    """The partials' per-unit values, long (as the result's ``per_unit_values``), in ``schema``."""
+def _value_tables(partials: Partials, schema: pa.Schema) -> Iterator[pa.Table]:
+    """The partials' per-unit values, long (as the result's ``per_unit_values``): the columns of
+    ``schema`` they have (the others are padded with nulls by :func:`_padded`)."""
     plan = partials.plan
     for (g, unit), wide in partials.values.items():
         group = plan.groups[g]
         metrics = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
         keys = [name for name in schema.names if name in wide.columns]
-        long = long_values(wide, metrics, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
-        missing = [field for field in schema if field.name not in long.columns]
-        table = long.to_arrow()
-        for field in missing:
-            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
-        yield from table.select(schema.names).cast(schema).to_batches()
+        yield long_values(wide, metrics, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name)).to_arrow()
 
 
-def _single_row(schema: pa.Schema, column: str, payload: bytes) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays(
-        [pa.array([payload if field.name == column else None], type=field.type) for field in schema], schema=schema
-    )
+def _padded(table: pa.Table, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """``table``'s rows in ``schema``: its own columns, null in every other column."""
+    columns = [table.column(field.name).cast(field.type) if field.name in table.column_names
+               else pa.nulls(table.num_rows, field.type) for field in schema]
+    yield from pa.Table.from_arrays(columns, schema=schema).to_batches()
 
 
 def evaluate_partition(batches: Iterable[pa.RecordBatch], spec: TaskSpec) -> Iterator[pa.RecordBatch]:
     """The task function of ``mapInArrow`` (module docstring)."""
     schema = output_schema(spec.values_schema)
-    merged: Partials | None = None
+    parts: list[Partials] = []
     try:
         for chunk in complete_units(batches, spec.keys, spec.min_rows):
-            partials = compute_partials(_tables_of(chunk, spec), spec.plan)
+            partials = evaluate_part(_tables_of(chunk), spec.plan, systems=spec.systems)
             if spec.values_schema is not None:
-                yield from _value_batches(partials, spec.values_schema)
-            merged = partials if merged is None else merged.merge(partials)
-    except Exception as error:  # noqa: BLE001 — every failure goes to the driver as evalframe's own error
-        yield _single_row(schema, ERROR, _pickled_error(error))
+                for values in _value_tables(partials, spec.values_schema):
+                    yield from _padded(values, schema)
+            parts.append(partials)
+        serialised = to_arrow(merge(parts)) if parts else None
+    except Exception as error:  # noqa: BLE001 — every failure goes to the driver, raised there as it is
+        yield from _padded(pa.table({ERROR: pa.array([_pickled_error(error)], pa.binary())}), schema)
         return
-    if merged is not None:
-        yield _single_row(schema, PARTIALS, pickle.dumps(merged, protocol=pickle.HIGHEST_PROTOCOL))
+    if serialised is not None:
+        yield from _padded(serialised, schema)
 
 
 def _pickled_error(error: Exception) -> bytes:
     """The error itself when it pickles (evalframe's errors do), else its type, text and traceback."""
     try:
         payload = pickle.dumps(error, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.loads(payload)
+        pickle.loads(payload)  # noqa: S301 (our own bytes, just made)
         return payload
     except Exception:  # noqa: BLE001 — an exception that does not round-trip is sent as text
         text = "".join(traceback.format_exception(error))
         return pickle.dumps(RuntimeError(f"a Spark task failed: {type(error).__name__}: {error}\n{text}"))
 
 
-def partials_of(rows: Sequence[tuple[bytes | None, bytes | None]]) -> list[Partials]:
-    """The partials of the collected ``(_partials, _error)`` rows; a task's error is raised here."""
-    for _, error in rows:
-        if error is not None:
-            raise pickle.loads(error)
-    return [pickle.loads(payload) for payload, _ in rows if payload is not None]
+def partials_of(table: pa.Table) -> list[Partials]:
+    """The partials of the collected rows (``part, kind, key, payload, _error``); the first
+    task error found is raised here, as the task raised it."""
+    errors = [payload for payload in table.column(ERROR).to_pylist() if payload is not None]
+    if errors:
+        raise pickle.loads(errors[0])  # noqa: S301 (bytes our own tasks wrote)
+    carried = table.filter(pa.compute.is_null(table.column(ERROR))).select(list(PARTIALS_COLUMNS))
+    return from_arrow(carried.cast(PARTIALS_SCHEMA)) if carried.num_rows else []

@@ -25,7 +25,7 @@ CLASSIFICATION = ["auroc", "ece"]
 SLICES = {"overall": [], "topic": ["topic"]}
 BOOTSTRAP = ef.Bootstrap(resamples=50, seed=7)
 INTEGERS = ("n", "n_skipped", "n_outside_subset")
-FLOATS = ("value", "std", "median", "p25", "p75", "min", "max", "se", "ci_low", "ci_high")
+FLOATS = ("value", "std", "median", "p25", "p75", "p90", "min", "max", "se", "ci_low", "ci_high")
 
 
 def _generated(n_queries: int = 120, seed: int = 3) -> dict[str, pl.DataFrame]:
