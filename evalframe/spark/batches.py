@@ -39,8 +39,8 @@ def _last_unit_length(table: pa.Table, keys: Sequence[str]) -> int:
 
 
 def complete_units(batches: Iterable[pa.RecordBatch], keys: Sequence[str], min_rows: int) -> Iterator[pa.Table]:
-    """Tables of whole units from ``batches`` sorted by ``keys``, each of ``min_rows`` rows or more
-    (except the last), in stream order (module docstring)."""
+    """Tables of whole units from ``batches`` sorted by ``keys``, in stream order: each is cut
+    when ``min_rows`` rows are pending, before the last unit seen then (module docstring)."""
     pending: list[pa.RecordBatch] = []
     n_pending = 0
     for batch in batches:

@@ -20,9 +20,12 @@ tested) without a cluster, and on the executors it needs only evalframe and its 
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
+import re
 import traceback
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import polars as pl
@@ -33,6 +36,7 @@ from evalframe.engine.kernel import PARTIALS_SCHEMA, evaluate_part, from_arrow, 
 from evalframe.engine.partials import Partials
 from evalframe.engine.per_unit import long_values
 from evalframe.engine.plan import Plan
+from evalframe.errors import InputError, Problem
 from evalframe.metrics.base import SetMetric
 from evalframe.spark.batches import complete_units
 
@@ -78,7 +82,33 @@ def _tables_of(chunk: pa.Table) -> Tables:
         name: frame.filter(pl.col(column).is_not_null()).select(pl.col(column).struct.unnest())
         for name, column in TABLE_COLUMNS.items() if column in frame.columns
     }
-    return Tables.from_run(read_run(parts["run"]), read_qrels(parts["qrels"]), parts.get("queries"), source="run DataFrame")
+    with _rows_named_by_key(parts["run"], "run"):
+        run = read_run(parts["run"])
+    with _rows_named_by_key(parts["qrels"], "qrels"):
+        qrels = read_qrels(parts["qrels"])
+    return Tables.from_run(run, qrels, parts.get("queries"), source="run DataFrame")
+
+
+_ROW = re.compile(r"row (\d+)")
+
+
+@contextmanager
+def _rows_named_by_key(frame: pl.DataFrame, table: str):
+    """Re-raise a reader's error with each ``row N`` (a row of this task's rows, meaningless to
+    the user) named by the row's keys instead: ``query 'q7', doc 'd3'``."""
+    try:
+        yield
+    except InputError as error:
+        keys = [key for key in ("system", "query_id", "doc_id") if key in frame.columns]
+
+        def named(problem: Problem) -> Problem:
+            found = _ROW.fullmatch(problem.location or "")
+            if not found or int(found.group(1)) > frame.height:
+                return problem
+            row = frame.row(int(found.group(1)) - 1, named=True)
+            return dataclasses.replace(problem, location=", ".join(f"{key.removesuffix('_id')} {row[key]!r}" for key in keys))
+
+        raise InputError(f"{table} DataFrame", [named(p) for p in error.problems], hint=error.hint) from None
 
 
 def _value_tables(partials: Partials, schema: pa.Schema) -> Iterator[pa.Table]:
