@@ -13,7 +13,8 @@ import polars as pl
 import pytest
 
 from evalframe.errors import InputError
-from spark_data import BOOTSTRAP, CLASSIFICATION, RANKING, SLICES, assert_same_replicates, assert_same_summary, generated, in_memory
+from spark_data import (BOOTSTRAP, CLASSIFICATION, RANKING, SLICES, assert_same_per_unit_values, assert_same_replicates,
+                        assert_same_summary, generated, in_memory)
 
 pytest.importorskip("pyspark")  # the `test` extra installs it: this never skips in `make test`
 
@@ -32,16 +33,14 @@ def test_spark_local_gives_the_in_memory_evaluation(spark, tmp_path):
     options = {"slices": SLICES, "weight": "w", "bootstrap": BOOTSTRAP}
     path = str(tmp_path / "per_unit")
     ours = spark_evaluate(frames["run"], frames["qrels"], RANKING + CLASSIFICATION, queries=frames["queries"],
-                          per_unit_path=path, rows_per_call=50, **options)
+                          per_unit_path=path, rows_per_call=400, **options)
     theirs = in_memory(data, RANKING + CLASSIFICATION, queries=data["queries"], **options)
     assert theirs.summary.height == 2 * 4 * len(RANKING + CLASSIFICATION)  # systems × (overall + 3 topics) × metrics
     assert_same_summary(ours.summary, theirs.summary)
     assert_same_replicates(ours.replicates, theirs.replicates)
     assert ours.notes == theirs.notes
     assert ours.skipped.sort(ours.skipped.columns).equals(theirs.skipped.sort(theirs.skipped.columns))
-    keys = ["system", "query_id", "metric", "subset"]
-    written = pl.read_parquet(f"{path}/*.parquet")
-    assert written.select(theirs.per_unit_values.columns).sort(keys).equals(theirs.per_unit_values.sort(keys))
+    assert_same_per_unit_values(pl.read_parquet(f"{path}/*.parquet"), theirs.per_unit_values)
 
     # no queries table: every system of the run × every judged query, one system absent from some tasks
     run = data["run"].filter(~((pl.col("system") == "dense") & (pl.col("query_id") < "q0040")))
