@@ -46,13 +46,25 @@ def add_override_arguments(parser) -> None:
     group.add_argument("--no-bootstrap", action="store_true", help="no confidence intervals (quick numbers)")
     group.add_argument("--outputs", metavar="A,B", help="write only these outputs, e.g. summary.csv,report.html")
     group.add_argument("--baseline", metavar="NAME", help="the system comparisons start from (compare's baseline, the ablation's first row)")
+    add_bucket_arguments(group)
+
+
+def add_bucket_arguments(parser) -> None:
+    """``--buckets``, ``--memory``, ``--bucket-dir`` (out of core, :mod:`evalframe.engine.buckets`)."""
+    parser.add_argument("--buckets", metavar="N|auto",
+                        help="evaluate out of core: split the input by unit into N bucket files (or `auto`: from the "
+                             "input's size and --memory) and merge the buckets' partials (the same results)")
+    parser.add_argument("--memory", metavar="SIZE", help="memory budget of --buckets auto, e.g. 8GB (default a third of the machine's)")
+    parser.add_argument("--bucket-dir", metavar="DIR", help="folder of the temporary bucket files (default the system's temp folder)")
 
 
 def overrides_of(args: argparse.Namespace) -> dict:
     """Keyword arguments of :func:`evalframe.pipeline.load_pipeline` from the override flags."""
+    execution = [f"execution.{key}={value}" for key, value in
+                 (("buckets", args.buckets), ("memory", args.memory), ("bucket_dir", args.bucket_dir)) if value is not None]
     return {
         "config": args.config,
-        "set": args.set_values,
+        "set": [*args.set_values, *execution],
         "bootstrap": False if args.no_bootstrap else None,
         "outputs": [name.strip() for name in args.outputs.split(",") if name.strip()] if args.outputs else None,
         "baseline": args.baseline,

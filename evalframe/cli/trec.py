@@ -25,6 +25,9 @@ def add_parser(commands) -> None:
                       help="relevance threshold: grades >= LEVEL are relevant (default 1)")
     trec.add_argument("-M", dest="max_depth", type=int, default=None, metavar="N",
                       help="use only the first N documents of each topic")
+    from evalframe.cli.run import add_bucket_arguments
+
+    add_bucket_arguments(trec)
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
@@ -32,11 +35,19 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.io import read_qrels, read_run
 
     selected = parse_measures(args.measures or [])
-    qrels = read_qrels(args.qrels)
-    run = read_run(args.run)
+    out_of_core = {"buckets": args.buckets, "memory": args.memory, "bucket_dir": args.bucket_dir}
+    if any(value is not None for value in out_of_core.values()):
+        from evalframe.engine.buckets import check_buckets, parse_memory
+        from evalframe.io.scan import scan_qrels, scan_run
+
+        out_of_core["buckets"] = check_buckets(args.buckets or "auto", key="--buckets")
+        parse_memory(args.memory, key="--memory")
+        qrels, run = scan_qrels(args.qrels), scan_run(args.run)  # Parquet/CSV stay on disk until bucketed
+    else:
+        qrels, run = read_qrels(args.qrels), read_run(args.run)
     result = evaluate_trec(
         run, qrels, selected, relevance_threshold=args.level, complete=args.complete, max_depth=args.max_depth,
-        source=args.run,
+        source=args.run, **out_of_core,
     )
     for note in result.notes:
         print(f"evalframe: note: {note}", file=sys.stderr)

@@ -172,16 +172,28 @@ def evaluate_trec(
     complete: bool = False,
     max_depth: int | None = None,
     source: str = "run",
+    buckets: int | str | None = None,
+    memory: int | str | None = None,
+    bucket_dir: str | None = None,
 ) -> Evaluation:
     """Evaluate with trec_eval's conventions: every judged query counts (``-c``: also those absent
-    from the run), scores compared as 32-bit floats as trec_eval stores them."""
+    from the run), scores compared as 32-bit floats as trec_eval stores them. ``run`` and
+    ``qrels`` are frames, or scans (:func:`evalframe.scan_run`) evaluated out of core in
+    ``buckets`` (:func:`evalframe.evaluate`)."""
     metrics = [item.metric for item in selected if item.metric is not None]
-    if "score" in run.columns:
+    if isinstance(run, pl.DataFrame) and "score" in run.columns:
         run = single_precision_scores(run, source=source)  # checked here to name the file
+    if buckets is not None:
+        data, qrels_given = run, qrels
+    else:
+        data, qrels_given = Tables.from_run(run, qrels, source=source), None
     return evaluate(
-        Tables.from_run(run, qrels, source=source),
-        None,
+        data,
+        qrels_given,
         metrics,
+        buckets=buckets,
+        memory=memory,
+        bucket_dir=bucket_dir,
         relevance_threshold=relevance_threshold,
         empty="zero",
         missing="zero" if complete else "error",

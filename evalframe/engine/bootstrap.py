@@ -118,6 +118,19 @@ def unit_weight_matrix(units: pl.DataFrame, settings: Bootstrap, strata: np.ndar
     return counts * scale[codes]
 
 
+def stratum_scale(units: pl.DataFrame, codes: np.ndarray, settings: Bootstrap, block_cells: int) -> np.ndarray:
+    """Per stratum and replicate, ``n_h / Σ_{v ∈ h} c(v, r)`` (0 where no unit of the stratum is
+    drawn): the factor :func:`unit_weight_matrix` multiplies a unit's counts by, with the counts
+    summed block by block of units (never the whole units × R matrix at once)."""
+    sizes = np.bincount(codes).astype(np.float64)
+    totals = np.zeros((sizes.size, settings.resamples))
+    block = max(1, block_cells // max(1, settings.resamples))
+    for start in range(0, units.height, block):
+        stop = min(units.height, start + block)
+        np.add.at(totals, codes[start:stop], poisson_counts(units[start:stop], settings.resamples, settings.seed).astype(np.float64))
+    return np.divide(sizes[:, None], totals, out=np.zeros_like(totals), where=totals > 0)
+
+
 def weighted_means(numerators: np.ndarray, denominators: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Per-unit metrics under replicate weights: ``(Σ_i W[i, r] · s_i) / (Σ_i W[i, r] · d_i)``.
 

@@ -184,9 +184,18 @@ def _empty_skipped() -> pl.DataFrame:
                                 "count": pl.Int64})
 
 
-def run(tables: Tables, plan: Plan):
-    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`."""
-    return finalize(compute_partials(tables, plan), tables=tables)
+def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory: int | str | None = None,
+        bucket_dir: str | Path | None = None):
+    """Evaluate ``tables`` as ``plan`` says: :func:`finalize` of :func:`compute_partials`, or
+    with ``buckets`` of the partials merged bucket by bucket (:mod:`evalframe.engine.buckets`)."""
+    if buckets is None:
+        return finalize(compute_partials(tables, plan), tables=tables)
+    from evalframe.engine.buckets import partials_in_buckets
+
+    frames = {"queries": tables.queries, "judgments": tables.judgments, "ranking_rows": tables.ranking_rows,
+              "ranked_lists": tables.ranked_lists}
+    merged = partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=tables)
+    return finalize(merged, tables=tables)
 
 
 def evaluate(
@@ -208,6 +217,9 @@ def evaluate(
     across_folds: str | None = None,
     grouping_sets: Mapping[str, Sequence[str]] | None = None,
     bootstrap: Bootstrap | None = None,
+    buckets: int | str | None = None,
+    memory: int | str | None = None,
+    bucket_dir: str | Path | None = None,
 ):
     """Evaluate metrics of any level on ``data``, per unit and summarised per slice.
 
@@ -258,6 +270,14 @@ def evaluate(
         :class:`~evalframe.Bootstrap` settings: adds ``se``, ``ci_low``, ``ci_high`` to every
         summary row and the replicate values as ``result.replicates`` (default: no intervals,
         those columns null).
+    buckets, memory, bucket_dir
+        Out of core (:mod:`evalframe.engine.buckets`): ``buckets=N`` or ``"auto"`` splits every
+        table by unit into N bucket files, evaluates them one by one and merges the partials
+        (the same result as in memory); ``"auto"`` picks N from the input's size and ``memory``
+        (bytes or ``"8GB"``; default a third of the machine's memory). Temporary files go to
+        ``bucket_dir`` (default: the system's temporary folder) and are removed afterwards.
+        Scans (:func:`evalframe.scan_run`, :func:`evalframe.scan_qrels`) are read lazily and
+        imply ``buckets="auto"``; with ``buckets``, run and qrels paths are scanned too.
 
     Examples
     --------
@@ -277,6 +297,22 @@ def evaluate(
     │ recall@1 ┆ 2   ┆ 0.0   │
     └──────────┴─────┴───────┘
     """
+    from evalframe.io.scan import Scan
+
+    if buckets is None and (isinstance(data, Scan) or isinstance(qrels, Scan)):
+        buckets = "auto"
+    if buckets is not None or memory is not None or bucket_dir is not None:
+        from evalframe.engine.buckets import check_buckets, parse_memory
+
+        buckets = check_buckets("auto" if buckets is None else buckets)
+        parse_memory(memory)
+    plan_arguments = dict(subsets=subsets, slices=slices, units=units, weight=weight, parameters=parameters,
+                          relevance_threshold=relevance_threshold, empty=empty, missing=missing, max_depth=max_depth,
+                          score_precision=score_precision, across_folds=across_folds, grouping_sets=grouping_sets,
+                          bootstrap=bootstrap)
+    if buckets is not None:
+        return _evaluate_in_buckets(data, qrels, queries, make_plan(metrics, **plan_arguments),
+                                    buckets=buckets, memory=memory, bucket_dir=bucket_dir)
     if isinstance(data, Tables):
         if qrels is not None or queries is not None:
             raise ConfigError("pass either Tables, or a run with its qrels (and queries), not both")
@@ -291,11 +327,36 @@ def evaluate(
             source = ", ".join(str(one) for one in data) if isinstance(data, (list, tuple)) else str(data)
         # A frame built by hand meets the same contract as a file (a reader's frame is not checked twice).
         tables = Tables.from_run(read_run(data), read_qrels(qrels), queries, source=source)
-    plan = make_plan(metrics, subsets=subsets, slices=slices, units=units, weight=weight, parameters=parameters,
-                     relevance_threshold=relevance_threshold, empty=empty, missing=missing, max_depth=max_depth,
-                     score_precision=score_precision, across_folds=across_folds, grouping_sets=grouping_sets,
-                     bootstrap=bootstrap)
-    return run(tables, plan)
+    return run(tables, make_plan(metrics, **plan_arguments))
+
+
+def _evaluate_in_buckets(data, qrels, queries, plan: Plan, *, buckets, memory, bucket_dir):
+    """:func:`evaluate`'s out-of-core door: its inputs as scans or frames, then the bucket path."""
+    from evalframe.engine.buckets import partials_in_buckets
+    from evalframe.io import read_qrels, read_run
+    from evalframe.io.scan import Scan, scan_qrels, scan_run
+
+    if isinstance(data, Tables):
+        if qrels is not None or queries is not None:
+            raise ConfigError("pass either Tables, or a run with its qrels (and queries), not both")
+        return run(data, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir)
+    if qrels is None:
+        raise ConfigError("evaluate() needs the judgments (`qrels`) of a run, or Tables")
+
+    def opened(source, scan, read):
+        if isinstance(source, Scan):
+            return source
+        if isinstance(source, pl.DataFrame):
+            return read(source)
+        return scan(source)
+
+    if isinstance(data, (list, tuple)):  # several run files: read (and checked) together
+        data = read_run(list(data))
+    run_table = opened(data, scan_run, read_run)
+    frames = {"ranking_rows": run_table, "judgments": opened(qrels, scan_qrels, read_qrels), "queries": queries}
+    source = run_table.source if isinstance(run_table, Scan) else "run"
+    template = Tables(queries=None, judgments=pl.DataFrame(), ranking_source=source)
+    return finalize(partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=template))
 
 
 def make_plan(

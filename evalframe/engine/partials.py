@@ -7,7 +7,8 @@ whole, which :func:`evalframe.engine.evaluation.finalize` turns into the result.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import polars as pl
@@ -23,7 +24,7 @@ from evalframe.engine.per_unit import (
 )
 from evalframe.engine.plan import Plan
 from evalframe.engine.slicing import rows_of_slices
-from evalframe.errors import NO_VALUE, InputError, Problem
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import (
     WEIGHT,
     ItemMetric,
@@ -258,3 +259,60 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
         plan=plan, units=units, queries=queries, applies=applies, sizes=sizes, values=values, moments=moments,
         states=states, inside=inside_counts, notes=tuple(dict.fromkeys([*notes, *unit_notes])),
     )
+
+
+def evaluate_part(tables: Tables, plan: Plan, *, systems: Sequence[str] | None = None) -> Partials:
+    """The kernel (:mod:`evalframe.engine.kernel`): per-unit values and mergeable partials of
+    one part holding complete units.
+
+    ``systems`` (the whole run's systems) matters only when ``tables.queries`` is None: the
+    evaluated pairs are then every system × every judged query of the part, as for the whole.
+    """
+    if systems is not None and tables.queries is None:
+        tables = replace(tables, systems=tuple(systems))
+    return compute_partials(tables, plan)
+
+
+def merge(parts: Iterable[Partials]) -> Partials:
+    """The partials of the union of disjoint parts (at least one): queries and per-unit values in
+    key order (system, unit keys); counted notes add up (:func:`merged_notes`)."""
+    parts = list(parts)
+    if not parts:
+        raise ConfigError("merge needs at least one part")
+    if len(parts) == 1:
+        return parts[0]
+    merged = parts[0].merge(*parts[1:])
+    # Key order, whatever the parts' order (as the in-memory run orders a run's judged queries).
+    units = merged.units
+    return replace(
+        merged,
+        queries=merged.queries.sort(SYSTEM, "query_id", nulls_last=True, maintain_order=True),
+        values={(g, unit): frame.sort(units.key_columns(unit), nulls_last=True, maintain_order=True)
+                for (g, unit), frame in merged.values.items()},
+        notes=merged_notes([p.notes for p in parts]),
+    )
+
+
+_NUMBER = re.compile(r"\d+")
+
+
+def merged_notes(notes_of_parts: Iterable[Sequence[str]]) -> tuple[str, ...]:
+    """The notes of the parts, once each; a note that starts with a count ("3 run rows …") is a
+    count of what its part left out, and the parts' notes that read alike but for their numbers
+    become one note with the numbers summed (position by position), in first-seen order."""
+    merged: dict[str, list[int] | None] = {}
+    texts: dict[str, str] = {}
+    for notes in notes_of_parts:
+        for note in notes:
+            if not _NUMBER.match(note):
+                merged.setdefault(note, None)
+                texts.setdefault(note, note)
+                continue
+            template = _NUMBER.sub("{}", note)
+            numbers = [int(n) for n in _NUMBER.findall(note)]
+            known = merged.get(template)
+            merged[template] = numbers if known is None else [a + b for a, b in zip(known, numbers, strict=True)]
+            texts.setdefault(template, template)
+    return tuple(texts[key] if numbers is None else texts[key].format(*numbers) for key, numbers in merged.items())
+
+

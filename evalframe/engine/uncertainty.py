@@ -33,12 +33,15 @@ from evalframe.data.units import SYSTEM
 from evalframe.engine.partials import Partials
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
-from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, unit_weight_matrix, weighted_means
+from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, stratum_scale
+from evalframe.engine.replicates import poisson_counts
 
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
 #: At most this many row × replicate cells of a set metric's weight matrix at once.
 _BLOCK_CELLS = 1 << 22
+#: At most this many unit × replicate cells of a per-unit metric's weight matrix at once (64 MB).
+_UNIT_BLOCK_CELLS = 1 << 23
 
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
@@ -48,12 +51,19 @@ def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
 
 
 class _ResampledUnits:
-    """Replicate weights of the distinct resampled units, per tuple of unit columns (cached)."""
+    """Replicate weights of the distinct resampled units, per tuple of unit columns.
+
+    The units of a tuple of columns are its distinct key values in sorted order (``_unit``, their
+    position); their weights are drawn on demand for any subset of units and block of replicates
+    (:meth:`weights`), never as one units × R matrix, so memory stays bounded however many units
+    there are. With strata, each stratum's replicate totals are summed once, block by block.
+    """
 
     def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
         self.queries, self.settings, self.cache = queries, settings, {}
 
-    def matrix(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray]:
+    def _units(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray | None, np.ndarray | None]:
+        """The distinct units (``_unit`` and ``columns``), their stratum codes and each stratum's scale."""
         if columns not in self.cache:
             missing = [c for c in (*columns, *([self.settings.strata] if self.settings.strata else [])) if c not in self.queries.columns]
             if missing:
@@ -64,15 +74,39 @@ class _ResampledUnits:
             keys = distinct.select(columns)
             if keys.is_duplicated().any():
                 raise ConfigError(f"bootstrap `strata` column `{strata_column}` varies within a resampled unit {list(columns)}")
-            strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy() if strata_column else None
-            self.cache[columns] = (keys.with_row_index("_unit"), unit_weight_matrix(keys, self.settings, strata))
+            codes = scale = None
+            if strata_column:
+                strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy()
+                codes = np.unique(strata, return_inverse=True)[1].reshape(-1)
+                scale = stratum_scale(keys, codes, self.settings, _BLOCK_CELLS)
+            self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
         return self.cache[columns]
+
+    def weights(self, columns: tuple[str, ...], units: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
+        """Replicate weights (float64, ``len(units) × (stop − start)``) of the units at positions
+        ``units`` in replicates ``start … stop − 1``: exactly those rows and columns of
+        :func:`~evalframe.engine.bootstrap.unit_weight_matrix` of all units."""
+        keys, codes, scale = self._units(columns)
+        stop = self.settings.resamples if stop is None else stop
+        counts = poisson_counts(keys.select(columns)[units], stop - start, self.settings.seed, first=start).astype(np.float64)
+        if scale is not None:
+            counts *= scale[codes[units], start:stop]
+        return counts
+
+    def matrix(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray]:
+        """The units and their whole weight matrix (units × R): for callers that need it all."""
+        keys = self._units(columns)[0]
+        return keys, self.weights(columns, np.arange(keys.height))
+
+    def index(self, frame: pl.DataFrame, columns: tuple[str, ...]) -> np.ndarray:
+        """Each row's resampled-unit position."""
+        keys = self._units(columns)[0]
+        index = frame.select(columns).join(keys, on=list(columns), how="left", nulls_equal=True, maintain_order="left")
+        return index.get_column("_unit").to_numpy()
 
     def rows(self, frame: pl.DataFrame, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """Each row's resampled-unit index, and the units' weight matrix."""
-        keys, weights = self.matrix(columns)
-        index = frame.select(columns).join(keys, on=list(columns), how="left", nulls_equal=True, maintain_order="left")
-        return index.get_column("_unit").to_numpy(), weights
+        return self.index(frame, columns), self.matrix(columns)[1]
 
 
 def replicate_unit_weights(queries: pl.DataFrame, settings: Bootstrap, frame: pl.DataFrame, unit: str,
@@ -101,9 +135,11 @@ def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
 
 
 def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
-    wide = partials.values[(g, unit)]
+    # Units in key order, whatever order the parts were merged in: the sums below then add in
+    # one order, and merged partials give the in-memory run's intervals to the last bit.
+    wide = partials.values[(g, unit)].sort(partials.units.key_columns(unit), nulls_last=True)
     columns = _resampled_columns(settings, partials, unit, wide.columns)
-    unit_index, unit_weights = units.rows(wide, columns)
+    unit_index = units.index(wide, columns)
     values = wide.select(pl.col(m.name).cast(pl.Float64) for m in metrics).to_numpy()
     present = ~np.isnan(values)
     user = wide.get_column(WEIGHT).to_numpy() if partials.plan.weight is not None else np.ones(wide.height)
@@ -122,9 +158,8 @@ def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) ->
             d = np.zeros((drawn.size, len(metrics)))
             np.add.at(s, inverse.reshape(-1), numerators[rows])
             np.add.at(d, inverse.reshape(-1), denominators[rows])
-            weights = unit_weights[drawn]
-            means = weighted_means(s, d, weights)
-            totals = s.T @ weights
+            totals, weight_totals = replicate_sums(s, d, lambda chosen: units.weights(columns, drawn[chosen]), settings.resamples)
+            means = np.divide(totals, weight_totals, out=np.full(totals.shape, np.nan), where=weight_totals > 0)
             replicate_values = np.where(summed[:, None], totals, means)
             acceleration = jackknife_acceleration(s, d) if settings.method == "bca" else np.full(len(metrics), np.nan)
             acceleration = np.where(summed, np.nan, acceleration)
@@ -135,9 +170,23 @@ def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) ->
     return out
 
 
+def replicate_sums(numerators: np.ndarray, denominators: np.ndarray, weights_of, resamples: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(sᵀ · W, dᵀ · W)`` (metrics × R) over units in blocks of :data:`_UNIT_BLOCK_CELLS` // R
+    units, ``weights_of(positions)`` drawing a block's rows of ``W``; the blocks add in order."""
+    block = max(1, _UNIT_BLOCK_CELLS // max(1, resamples))
+    totals = np.zeros((numerators.shape[1], resamples))
+    weight_totals = np.zeros((numerators.shape[1], resamples))
+    for start in range(0, numerators.shape[0], block):
+        chosen = np.arange(start, min(numerators.shape[0], start + block))
+        weights = weights_of(chosen)
+        totals += numerators[chosen].T @ weights
+        weight_totals += denominators[chosen].T @ weights
+    return totals, weight_totals
+
+
 def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progress) -> list[dict]:
     columns = _resampled_columns(settings, partials, unit, rows_frame.columns)
-    unit_index, unit_weights = units.rows(rows_frame, columns)
+    unit_index = units.index(rows_frame, columns)
     user = rows_frame.get_column(WEIGHT).to_numpy()
     read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
     out = []
@@ -159,7 +208,7 @@ def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progr
                 block = max(1, _BLOCK_CELLS // max(1, rows.size))
                 for start in range(0, settings.resamples, block):
                     stop = min(settings.resamples, start + block)
-                    block_weights = np.ascontiguousarray(unit_weights[drawn, start:stop])
+                    block_weights = units.weights(columns, drawn, start, stop)
                     where.append((len(found_slices), start, stop))
                     # Factored: the rows' units and user weights, never a rows × R copy up front.
                     yield frame, RowWeights(block_weights, inverse.reshape(-1), user[rows])
@@ -213,8 +262,8 @@ def replicate_values(partials: Partials) -> pl.DataFrame:
                 if per_unit:
                     rows += _per_unit_rows(partials, units, settings, g, unit, per_unit, by, progress)
                 if set_metrics:
-                    if inside is None:
-                        inside = partials.queries.filter(group.subset.condition())
+                    if inside is None:  # in key order, whatever order the parts were merged in
+                        inside = partials.queries.filter(group.subset.condition()).sort(SYSTEM, "query_id", nulls_last=True)
                     rows += _set_rows(partials, units, settings, g, unit, set_metrics, by, inside, progress)
     slice_keys = plan.slice_keys
     schema = {"grouping": pl.String, SYSTEM: partials.queries.schema[SYSTEM],

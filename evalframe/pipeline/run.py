@@ -141,7 +141,8 @@ def run_loaded(
         side_tables = {name: str(_bundled_or_relative(pipeline, path)) for name, path in pipeline.input.tables.items()}
         tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
         pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
-        evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}))
+        evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}),
+                         **(pipeline.execution or {}))
         evaluation = with_plot_tables(after_engine(evaluation, pipeline, source=source))
         evaluation = replace(evaluation, notes=(*(s.note() for s in pipeline.skipped), *evaluation.notes))
         sha256 = digest.result() if digest is not None else None

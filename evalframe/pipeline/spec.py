@@ -106,6 +106,8 @@ class PipelineSpec:
     overrides: Mapping[str, Any] | None = None
     #: Options of the embedding quality analysis (``embedding_quality:`` block, format ``embeddings``), or None.
     embedding_quality: Mapping[str, Any] | None = None
+    #: How the engine runs (``execution:`` block: ``buckets``, ``memory``, ``bucket_dir``), or None: in memory.
+    execution: Mapping[str, Any] | None = None
 
     @classmethod
     def from_yaml(cls, path: str | Path) -> PipelineSpec:
@@ -234,6 +236,7 @@ def check_spec(spec: Any) -> list[Problem]:
         problems.append(Problem("input.knn", None, NO_VALUE, "format `embeddings` needs `knn.queries`, the query vectors"))
     if "knn" in source and not embedding_format:
         problems.append(Problem("input.knn", None, NO_VALUE, "goes with format `embeddings`"))
+    problems += _execution_problems(_mapping(spec.get("execution")))
     if "embedding_quality" in spec and not embedding_format:
         problems.append(Problem("embedding_quality", None, NO_VALUE, "goes with input format `embeddings`"))
     if source.get("format") == "legal" and source.get("columns"):
@@ -490,4 +493,19 @@ def _parts(spec: Mapping[str, Any], origin: str) -> dict[str, Any]:
         "dynamic_k_sweep": dict(spec["dynamic_k_sweep"]) if spec.get("dynamic_k_sweep") is not None else None,
         "compare": dict(spec["compare"]) if spec.get("compare") else None,
         "embedding_quality": dict(spec["embedding_quality"]) if spec.get("embedding_quality") is not None else None,
+        "execution": dict(spec["execution"]) if spec.get("execution") else None,
     }
+
+
+def _execution_problems(execution: Mapping[str, Any]) -> list[Problem]:
+    """``execution.buckets`` (>= 1 or auto) and ``execution.memory`` (a positive size)."""
+    from evalframe.engine.buckets import check_buckets, parse_memory
+
+    problems = []
+    for key, check in (("buckets", check_buckets), ("memory", parse_memory)):
+        if execution.get(key) is not None:
+            try:
+                check(execution[key], key=f"execution.{key}")
+            except ConfigError as error:
+                problems.append(Problem(f"execution.{key}", None, execution[key], str(error)))
+    return problems

@@ -1,0 +1,246 @@
+"""Out of core on one machine (issue 27 part 2): the kernel bucket by bucket, partials merged.
+
+    inputs (scans or frames) ──hash(unit key) mod N──▶ N bucket folders per table (Parquet,
+    Polars' streaming sink) ──▶ for each bucket: read its rows of every table, run the kernel
+    (:func:`evalframe.engine.partials.evaluate_part`) ──▶ merge the partials ──▶ finalise
+
+Every table of the evaluation (ranking rows or ranked lists, judgments, queries) is split by
+the same key, so each bucket holds complete units: the query (``query_id``), or, when a metric
+has a coarser unit (``post``), that unit's key columns — then each query is sent where its unit
+goes (read off the queries table). The result equals the in-memory run's (the kernel's
+guarantee, :mod:`evalframe.engine.kernel`).
+
+**Memory model.** While a bucket is evaluated, memory holds that bucket's rows and the
+engine's working tables for them (about :data:`WORKING_FACTOR` times the bucket's input
+bytes); across buckets it holds the partials: per-unit values (units × metrics), the queries
+table (one row per evaluated query), and per-slice sums — not the ranking rows. The bootstrap
+runs on the merged per-unit values with replicate weights drawn block by block
+(:mod:`evalframe.engine.uncertainty`). ``buckets="auto"`` picks ``N`` so that one bucket's
+working set fits the memory budget (default: a third of the machine's memory).
+
+**Temporary files** go to a fresh folder inside ``bucket_dir`` (default: the system's
+temporary folder) and are removed when the evaluation ends, also on an error or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+
+from evalframe._progress import Progress, step
+from evalframe.data.tables import Tables
+from evalframe.data.units import QUERY, SYSTEM
+from evalframe.engine.partials import Partials, evaluate_part, merge, merged_notes
+from evalframe.engine.plan import Plan
+from evalframe.errors import ConfigError
+from evalframe.io.scan import Scan
+from evalframe.metrics.base import ItemMetric
+
+#: Bytes of working memory per byte of a bucket's input (joins, the ranking index, per-unit
+#: tables), measured on the ranking benchmark (benchmarks/bench_buckets.py) with headroom.
+WORKING_FACTOR = 12
+#: Most buckets ``auto`` picks (more only make more, smaller files).
+MAX_AUTO_BUCKETS = 4096
+#: Seed of the bucket hash (any fixed value: rows of one unit must meet in one bucket).
+_HASH_SEED = 0x27B0C4E7
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_memory(value: int | float | str | None, *, key: str = "memory") -> int:
+    """A memory budget in bytes: a number of bytes, or text such as ``"8GB"``, ``"512 MiB"``;
+    None: a third of the machine's memory. Raises :class:`ConfigError` naming ``key``."""
+    if value is None:
+        return machine_memory() // 3
+    if isinstance(value, bool):
+        raise ConfigError(f"`{key}` must be a positive size such as 8GB, got {value!r}")
+    if isinstance(value, int | float):
+        number = float(value)
+    else:
+        found = _SIZE.match(str(value))
+        if not found:
+            raise ConfigError(f"`{key}` must be a positive size such as 8GB or 512MB, got {value!r}")
+        number = float(found.group(1)) * 1024 ** " kmgt".index(found.group(2).lower() or " ")
+    if not number > 0 or not math.isfinite(number):
+        raise ConfigError(f"`{key}` must be a positive size such as 8GB, got {value!r}")
+    return int(number)
+
+
+def machine_memory() -> int:
+    """Physical memory of the machine in bytes (8 GiB when the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def check_buckets(value: int | str | None, *, key: str = "buckets") -> int | str | None:
+    """``buckets``: None (in memory), a whole number >= 1, or ``"auto"``; else ConfigError naming ``key``."""
+    if value is None or value == "auto":
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"`{key}` must be a whole number >= 1 or 'auto', got {value!r}")
+    return value
+
+
+def choose_buckets(buckets: int | str, input_bytes: int, memory: int) -> int:
+    """``buckets`` itself, or for ``"auto"`` the fewest buckets whose working set
+    (:data:`WORKING_FACTOR` × input bytes / N) fits ``memory``."""
+    if buckets != "auto":
+        return int(buckets)
+    return max(1, min(MAX_AUTO_BUCKETS, math.ceil(WORKING_FACTOR * input_bytes / memory)))
+
+
+def _bucket_key(plan: Plan, units) -> list[str]:
+    """The columns whose values keep a unit whole: ``query_id``, or a coarser unit's keys."""
+    coarser = [u for u in dict.fromkeys(m.unit for m in plan.metrics) if u != QUERY]
+    if not coarser:
+        return ["query_id"]
+    keys = list(dict.fromkeys(k for u in coarser for k in units.get(u, ("post_id",) if u == "post" else (u,))))
+    return keys
+
+
+def _hash(columns: list[str], n: int) -> pl.Expr:
+    text = pl.concat_str([pl.col(c).cast(pl.String).fill_null("\x00") for c in columns], separator="\x1f")
+    return (text.hash(seed=_HASH_SEED) % n).cast(pl.Int64)
+
+
+def partials_in_buckets(
+    tables: Mapping[str, Scan | pl.DataFrame | pl.LazyFrame | None],
+    plan: Plan,
+    *,
+    buckets: int | str,
+    memory: int | str | None = None,
+    bucket_dir: str | Path | None = None,
+    template: Tables | None = None,
+) -> Partials:
+    """The merged partials of ``plan`` on ``tables``, evaluated bucket by bucket (module
+    docstring); :func:`evalframe.engine.evaluation.finalize` turns them into the result.
+
+    ``tables`` maps ``ranking_rows`` (a run), ``ranked_lists``, ``judgments`` and ``queries`` to
+    scans or frames (None: absent). Scanned tables are validated per bucket by the readers'
+    contracts; frames are taken as the readers returned them. ``template`` carries the other
+    facts of in-memory :class:`Tables` (relevance rule, catalog, notes) into every bucket.
+    """
+    buckets = check_buckets(buckets)
+    budget = parse_memory(memory)
+    present = {name: table for name, table in tables.items() if table is not None}
+    scans = {name: table if isinstance(table, Scan) else Scan.of_frame(table, _CONTRACT.get(name, name), name)
+             for name, table in present.items()}
+    n = choose_buckets(buckets, sum(scan.size for scan in scans.values()), budget)
+    template = template or Tables(queries=None, judgments=pl.DataFrame())
+    key = _bucket_key(plan, plan.units)
+    systems = _systems(scans) if "queries" not in scans else None
+    root = Path(bucket_dir) if bucket_dir is not None else Path(tempfile.gettempdir())
+    root.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="evalframe-buckets-", dir=root))
+    try:
+        with step(f"splitting the input into {n} bucket{'s' if n != 1 else ''}"):
+            schemas = _split(scans, key, n, folder)
+        parts, ignored = [], []
+        with Progress(n, "buckets") as progress:
+            for bucket in range(n):
+                frames = {name: _read_bucket(folder, name, bucket, schemas[name]) for name in scans}
+                part_tables = _bucket_tables(frames, scans, template, systems)
+                if part_tables is not None:
+                    parts.append(evaluate_part(part_tables, plan))
+                elif frames.get("ranking_rows") is not None and frames["ranking_rows"].height:
+                    ignored.append(_ignored_note(frames["ranking_rows"]))
+                progress.advance()
+        if not parts:
+            raise ConfigError("the input has no judged query to evaluate")
+        merged = merge(parts)
+        notes = merged_notes([merged.notes, *([[note] for note in ignored] if any(isinstance(m, ItemMetric) for m in plan.metrics) else [])])
+        return replace(merged, notes=tuple(dict.fromkeys([*template.notes, *notes])))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+#: The contract of each table of :class:`Tables` (how a frame is validated when scanned).
+_CONTRACT = {"ranking_rows": "ranking", "judgments": "judgments", "queries": "queries", "ranked_lists": "ranked_lists"}
+
+
+def _systems(scans: Mapping[str, Scan]) -> tuple[str, ...] | None:
+    """Every system of the run (a streaming pass over one column), or None without a system column."""
+    run = scans.get("ranking_rows") or scans.get("ranked_lists")
+    if run is None or SYSTEM not in run.frame.collect_schema().names():
+        return None
+    found = run.frame.select(pl.col(SYSTEM).cast(pl.String).unique()).collect(engine="streaming")
+    return tuple(sorted(found.get_column(SYSTEM).drop_nulls().to_list()))
+
+
+def _split(scans: Mapping[str, Scan], key: list[str], n: int, folder: Path) -> dict[str, pl.Schema]:
+    """Sink every table into ``folder/<table>/_bucket=<b>/`` by the hash of ``key`` (streaming).
+
+    A table without the key columns (a run or qrels when the key is a coarser unit's) gets
+    each query's bucket from the queries table."""
+    schemas: dict[str, pl.Schema] = {}
+    queries = scans.get("queries")
+    bucket_of_query = None
+    if key != ["query_id"]:
+        if queries is None or not set(key) <= set(queries.frame.collect_schema().names()):
+            raise ConfigError(f"buckets: metrics of a coarser unit need a queries table with its key columns {key}")
+        bucket_of_query = (queries.frame.select(pl.col("query_id").cast(pl.String), _hash(key, n).alias("_bucket"))
+                           .unique("query_id").collect(engine="streaming"))
+    for name, scan in scans.items():
+        frame = scan.frame
+        schemas[name] = frame.collect_schema()
+        if set(key) <= set(schemas[name].names()):
+            keyed = frame.with_columns(_hash(key, n).alias("_bucket"))
+        else:
+            keyed = frame.join(bucket_of_query.lazy(), left_on=pl.col("query_id").cast(pl.String), right_on="query_id",
+                               how="inner", maintain_order="left").select(*schemas[name].names(), "_bucket")
+        keyed.sink_parquet(pl.PartitionBy(folder / name, key="_bucket", include_key=False), mkdir=True,
+                           compression="lz4", engine="streaming")
+    return schemas
+
+
+def _read_bucket(folder: Path, name: str, bucket: int, schema: pl.Schema) -> pl.DataFrame:
+    where = folder / name / f"_bucket={bucket}"
+    files = sorted(where.glob("*.parquet")) if where.is_dir() else []
+    if not files:
+        return pl.DataFrame(schema=schema)
+    return pl.read_parquet([str(f) for f in files], hive_partitioning=False)
+
+
+def _bucket_tables(frames: Mapping[str, pl.DataFrame], scans: Mapping[str, Scan], template: Tables,
+                   systems: tuple[str, ...] | None) -> Tables | None:
+    """One bucket's :class:`Tables` (scanned tables validated by the readers), or None when it
+    holds nothing to evaluate (no query, no judgment)."""
+    from evalframe.io import read_qrels, read_run
+
+    judgments = frames.get("judgments")
+    queries = frames.get("queries")
+    if (queries is None or queries.is_empty()) and (judgments is None or judgments.is_empty()):
+        return None
+    if judgments is not None and isinstance(scans["judgments"], Scan) and scans["judgments"].files:
+        judgments = read_qrels(judgments)
+    ranking_rows = frames.get("ranking_rows")
+    if ranking_rows is not None and scans["ranking_rows"].files:
+        ranking_rows = read_run(ranking_rows)
+    return replace(
+        template,
+        queries=queries,
+        judgments=judgments if judgments is not None else template.judgments.clear(),
+        ranking_rows=ranking_rows,
+        ranked_lists=frames.get("ranked_lists"),
+        n_rows=ranking_rows.height if ranking_rows is not None else 0,
+        notes=(),
+        systems=systems if queries is None else None,
+        ranking_source=scans["ranking_rows"].source if "ranking_rows" in scans else template.ranking_source,
+    )
+
+
+def _ignored_note(run: pl.DataFrame) -> str:
+    """The engine's note for run rows of queries without judgments (a bucket with no judged
+    query is not evaluated; its rows are still counted, and the counts add up across buckets)."""
+    return f"{run.height} run rows of {run.get_column('query_id').n_unique()} queries without judgments were ignored"
