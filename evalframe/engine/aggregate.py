@@ -110,9 +110,11 @@ def _weighted_quantile(value: pl.Expr, weight: pl.Expr, q: float) -> pl.Expr:
     present = value.is_not_null()
     x = value.filter(present)
     w = weight.filter(present)
-    x_sorted = x.sort()
-    cumulative = w.sort_by(x).cum_sum()
-    total = w.sum()
+    # Sorted by value, then weight: the running sums depend on the (value, weight) pairs only,
+    # never on the rows' order (so parts merged in any order give the whole's quantiles).
+    x_sorted = x.sort_by(x, w)
+    cumulative = w.sort_by(x, w).cum_sum()
+    total = cumulative.last()
     # Whole weights: linear interpolation in the sample with each unit repeated `weight` times.
     position = q * (total - 1)
     lower, upper = position.floor(), position.ceil()

@@ -299,20 +299,33 @@ _NUMBER = re.compile(r"\d+")
 def merged_notes(notes_of_parts: Iterable[Sequence[str]]) -> tuple[str, ...]:
     """The notes of the parts, once each; a note that starts with a count ("3 run rows …") is a
     count of what its part left out, and the parts' notes that read alike but for their numbers
-    become one note with the numbers summed (position by position), in first-seen order."""
-    merged: dict[str, list[int] | None] = {}
-    texts: dict[str, str] = {}
+    become one note with the numbers summed (position by position).
+
+    Order: the stages' order, which every part's notes follow — each part's order is kept (a
+    topological merge of the parts' lists), ties in first-seen order."""
+    summed: dict[str, list[int] | None] = {}
+    after: dict[str, set[str]] = {}
     for notes in notes_of_parts:
+        previous = None
         for note in notes:
-            if not _NUMBER.match(note):
-                merged.setdefault(note, None)
-                texts.setdefault(note, note)
-                continue
-            template = _NUMBER.sub("{}", note)
-            numbers = [int(n) for n in _NUMBER.findall(note)]
-            known = merged.get(template)
-            merged[template] = numbers if known is None else [a + b for a, b in zip(known, numbers, strict=True)]
-            texts.setdefault(template, template)
-    return tuple(texts[key] if numbers is None else texts[key].format(*numbers) for key, numbers in merged.items())
+            if _NUMBER.match(note):
+                key = _NUMBER.sub("{}", note.replace("{", "{{").replace("}", "}}"))
+                numbers = [int(n) for n in _NUMBER.findall(note)]
+                known = summed.get(key)
+                summed[key] = numbers if known is None else [a + b for a, b in zip(known, numbers, strict=True)]
+            else:
+                key = note
+                summed.setdefault(key, None)
+            after.setdefault(key, set())
+            if previous is not None and previous != key:
+                after[key].add(previous)
+            previous = key
+    ordered: list[str] = []
+    pending = list(summed)
+    while pending:
+        ready = next((key for key in pending if after[key] <= set(ordered)), pending[0])  # a cycle: first seen
+        ordered.append(ready)
+        pending.remove(ready)
+    return tuple(key if summed[key] is None else key.format(*summed[key]) for key in ordered)
 
 

@@ -1,0 +1,161 @@
+"""Out of core on one machine (issue 27 part 2, :mod:`evalframe.engine.buckets`): the bucket path
+equals the in-memory path for every metric family with weights, slices and the bootstrap; scans
+of Parquet, CSV, NDJSON, folders and globs; temporary buckets removed also on error and Ctrl-C;
+bad settings are ConfigErrors naming the key; ``evalframe trec --buckets`` prints what
+``evalframe trec`` prints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from partition_checks import METRICS, SLICES, SUBSETS, assert_same_evaluation, with_answers
+from tables_strategy import evidence_tables
+
+import evalframe as ef
+from evalframe.engine import buckets as bucket_module
+from evalframe.errors import ConfigError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "trec_eval"
+RANKING = ["ndcg@10", "recall@5", "map", "mrr", "P@5", "num_ret", "num_rel_ret"]
+
+
+@given(tables=evidence_tables(weights="integer", min_posts=1, max_posts=8), weighted=st.booleans(),
+       bootstrap=st.booleans(), n_buckets=st.integers(1, 9), data=st.data())
+@settings(max_examples=5, deadline=None)
+def test_buckets_equal_the_in_memory_run_for_every_family(tables, weighted, bootstrap, n_buckets, data, tmp_path_factory):
+    """Per-post metrics make the post the bucket key: each query goes where its post goes."""
+    tables = with_answers(tables, data)
+    options = dict(metrics=METRICS, subsets=SUBSETS, slices=SLICES, weight="w" if weighted else None,
+                   across_folds="fold", bootstrap=ef.Bootstrap(resamples=30, seed=5) if bootstrap else None)
+    folder = tmp_path_factory.mktemp("buckets")
+    whole = ef.evaluate(tables, **options)
+    in_buckets = ef.evaluate(tables, **options, buckets=n_buckets, bucket_dir=folder)
+    assert_same_evaluation(in_buckets, whole)
+    assert list(folder.iterdir()) == []  # the temporary buckets are gone
+
+
+@pytest.fixture(scope="module")
+def trec_like(tmp_path_factory) -> dict:
+    """A two-system run (system b misses some queries) with a query slice, weights and qrels that
+    judge a query no system retrieved, written as Parquet (two files), CSV and NDJSON."""
+    rng = np.random.default_rng(27)
+    n_queries, depth = 120, 12
+    rows = []
+    for system in ("a", "b"):
+        for q in range(n_queries):
+            if system == "b" and q % 7 == 0:
+                continue
+            docs = rng.choice(40, size=depth, replace=False)
+            scores = np.round(rng.random(depth), 2)  # ties, broken by doc_id as trec_eval does
+            rows += [{"system": system, "query_id": f"q{q:03d}", "doc_id": f"d{d}", "score": float(s)} for d, s in zip(docs, scores)]
+    run = pl.DataFrame(rows)
+    qrels = pl.DataFrame({
+        "query_id": [f"q{q:03d}" for q in range(n_queries + 1) for _ in range(3)],
+        "doc_id": [f"d{d}" for _ in range(n_queries + 1) for d in rng.choice(40, size=3, replace=False)],
+        "relevance": rng.integers(0, 3, size=3 * (n_queries + 1)).tolist(),
+    }).filter(pl.col("query_id") != "q005")  # q005: retrieved, never judged (its rows are counted, not used)
+    queries = (run.select("system", "query_id").unique().join(qrels.select("query_id").unique(), on="query_id")
+               .with_columns(topic=pl.col("query_id").str.slice(-1).cast(pl.Int64) % 3,
+                             w=(pl.col("query_id").str.slice(-2).cast(pl.Int64) % 4).cast(pl.Float64)).sort("system", "query_id"))
+    root = tmp_path_factory.mktemp("inputs")
+    (root / "run").mkdir()
+    run.filter(pl.col("system") == "a").write_parquet(root / "run" / "a.parquet")
+    run.filter(pl.col("system") == "b").write_parquet(root / "run" / "b.parquet")
+    run.write_csv(root / "run.csv")
+    run.write_ndjson(root / "run.ndjson")
+    qrels.write_parquet(root / "qrels.parquet")
+    qrels.write_csv(root / "qrels.csv")
+    return {"run": run, "qrels": qrels, "queries": queries, "root": root}
+
+
+@pytest.mark.parametrize("run_source", ["run/*.parquet", "run", "run.csv", "run.ndjson"])
+def test_scans_in_buckets_equal_the_in_memory_run(trec_like, run_source, tmp_path):
+    root = trec_like["root"]
+    options = dict(metrics=RANKING, bootstrap=ef.Bootstrap(resamples=50), missing="zero")
+    whole = ef.evaluate(ef.read_run(trec_like["run"]), ef.read_qrels(trec_like["qrels"]), **options)
+    scanned = ef.evaluate(ef.scan_run(str(root / run_source)), ef.scan_qrels(root / "qrels.csv"), **options,
+                          buckets=4, bucket_dir=tmp_path)
+    assert_same_evaluation(scanned, whole)
+    assert any("run rows of 1 queries without judgments were ignored" in note for note in scanned.notes)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_queries_table_with_slices_and_weights_in_buckets(trec_like, tmp_path):
+    options = dict(metrics=RANKING, slices={"overall": [], "topic": ["topic"]}, weight="w",
+                   bootstrap=ef.Bootstrap(resamples=40, method="bca"))
+    run, qrels, queries = ef.read_run(trec_like["run"]), ef.read_qrels(trec_like["qrels"]), trec_like["queries"]
+    whole = ef.evaluate(run, qrels, queries=queries, **options)
+    in_buckets = ef.evaluate(run, qrels, queries=queries, **options, buckets=3, bucket_dir=tmp_path)
+    assert_same_evaluation(in_buckets, whole)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("boom"), KeyboardInterrupt()])
+def test_temporary_buckets_are_removed_on_error_and_ctrl_c(trec_like, tmp_path, monkeypatch, failure):
+    calls = []
+    original = bucket_module.evaluate_part
+
+    def failing(tables, plan):
+        calls.append(1)
+        if len(calls) == 2:
+            assert len(list(tmp_path.iterdir())) == 1  # the buckets exist while they are evaluated
+            raise failure
+        return original(tables, plan)
+
+    monkeypatch.setattr(bucket_module, "evaluate_part", failing)
+    with pytest.raises(type(failure)):
+        ef.evaluate(ef.read_run(trec_like["run"]), ef.read_qrels(trec_like["qrels"]), RANKING, missing="zero",
+                    buckets=5, bucket_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("settings_", "message"), [
+    ({"buckets": 0}, "`buckets` must be a whole number >= 1 or 'auto', got 0"),
+    ({"buckets": -2}, "`buckets` must be a whole number >= 1"),
+    ({"buckets": "many"}, "`buckets` must be a whole number >= 1 or 'auto', got 'many'"),
+    ({"buckets": "auto", "memory": -1}, "`memory` must be a positive size"),
+    ({"buckets": "auto", "memory": "lots"}, "`memory` must be a positive size such as 8GB or 512MB, got 'lots'"),
+])
+def test_bad_settings_are_config_errors_naming_the_key(trec_like, settings_, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        ef.evaluate(ef.read_run(trec_like["run"]), ef.read_qrels(trec_like["qrels"]), RANKING, **settings_)
+
+
+def test_auto_picks_the_fewest_buckets_that_fit_the_budget():
+    assert bucket_module.parse_memory("8GB") == 8 << 30
+    assert bucket_module.parse_memory("512 MiB") == 512 << 20
+    assert bucket_module.parse_memory(None) == bucket_module.machine_memory() // 3
+    factor = bucket_module.WORKING_FACTOR
+    assert bucket_module.choose_buckets("auto", input_bytes=10 << 30, memory=8 << 30) == -(-(factor * 10) // 8)
+    assert bucket_module.choose_buckets("auto", input_bytes=1, memory=8 << 30) == 1
+    assert bucket_module.choose_buckets(7, input_bytes=10 << 30, memory=1) == 7
+
+
+def test_a_pipeline_names_a_bad_execution_key():
+    with pytest.raises(ConfigError, match=r"execution\.buckets"):
+        ef.load_pipeline("evidence_contract", set=["execution.buckets=0"])
+    pipeline = ef.load_pipeline("evidence_contract", set=["execution.buckets=auto", "execution.memory=2GB"])
+    assert pipeline.execution == {"buckets": "auto", "memory": "2GB"}
+
+
+def _cli(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "evalframe.cli", *arguments], capture_output=True, text=True, check=False)
+
+
+def test_cli_trec_with_buckets_prints_what_trec_prints(tmp_path):
+    qrels, run = str(FIXTURES / "qrels.test"), str(FIXTURES / "results.test")
+    plain = _cli("trec", "-q", "-c", "-m", "all_trec", qrels, run)
+    bucketed = _cli("trec", "-q", "-c", "-m", "all_trec", qrels, run, "--buckets", "5", "--bucket-dir", str(tmp_path))
+    assert plain.returncode == bucketed.returncode == 0
+    assert bucketed.stdout == plain.stdout and bucketed.stderr == plain.stderr
+    assert len(plain.stdout.splitlines()) > 100
+    assert list(tmp_path.iterdir()) == []
+    refused = _cli("trec", qrels, run, "--buckets", "auto", "--memory=-3GB")
+    assert refused.returncode == 2 and "`--memory` must be a positive size" in refused.stderr
