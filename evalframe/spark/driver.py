@@ -7,10 +7,12 @@
    row of a unit, of every table, lands in one task, contiguous; the task runs the engine's
    kernel on whole units (:mod:`evalframe.spark.tasks`). No per-query Python call
    (``groupBy().applyInArrow`` would make one per unit).
-3. The tasks' partials (small: sums, moments, states) are collected and merged here, then
-   finalised into the usual :class:`~evalframe.engine.result.Evaluation`, exactly as in memory.
-   The per-unit values, when ``per_unit_path`` is given, are written by Spark to Parquet from
-   the same (persisted) job output, after the partials came back without an error.
+3. The tasks' partials are collected and merged here, then finalised into the usual
+   :class:`~evalframe.engine.result.Evaluation`, as in memory. They are small beside the input:
+   per slice sums, moments and set-metric states, one row per query of the queries table and
+   the per-unit values (units × metrics, what the quantiles and intervals are computed from);
+   never the ranking rows. With ``per_unit_path``, Spark also writes the long per-unit values to
+   Parquet from the same (persisted) job output, once the partials came back without an error.
 """
 
 from __future__ import annotations
@@ -69,8 +71,14 @@ def _tagged(frame: DataFrame, table: str, schemas: Mapping[str, Any]) -> DataFra
     return frame.select(*columns)
 
 
+def _exists(spark, path: str) -> bool:
+    """Whether ``path`` exists on its file system (as Spark's writers see it: local, HDFS, S3, …)."""
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(path)
+    return bool(hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hadoop_path))
 
-def _values_fields(run: DataFrame, queries: DataFrame | None, plan) -> list:
+
+def _values_fields(queries: DataFrame | None, plan) -> list:
     """The per-unit values' Spark fields: system, query_id, the trace and slice keys a queries
     table has (their own types), then metric, value, skip_reason, unit, subset."""
     from pyspark.sql.types import DoubleType, StringType, StructField
@@ -111,9 +119,10 @@ def evaluate(
         As :func:`evalframe.evaluate`: ``slices``, ``subsets``, ``weight``, ``bootstrap``,
         ``parameters``, ``empty``, ``missing``, ``max_depth``, …
     per_unit_path
-        Write the per-unit values (long: keys, metric, value, skip_reason, unit, subset) to this
-        Parquet folder with Spark, instead of bringing them to the driver; the result's
-        ``per_unit_values`` are then read from there. None: not written.
+        A new folder (local, HDFS, S3, … as Spark writes) where Spark writes the long per-unit
+        values (keys, metric, value, skip_reason, unit, subset) as Parquet, from the tasks. An
+        existing path is refused before anything runs; nothing is written when a task fails.
+        None: not written (the result's ``per_unit_values`` hold them either way).
     partitions
         Spark partitions (tasks) of the job; default ``spark.sql.shuffle.partitions``.
     rows_per_call
@@ -124,6 +133,7 @@ def evaluate(
     exactly (:meth:`~evalframe.engine.partials.Partials.merge`).
     """
     from pyspark import StorageLevel
+    from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
     from pyspark.sql.types import StructType
 
     _pyspark()
@@ -142,6 +152,8 @@ def evaluate(
     n_partitions = partitions or int(spark.conf.get("spark.sql.shuffle.partitions"))
     if n_partitions < 1:
         raise ConfigError(f"`partitions` must be a whole number >= 1, got {partitions!r}")
+    if per_unit_path is not None and _exists(spark, per_unit_path):
+        raise ConfigError(f"per_unit_path {per_unit_path!r} exists: give a new folder (nothing of yours is replaced)")
 
     tables = {"run": run, "qrels": qrels, **({"queries": queries} if queries is not None else {})}
     schemas = {name: frame.schema for name, frame in tables.items()}
@@ -157,13 +169,9 @@ def evaluate(
         else:
             systems = (load_contract("ranking").columns[SYSTEM].default,)
 
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    values_fields = _values_fields(run, queries, plan) if per_unit_path is not None else None
+    values_fields = _values_fields(queries, plan) if per_unit_path is not None else None
     values_schema = to_arrow_schema(StructType(values_fields)) if values_fields is not None else None
     spec = TaskSpec(plan=plan, keys=(UNIT_KEY,), systems=systems, min_rows=rows_per_call, values_schema=values_schema)
-    from pyspark.sql.pandas.types import from_arrow_schema
-
     out_schema = from_arrow_schema(output_schema(values_schema))
     with warnings.catch_warnings():
         # pyspark 4 warns about pandas >= 3 when a map function is declared; mapInArrow uses Arrow only.
@@ -183,7 +191,7 @@ def evaluate(
             raise InputError("run DataFrame", Problem(None, None, NO_VALUE, "no rows to evaluate"))
         merged = merge(parts)
         if per_unit_path is not None:
-            output.where(~carried).drop(*PARTIALS_COLUMNS, ERROR).write.mode("overwrite").parquet(per_unit_path)
+            output.where(~carried).drop(*PARTIALS_COLUMNS, ERROR).write.parquet(per_unit_path)
     finally:
         if per_unit_path is not None:
             output.unpersist()

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from evalframe.errors import InputError
+from evalframe.errors import ConfigError, InputError
 from spark_data import (BOOTSTRAP, CLASSIFICATION, RANKING, SLICES, assert_same_per_unit_values, assert_same_replicates,
                         assert_same_summary, generated, in_memory)
 
@@ -41,6 +41,8 @@ def test_spark_local_gives_the_in_memory_evaluation(spark, tmp_path):
     assert ours.notes == theirs.notes
     assert ours.skipped.sort(ours.skipped.columns).equals(theirs.skipped.sort(theirs.skipped.columns))
     assert_same_per_unit_values(pl.read_parquet(f"{path}/*.parquet"), theirs.per_unit_values)
+    with pytest.raises(ConfigError, match="exists"):  # nothing of the user's is replaced; checked before any job
+        spark_evaluate(frames["run"], frames["qrels"], ["mrr"], per_unit_path=path)
 
     # no queries table: every system of the run × every judged query, one system absent from some tasks
     run = data["run"].filter(~((pl.col("system") == "dense") & (pl.col("query_id") < "q0040")))
