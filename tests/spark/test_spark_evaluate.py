@@ -13,12 +13,9 @@ import polars as pl
 import pytest
 
 from evalframe.errors import ConfigError, InputError
+from evalframe.spark import evaluate as spark_evaluate  # the `test` extra installs pyspark
 from spark_data import (BOOTSTRAP, CLASSIFICATION, RANKING, SLICES, assert_same_per_unit_values, assert_same_replicates,
                         assert_same_summary, generated, in_memory)
-
-pytest.importorskip("pyspark")  # the `test` extra installs it: this never skips in `make test`
-
-from evalframe.spark import evaluate as spark_evaluate  # noqa: E402
 
 # pyspark 4 warns about pandas >= 3 when a session starts; evalframe.spark exchanges Arrow only
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
