@@ -16,7 +16,8 @@ Run ``python data_samples/make_domain_samples.py`` (from anywhere); it rewrites,
   ``recommendations/history.csv``: each user's past items; ``recommendations/similarity.csv``:
   item-pair similarities of the items that share a category (``item_a``, ``item_b``, ``similarity``).
 - ``detection/scores.csv``: 20,000 scored transactions (``query_id``, ``label`` 1 = fraud at
-  ~1 %, ``prob``, ``segment``); ``detection/anomalies.csv``: 120 incidents with ``onset`` and
+  ~1 %, ``prob``, ``segment``; for frauds ``onset``, the transaction's time, and ``detected_at``
+  when the score reached 0.5 and an analyst confirmed it); ``detection/anomalies.csv``: 120 incidents with ``onset`` and
   ``detected_at`` (empty when never detected).
 """
 
@@ -102,6 +103,16 @@ def detection(rng: np.random.Generator) -> dict[str, pl.DataFrame]:
     detected = np.where(rng.random(120) < 0.85, np.round(onsets + delay, 1), np.nan)
     anomalies = pl.DataFrame({"query_id": [f"inc_{i:03d}" for i in range(120)], "onset": np.round(onsets, 1),
                               "detected_at": detected}).with_columns(pl.col("detected_at").fill_nan(None))
+    # Each fraud's time line from its own stream (the columns above stay as they were): the
+    # transaction's time (``onset``, seconds into the week) and, when the detector flagged it
+    # (prob >= 0.5, the pipeline's threshold), when an analyst confirmed it (``detected_at``).
+    timing = np.random.default_rng(SEED + 1)
+    fraud = label == 1
+    onset = np.round(timing.uniform(0, 86_400 * 7, n), 1)
+    confirmed = np.round(onset + timing.gamma(2.0, 600.0, n), 1)
+    flagged = fraud & (scores.get_column("prob").to_numpy() >= 0.5)
+    scores = scores.with_columns(pl.Series("onset", np.where(fraud, onset, np.nan)).fill_nan(None),
+                                 pl.Series("detected_at", np.where(flagged, confirmed, np.nan)).fill_nan(None))
     return {"scores.csv": scores, "anomalies.csv": anomalies}
 
 

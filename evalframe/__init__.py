@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
     from evalframe.io.readers import register_reader
+    from evalframe.metrics.params import param
     from evalframe.metrics.registry import MetricSpec, Param, register_metric
     from evalframe.results import ResultFolder, load
     from evalframe.pipeline import Pipeline, load_pipeline, run_pipeline
@@ -106,6 +107,7 @@ _LAZY = {
     "register_reader": "evalframe.io.readers",
     "MetricSpec": "evalframe.metrics.registry",
     "Param": "evalframe.metrics.registry",
+    "param": "evalframe.metrics.params",
     "ResultFolder": "evalframe.results",
     "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
     "compare": "evalframe.stats.compare",
@@ -181,6 +183,7 @@ __all__ = [
     "load",
     "load_pipeline",
     "minimum_detectable_effect",
+    "param",
     "read_legal",
     "read_embeddings",
     "read_per_query",

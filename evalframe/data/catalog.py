@@ -44,6 +44,12 @@ class Catalog:
     def size(self) -> int | None:
         return None if self.items is None else self.items.height
 
+    def parts(self) -> set[str]:
+        """What a pipeline part may ``require`` of the catalog: ``catalog`` (the items table), its
+        columns (``popularity``, ``category``, ``embedding``), ``history`` and ``similarity``."""
+        found = set() if self.items is None else {"catalog", *(c for c in ITEM_COLUMNS if self.has(c))}
+        return found | {name for name in ("history", "similarity") if getattr(self, name) is not None}
+
     def has(self, column: str) -> bool:
         """Whether the items table has ``column`` (``popularity``, ``category``, ``embedding``)."""
         return self.items is not None and column in self.items.columns

@@ -50,6 +50,9 @@ class Tables:
     relevance_rule: RelevanceRule = "doc_id"
     #: The input file's own columns (contract names, before defaults), when a reader knows them.
     source_columns: tuple[str, ...] = ()
+    #: Columns of ``queries`` the reader added as nulls because the input does not give them (a
+    #: RAG file without labels still has ``scenario``): a pipeline part requiring one is skipped.
+    absent_columns: tuple[str, ...] = ()
     #: What is known about the items beyond the ranking (popularity, category, users' history,
     #: item similarity): a :class:`~evalframe.data.catalog.Catalog` for the beyond-accuracy
     #: recommendation metrics, which the engine binds to them; None when not given.

@@ -139,9 +139,16 @@ def weighted_means(numerators: np.ndarray, denominators: np.ndarray, weights: np
     (units × R) the replicate weights. Returns (metrics × R); nan where a replicate gives the
     slice no weight. Two matrix products, no loop over replicates.
     """
+    return weighted_sums_and_means(numerators, denominators, weights)[1]
+
+
+def weighted_sums_and_means(numerators: np.ndarray, denominators: np.ndarray,
+                            weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Σ_i W[i, r] · s_i`` (the replicate totals, metrics × R) and :func:`weighted_means`,
+    from the same two products (a count metric's replicates are its totals)."""
     num = numerators.T @ weights
     den = denominators.T @ weights
-    return np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 0)
+    return num, np.divide(num, den, out=np.full(num.shape, np.nan), where=den > 0)
 
 
 def jackknife_acceleration(numerators: np.ndarray, denominators: np.ndarray) -> np.ndarray:

@@ -31,11 +31,9 @@ from evalframe.engine.ranking import QueryIndex, index_queries
 from evalframe.engine.recommended import bind_catalog, with_recommended
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric
+# Shared parameters that derive the gate ``state`` column rather than parameterise metrics.
+from evalframe.metrics.gate import STATE_PARAMETERS  # noqa: F401 (read by the pipeline spec from here)
 from evalframe.metrics.recommendation import RECOMMENDED
-
-
-#: Shared parameters that derive the gate ``state`` column rather than parameterise metrics.
-STATE_PARAMETERS = ("tau_neg", "tau_pos")
 
 
 def split_state_parameters(parameters: Mapping[str, Any] | None) -> tuple[tuple[float, float] | None, dict[str, Any]]:

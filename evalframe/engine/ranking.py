@@ -238,10 +238,12 @@ def judged_ranks(
     The ranks are those of :func:`rank_items` (given ranks, or score descending then doc_id
     descending), found without sorting the run's rows: each row gets one 64-bit key, the pair
     code in the high bits and its lateness (the rank, or the score's bits turned so that higher
-    scores come first) in the low ones. The keys are sorted as plain integers, and a judged
-    item's rank is one plus the number of keys of its pair below its own, found by binary
-    search. Items whose key is shared are tied: their order is settled by doc_id among the few
-    rows concerned.
+    scores come first) in the low ones. A judged item's rank is one plus the number of keys of
+    its pair below its own: counted directly in the pair's block of rows when every pair has
+    the same number of rows, one block after the other (the usual layout, and no sort:
+    :func:`_counts_in_blocks`), else found by binary search in the keys sorted as plain
+    integers. Items whose key is shared are tied: their order is settled by doc_id among the
+    few rows concerned.
 
     Returns None when the shortcut cannot vouch for the result (a score that is NaN or loses
     its order in the key, a (query_id, doc_id) listed twice): callers then use
@@ -268,34 +270,42 @@ def judged_ranks(
         return JudgedRanking(pairs=pairs, judged=pl.DataFrame(schema=empty))
     by_score = "rank" not in run.columns
     lateness_bits = 64 - max(1, (index.pairs.height - 1).bit_length())
+    # Every pair the same number of rows, one block each: count within the blocks, no sort.
+    block = _block_length(wanted, codes) if by_score else None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # Polars matches the judgments while NumPy builds and sorts the keys: both cores work.
+        # Polars matches the judgments while NumPy builds (and sorts) the keys: both cores work.
         matching = pool.submit(_judged_matches, run, judgments)
-        keyed = _ranking_keys(run, codes, lateness_bits=lateness_bits, by_score=by_score)
+        keys = _ranking_keys(run, codes, lateness_bits=lateness_bits, by_score=by_score)
+        sorted_keys = _sorted_keys(keys, codes) if keys is not None and block is None else None
         matches = matching.result()
-    if keyed is None or matches is None:
+    if keys is None or matches is None:
         return None
-    keys, sorted_keys = keyed
     if not by_score and (sorted_keys[1:] == sorted_keys[:-1]).any():
         _reject_tied_ranks(run, source)  # two items of one query share a rank: an error
         return None
 
     rows = matches.get_column("_row").to_numpy()
+    if block is not None and len(rows) * block > _BLOCK_COMPARISONS_PER_ROW * len(keys):
+        block, sorted_keys = None, _sorted_keys(keys, codes)  # many judged items per block: a sort is cheaper
     judged_keys = keys[rows]
-    # Searching for sorted needles walks the keys in order: far fewer cache misses.
-    needle_order = np.argsort(judged_keys)
-    first = np.empty(len(rows), dtype=np.int64)
-    first[needle_order] = np.searchsorted(sorted_keys, judged_keys[needle_order])
-    # Keys sort by pair first, and a pair has n_rows keys: where each pair's keys begin.
-    in_order = wanted.sort("code")
-    n_rows = in_order.get_column("n_rows").to_numpy()
-    pair_start = np.zeros(index.pairs.height, dtype=np.int64)
-    pair_start[in_order.get_column("code").to_numpy()] = np.cumsum(n_rows) - n_rows
-    rank = first - pair_start[judged_keys >> np.uint64(lateness_bits)] + 1
-    # ``first`` is the first of the equal keys: the one after it tells whether there is a tie.
-    following = np.minimum(first + 1, len(sorted_keys) - 1)
-    tied = (sorted_keys[following] == judged_keys) & (first + 1 < len(sorted_keys))
-    del sorted_keys
+    if sorted_keys is None:
+        below, equal = _counts_in_blocks(keys, rows, block)
+        rank, tied = below + 1, equal > 1
+    else:
+        # Searching for sorted needles walks the keys in order: far fewer cache misses.
+        needle_order = np.argsort(judged_keys)
+        first = np.empty(len(rows), dtype=np.int64)
+        first[needle_order] = np.searchsorted(sorted_keys, judged_keys[needle_order])
+        # Keys sort by pair first, and a pair has n_rows keys: where each pair's keys begin.
+        in_order = wanted.sort("code")
+        n_rows = in_order.get_column("n_rows").to_numpy()
+        pair_start = np.zeros(index.pairs.height, dtype=np.int64)
+        pair_start[in_order.get_column("code").to_numpy()] = np.cumsum(n_rows) - n_rows
+        rank = first - pair_start[judged_keys >> np.uint64(lateness_bits)] + 1
+        # ``first`` is the first of the equal keys: the one after it tells whether there is a tie.
+        following = np.minimum(first + 1, len(sorted_keys) - 1)
+        tied = (sorted_keys[following] == judged_keys) & (first + 1 < len(sorted_keys))
+        del sorted_keys
 
     judged = pl.DataFrame(
         {
@@ -312,10 +322,45 @@ def judged_ranks(
     return JudgedRanking(pairs=pairs, judged=judged.sort("code", "rank"))
 
 
-def _ranking_keys(
-    run: pl.DataFrame, codes: pl.Series, *, lateness_bits: int, by_score: bool
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """One unsigned 64-bit key per row, and the same keys sorted.
+#: The block count (:func:`_counts_in_blocks`) is used while it compares at most this many keys
+#: per run row (a sort of the keys moves each about log2(rows) times).
+_BLOCK_COMPARISONS_PER_ROW = 16
+#: Judged rows × block length compared at once by :func:`_counts_in_blocks` (half a MB of keys:
+#: the comparisons stay in the cache).
+_BLOCK_CELLS = 1 << 16
+
+
+def _block_length(wanted: pl.DataFrame, codes: pl.Series) -> int | None:
+    """The rows per pair when the run is pairs of one length each, one block after the other
+    (rows grouped by pair, the usual layout), so that row ``r`` is in block ``r // length``;
+    else None."""
+    lengths = wanted.get_column("n_rows")
+    if lengths.len() == 0 or lengths.n_unique() != 1 or not codes.is_sorted():
+        return None
+    return int(lengths.item(0))
+
+
+def _counts_in_blocks(keys: np.ndarray, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``rows``: how many keys of its block (``length`` rows from ``r // length``)
+    are below its own, and how many equal it (itself included). The rank is one more than the
+    first; a second equal key is a tie. Chunks of judged rows bound the memory (and fit the cache)."""
+    import numpy as np
+
+    blocks = keys.reshape(-1, length)
+    below = np.empty(len(rows), dtype=np.int64)
+    equal = np.empty(len(rows), dtype=np.int64)
+    step = max(1, _BLOCK_CELLS // length)
+    for start in range(0, len(rows), step):
+        chunk = rows[start:start + step]
+        own = keys[chunk][:, None]
+        block = blocks[chunk // length]
+        below[start:start + step] = np.count_nonzero(block < own, axis=1)
+        equal[start:start + step] = np.count_nonzero(block == own, axis=1)
+    return below, equal
+
+
+def _ranking_keys(run: pl.DataFrame, codes: pl.Series, *, lateness_bits: int, by_score: bool) -> np.ndarray | None:
+    """One unsigned 64-bit key per row.
 
     A key holds the row's pair code, then its lateness in the ranking: the given rank, or the
     score's order reversed and cut to ``lateness_bits`` (two scores the cut cannot tell apart
@@ -338,14 +383,22 @@ def _ranking_keys(
     code_of_row = codes.to_numpy()
     high = np.left_shift(code_of_row, np.uint64(lateness_bits), out=spare)
     lateness |= high
-    np.copyto(spare, lateness)
+    return lateness
+
+
+def _sorted_keys(keys: np.ndarray, codes: pl.Series) -> np.ndarray:
+    """``keys`` (:func:`_ranking_keys`) sorted, in a copy."""
+    import numpy as np
+
+    ordered = keys.copy()
     if codes.is_sorted():
         # The keys already come by pair: split at a pair boundary, each half sorts on its own.
+        code_of_row = codes.to_numpy()
         middle = int(np.searchsorted(code_of_row, code_of_row[len(code_of_row) // 2]))
-        sort_split_in_place(spare, middle)
+        sort_split_in_place(ordered, middle)
     else:
-        spare.sort()
-    return lateness, spare
+        ordered.sort()
+    return ordered
 
 
 def _score_lateness(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -23,14 +23,39 @@ from evalframe.metrics.recommendation import RECOMMENDED, bind_catalog as bind_m
 def with_recommended(tables: Tables, queries: pl.DataFrame) -> pl.DataFrame:
     """``queries`` with :data:`RECOMMENDED` built from the ranking (module docstring)."""
     ranking = tables.ranking
-    # Each user's items sorted within the group (short lists), never the whole table by its string keys.
-    if "rank" in ranking.columns:
-        ordered = pl.col("doc_id").cast(pl.String).sort_by("rank")
-    else:
-        ordered = pl.col("doc_id").cast(pl.String).sort_by(["score", "doc_id"], descending=[True, True])
-    lists = ranking.group_by(list(QUERY_KEYS)).agg(ordered.alias(RECOMMENDED))
+    lists = _lists_of_ordered_runs(ranking)
+    if lists is None:
+        # Each user's items sorted within the group (short lists), never the whole table by its string keys.
+        if "rank" in ranking.columns:
+            ordered = pl.col("doc_id").cast(pl.String).sort_by("rank")
+        else:
+            ordered = pl.col("doc_id").cast(pl.String).sort_by(["score", "doc_id"], descending=[True, True])
+        lists = ranking.group_by(list(QUERY_KEYS)).agg(ordered.alias(RECOMMENDED))
     return queries.join(lists, on=list(QUERY_KEYS), how="left", maintain_order="left").with_columns(
         pl.col(RECOMMENDED).fill_null(pl.lit([], dtype=pl.List(pl.String))))
+
+
+def _lists_of_ordered_runs(ranking: pl.DataFrame) -> pl.DataFrame | None:
+    """Each user's items when the ranking already lists them user by user with ``rank`` strictly
+    increasing within each user (as the readers leave it): the runs of equal keys are numbered in
+    one pass and grouped by that sorted number, so the string keys are neither hashed per row nor
+    sorted. None when the rows are not so (a user's rows apart, ranks out of order or tied): the
+    caller then groups by the keys."""
+    keys = list(QUERY_KEYS)
+    if "rank" not in ranking.columns or ranking.height == 0:
+        return None
+    starts = pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
+    runs = ranking.select(*keys, pl.col("doc_id").cast(pl.String), "rank", starts.alias("_start"))
+    out_of_order = runs.select((~pl.col("_start") & (pl.col("rank") <= pl.col("rank").shift())).any()).item()
+    if out_of_order:
+        return None
+    lists = (
+        runs.with_columns(pl.col("_start").cum_sum().set_sorted().alias("_run"))
+        .group_by("_run").agg(*(pl.col(k).first() for k in keys), pl.col("doc_id").alias(RECOMMENDED))
+    )
+    if lists.select(pl.struct(keys).is_duplicated().any()).item():  # a user's rows are not together
+        return None
+    return lists.drop("_run")
 
 
 def bind_catalog(plan: Plan, catalog: object | None) -> Plan:

@@ -9,7 +9,8 @@ metric's direction from the registry (``higher_is_better``):
   better: the threshold is a ceiling, the gate passes with ``v ≤ threshold``);
 - **regression**: ``drop = b − v`` (higher is better) or ``v − b`` (lower is better); fails
   when ``drop > regression_max``. With ``noise_aware: true`` it fails only when, in addition,
-  the paired bootstrap interval of ``v − b`` excludes 0 (:mod:`evalframe.gates.noise`);
+  the bootstrap interval of ``v − b`` excludes 0 (:mod:`evalframe.gates.noise`: from the two
+  runs' own replicates, the engine's unit, weights, seed and percentile rule);
 - a gate fails when either rule fails; a failed gate of severity ``error`` blocks (exit 1), one
   of severity ``warning`` is reported only.
 
@@ -27,12 +28,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.gates.breakdown import breakdown_grouping, slice_changes
 from evalframe.gates.criteria import Criteria, Gate
-from evalframe.gates.noise import paired_delta_ci
+from evalframe.gates.noise import DeltaInterval, paired_cases, paired_delta_ci, replicate_delta_ci
 from evalframe.gates.outcome import TOLERANCE, GateReport, GateResult, RunOutputs
 from evalframe.results.reader import PER_QUERY
 
@@ -88,12 +90,83 @@ def _check_gate(gate: Gate, criteria: Criteria, candidate: RunOutputs, baseline:
     exceeded = result.drop > gate.regression_max + TOLERANCE
     interval = None
     if gate.noise_aware:
-        interval = paired_delta_ci(
-            _per_query(gate, baseline, baseline_system), _per_query(gate, candidate, system),
-            **_noise_settings(criteria, candidate),
-        )
+        interval = _noise_interval(gate, criteria, candidate, system, value, n, baseline, baseline_system, base_value)
     failed = exceeded and (interval is None or interval.excludes_zero)
     return _replace(result, regression_exceeded=exceeded, regression_failed=failed, interval=interval)
+
+
+def _noise_interval(gate: Gate, criteria: Criteria, candidate: RunOutputs, system: str, value: float, n: int,
+                    baseline: RunOutputs, baseline_system: str, base_value: float) -> DeltaInterval:
+    """The interval of ``value − base_value``: from the two runs' own bootstrap replicates when
+    both have them with one draw, else the paired bootstrap of the per-query values under the
+    engine's draw (:mod:`evalframe.gates.noise`). Either way the cases must be the same."""
+    found = _run_replicates(gate, candidate, system, baseline, baseline_system)
+    if found is None:
+        return paired_delta_ci(_per_query(gate, baseline, baseline_system), _per_query(gate, candidate, system),
+                               **_noise_settings(criteria, candidate))
+    sides = ((baseline, baseline_system), (candidate, system))
+    if all(_has_per_query_values(gate, outputs) for outputs, _ in sides):  # a per-query metric: the same cases
+        paired_cases(*(_per_query(gate, outputs, name) for outputs, name in sides))
+    base_replicates, cand_replicates = found
+    confidence = float(candidate.info["bootstrap"]["confidence"])
+    return replicate_delta_ci(base_replicates, cand_replicates, delta=value - base_value, n=n, confidence=confidence)
+
+
+def _has_per_query_values(gate: Gate, outputs: RunOutputs) -> bool:
+    """Whether the run's ``per_query.parquet`` holds values of the gate's metric (a set metric has none)."""
+    if outputs.per_query_path is None:
+        return False
+    found = pl.scan_parquet(outputs.per_query_path).filter(pl.col("metric") == gate.metric.name).select(pl.len())
+    return found.collect().item() > 0
+
+
+#: The settings that make two runs' bootstrap draws the same (replicate r weighs a unit alike).
+_DRAW = ("resamples", "seed", "unit", "strata")
+
+
+def _run_replicates(gate: Gate, candidate: RunOutputs, system: str, baseline: RunOutputs,
+                    baseline_system: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The baseline's and the candidate's replicate values of the gate's summary row (kept in
+    ``replicates.parquet`` or recomputed from the run's input by the engine), or None when a run
+    has no bootstrap, the two draws differ, or the replicates cannot be had."""
+    engines = [(outputs.info or {}).get("bootstrap") or {} for outputs in (baseline, candidate)]
+    if not all(engines) or any(engines[0].get(key) != engines[1].get(key) for key in _DRAW):
+        return None
+    found = []
+    for outputs, name in ((baseline, baseline_system), (candidate, system)):
+        values = _replicate_row(gate, outputs, name)
+        if values is None:
+            return None
+        found.append(values)
+    return found[0], found[1]
+
+
+def _replicate_row(gate: Gate, outputs: RunOutputs, system: str) -> np.ndarray | None:
+    """The R replicate values of the gate's metric, system and slice in one run, or None."""
+    from evalframe.results.reader import read_result
+
+    try:
+        data = read_result(outputs.path).data()
+        replicates = data.replicates
+        if replicates is None and data.recompute_replicates is not None:
+            replicates = data.recompute_replicates([gate.slice.grouping])
+    except InputError:
+        return None
+    if replicates is None or "values" not in replicates.columns:
+        return None
+    rows = replicates.filter((pl.col("grouping") == gate.slice.grouping) & (pl.col("system") == system)
+                             & (pl.col("metric") == gate.metric.name))
+    if gate.subset is not None and "subset" in rows.columns:
+        rows = rows.filter(pl.col("subset") == gate.subset)
+    for column, wanted in gate.slice.keys.items():
+        if column not in rows.columns:
+            return None
+        rows = rows.filter(pl.col(column).cast(pl.String) == str(wanted))
+    if rows.height != 1:
+        return None
+    values = rows.get_column("values")
+    values = values.arr.to_list() if values.dtype.base_type() is pl.Array else values
+    return np.asarray(values.explode().cast(pl.Float64).fill_null(np.nan).to_numpy(), dtype=np.float64)
 
 
 def _noise_settings(criteria: Criteria, candidate: RunOutputs) -> dict[str, Any]:
@@ -106,8 +179,10 @@ def _noise_settings(criteria: Criteria, candidate: RunOutputs) -> dict[str, Any]
         return {"resamples": noise.resamples, "seed": noise.seed, "confidence": noise.confidence}
     columns = pl.read_parquet_schema(candidate.per_query_path) if candidate.per_query_path is not None else {}
     unit = tuple(engine.get("unit") or ("query_id",))
+    strata = engine.get("strata")
     return {"resamples": int(engine["resamples"]), "seed": int(engine["seed"]), "confidence": float(engine["confidence"]),
-            "unit": unit if all(c in columns for c in unit) else ("query_id",)}
+            "unit": unit if all(c in columns for c in unit) else ("query_id",),
+            "strata": strata if strata in columns else None}
 
 
 def _replace(result: GateResult, **changes) -> GateResult:

@@ -418,10 +418,35 @@ def read_rag(
             p.raise_if_any()
         frame, parts = _join_two_files(frame, parts, out_frame, out_parts)
     # One file: the cross-record checks run too, so that every problem is reported at once.
-    tables = _tables(frame, parts, problems)
+    queries, ranking, judgments = _tables(frame, parts, problems)
     problems.raise_if_any()
-    return Tables(queries=tables[0], judgments=tables[2], ranking_rows=tables[1], n_rows=frame.height,
-                  notes=tuple(notes), ranking_source=problems.source)
+    absent = _absent_columns(queries)
+    return Tables(queries=queries, judgments=judgments, ranking_rows=ranking, n_rows=frame.height,
+                  notes=tuple(notes), ranking_source=problems.source, absent_columns=absent,
+                  source_columns=_given_fields(absent, ranking, judgments))
+
+
+#: The record field behind each optional text column of the queries table.
+_FIELD_OF = {"query_text": "query", "reference": "reference_answer", "response": "response"}
+
+
+def _absent_columns(queries: pl.DataFrame) -> tuple[str, ...]:
+    """Columns of ``queries`` that no record gives (all null: a label, timing or reference the
+    file lacks, which the reader adds for the metrics' sake; ``retrieved_embeddings`` when no
+    retrieved document has an embedding); a bundled pipeline skips what needs them."""
+    if queries.height == 0:
+        return ()
+    given = queries.select(
+        (pl.col(c).list.drop_nulls().list.len().sum() > 0) if c == "retrieved_embeddings" else pl.col(c).is_not_null().any()
+        for c in queries.columns
+    ).row(0)
+    return tuple(c for c, present in zip(queries.columns, given, strict=True) if not present)
+
+
+def _given_fields(absent: tuple[str, ...], ranking: pl.DataFrame, judgments: pl.DataFrame) -> tuple[str, ...]:
+    """The record fields the file gives, by their own names (what a pipeline part may ``require``)."""
+    fields = [field for column, field in _FIELD_OF.items() if column not in absent]
+    return (*fields, *(["retrieved"] if ranking.height else []), *(["relevant_docs"] if judgments.height else []))
 
 
 def _join_two_files(samples: pl.DataFrame, parts: dict, outputs: pl.DataFrame, out_parts: dict) -> tuple[pl.DataFrame, dict]:

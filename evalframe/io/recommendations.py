@@ -62,6 +62,8 @@ def read_recommendations(recs: Source, *, ground_truth: Source | None = None, it
         judgments = read_qrels(truth_frame.select("query_id", "doc_id", "relevance"))
     queries = run.select("system", "query_id").unique(maintain_order=True)
     tables = Tables.from_run(run, judgments, queries, source=name or "recommendations")
+    # What a pipeline part may require: the recommendations' columns, and the held-out items when given.
+    tables = replace(tables, source_columns=(*frame.columns, *(["ground_truth"] if truth_frame is not None else [])))
     items_frame, items_name = _frame(items)
     history_frame, _ = _frame(history)
     if history_frame is not None:

@@ -29,9 +29,8 @@ from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
-    replicate_frame,
-    row_weights,
 )
+from evalframe.metrics.params import cutoff
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise
 
@@ -124,27 +123,6 @@ class QuantileLatency(SetMetric):
         return finalized(table, by, pl.col("_value"), [(pl.col("n") == 0, "no timed sample in the slice"),
                                                        (pl.col("_value").is_null(), "every timed sample weighs 0")])
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        weights = row_weights(frame, weights)
-        times = frame.get_column(f"latency_{self.timing_key}").cast(pl.Float64)
-        used = times.is_not_null().to_numpy()
-        values, codes = np.unique(times.to_numpy()[used], return_inverse=True)
-        kept = weights.take(used)
-        return {"values": values, "weights": kept.sums(codes.reshape(-1), values.size)}
-
-    def values_from_replicate_state(self, state) -> np.ndarray:
-        """The first time whose cumulative weight reaches ``q·Σw``, per replicate (NumPy twin of
-        :meth:`finalize`)."""
-        values, weights = state["values"], state["weights"]
-        if values.size == 0:
-            return np.full(weights.shape[1], np.nan)
-        cumulative = np.cumsum(weights, axis=0)
-        total = cumulative[-1]
-        reached = cumulative >= self.quantile * total
-        reached &= weights > 0
-        first = reached.argmax(axis=0)
-        return np.where(reached.any(axis=0) & (total > 0), values[first], np.nan)
-
 
 @dataclass(frozen=True)
 class DistinctN(SetMetric):
@@ -203,41 +181,15 @@ class DistinctN(SetMetric):
         return finalized(table, by, pl.col("_unique") / pl.col("_total"),
                          [(pl.col("_total") == 0, f"no response with a {self.n}-gram in the slice")])
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        weights = row_weights(frame, weights)
-        keys = self._grams(frame.get_column("response"))
-        codes = keys.get_column("ngram").cast(pl.Categorical).to_physical().to_numpy().astype(np.int64)
-        codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
-        rows = keys.get_column(lexical.ROW).to_numpy().astype(np.int64)
-        counts = keys.get_column("count").to_numpy().astype(np.float64)
-        entries = weights.take(rows)
-        total = entries.sums(np.zeros(rows.size, dtype=np.int64), 1, counts)[0]
-        unique = np.zeros(weights.shape[1])
-        groups = int(codes.max()) + 1 if codes.size else 0
-        chunk = 2048
-        for start in range(0, groups, chunk):  # chunks of n-grams bound the (n-grams × R) block
-            inside = (codes >= start) & (codes < start + chunk)
-            block = entries.take(inside).positive_counts(codes[inside] - start, min(chunk, groups - start))
-            unique += (block > 0).sum(axis=0)
-        return {"unique": unique, "total": total}
-
-    def values_from_replicate_state(self, state) -> np.ndarray:
-        total = state["total"]
-        return np.divide(state["unique"], total, out=np.full(total.shape, np.nan), where=total > 0)
-
 
 @dataclass(frozen=True)
 class IntraListDiversity(QueryMetric):
     """1 − mean pairwise cosine similarity of the top-k retrieved documents' embeddings."""
 
-    k: int = 5
+    k: int = cutoff(5, "top-k retrieved documents", low=2)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("retrieved_embeddings",)}
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 2.0)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 2:
-            raise ConfigError(f"`intra_list_diversity` needs k >= 2, got {self.k!r}")
 
     @property
     def name(self) -> str:
@@ -278,18 +230,30 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec, Param
 
     timing = Param("timing_key", str, "end_to_end", doc="which timing (a key of `timings`)")
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "p50_latency": ("Median {timing_key} time, in seconds (half the questions are faster).", "score"),
+        "p90_latency": ("90th percentile of the {timing_key} time, in seconds.", "score"),
+        "p95_latency": ("95th percentile of the {timing_key} time, in seconds (1 in 20 questions is slower).", "score"),
+        "p99_latency": ("99th percentile of the {timing_key} time, in seconds (1 in 100 questions is slower).", "score"),
+    }
     quantiles = [
         MetricSpec(f"p{q}_latency", lambda timing_key="end_to_end", q=q: QuantileLatency(q / 100, timing_key),
-                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", (timing,))
+                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", (timing,),
+                   meaning=meanings[f"p{q}_latency"][0], kind=meanings[f"p{q}_latency"][1])
         for q in (50, 90, 95, 99)
     ]
     return [
-        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0], (timing,)),
+        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0], (timing,),
+                   meaning="Mean {timing_key} time per question, in seconds.", kind="score"),
         *quantiles,
-        MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)"),
-        MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)"),
+        MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)",
+                   meaning="Unique words over all words of the answers: low means repetitive answers.", kind="rate"),
+        MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)",
+                   meaning="Unique word pairs over all word pairs of the answers.", kind="rate"),
         MetricSpec("intra_list_diversity", IntraListDiversity, IntraListDiversity.__doc__.splitlines()[0],
-                   (Param("k", int, 5, doc="top-k retrieved documents"),), at="k", aliases=("ild",)),
+                   at="k", aliases=("ild",),
+                   meaning="How different the top {k} retrieved documents are from each other (1 − mean cosine).", kind="score"),
     ]
 
 

@@ -52,6 +52,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import polars as pl
 
+from evalframe.metrics.params import check_parameters
 # The metric families import the weight-matrix helpers from here too (row_weights, scored_rows,
 # replicate_frame); their home is evalframe.metrics.weight_matrices.
 from evalframe.metrics.weight_matrices import (  # noqa: F401
@@ -170,6 +171,10 @@ class Metric(ABC):
     def __str__(self) -> str:
         return self.name
 
+    def __post_init__(self) -> None:
+        """Check the parameters the class declares (:func:`evalframe.metrics.params.param`)."""
+        check_parameters(self)
+
     def note(self) -> tuple[pl.Expr, str] | None:
         """A per-unit flag worth counting in the summary's ``note``, and its text.
 
@@ -279,6 +284,21 @@ class SetMetric(Metric):
     def state_id(self) -> object:
         """Hashable identity of the state; metrics with equal ids share one. Default: no sharing."""
         return (type(self), self.name)
+
+    def slice_columns(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """``rows`` with the columns that depend on *other* rows of their slice (a variant's
+        parent in the slice, for paired robustness); none by default.
+
+        A metric that needs such columns adds them here and reads them in :meth:`state_of`;
+        the generic stacked state (:func:`evalframe.metrics.stacked.stacked_state`) adds them
+        once over the whole slice before it reduces the rows unit by unit, so a pair split
+        across units is still a pair, as in :meth:`state`.
+        """
+        return rows
+
+    def state_of(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        """:meth:`state` of rows that already carry :meth:`slice_columns` (by default, :meth:`state`)."""
+        return self.state(rows, by)
 
     @abstractmethod
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:

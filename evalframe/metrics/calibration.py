@@ -31,12 +31,12 @@ from typing import ClassVar
 
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
 )
+from evalframe.metrics.params import param
 from evalframe.metrics.set_values import NO_SCORED_QUERY, NO_WEIGHT, finalized, per_slice
 from evalframe.metrics.curves import BIN, bin_index, calibration_bins, ordered_sum
 
@@ -90,18 +90,13 @@ class ExpectedCalibrationError(SetMetric):
     ``[0, 0]`` and probs ``[0.6, 0.9]`` with labels ``[1, 1]`` → ``(|0.6 − 0| + |1.5 − 2|) / 4 = 0.275``.
     """
 
-    bins: int = 10
+    bins: int = param(10, "number of equal-width bins on [0, 1]", low=1)
     target: ClassVar[TargetCategory] = TargetCategory.CALIBRATION
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all queries"
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     state_keys: ClassVar[tuple[str, ...]] = (BIN,)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 1:
-            msg = f"`ece` needs a number of bins that is a whole number >= 1, got {self.bins!r}"
-            raise ConfigError(msg)
 
     @property
     def name(self) -> str:
@@ -129,16 +124,16 @@ class ExpectedCalibrationError(SetMetric):
         return finalized(table, by, pl.col("gap_sum") / pl.col("weight"), reasons)
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("brier", Brier, Brier.__doc__.splitlines()[0], aliases=("brier_score",)),
+        MetricSpec("brier", Brier, Brier.__doc__.splitlines()[0], aliases=("brier_score",),
+                   meaning="Mean squared gap between the predicted probability and the outcome (0 = perfect).", kind="score"),
         MetricSpec(
             "ece",
             ExpectedCalibrationError,
             ExpectedCalibrationError.__doc__.splitlines()[0],
-            (Param("bins", int, 10, doc="number of equal-width bins on [0, 1]"),),
-        ),
+                   meaning="Gap between predicted probabilities and observed frequencies, over {bins} bins (0 = calibrated).", kind="score"),
     ]
 
 

@@ -24,8 +24,8 @@ from typing import ClassVar
 
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import SetMetric, TargetCategory, safe_divide
+from evalframe.metrics.params import param
 from evalframe.metrics.curves import is_scored, weighted_counts
 from evalframe.metrics.set_values import (
     NO_NEGATIVE,
@@ -76,7 +76,7 @@ class ConfusionMetric(SetMetric):
     ``zero_division`` value. A slice without a used row has no value, except the counts (0).
     """
 
-    threshold: float = 0.5
+    threshold: float = param(0.5, "predicted positive when prob >= threshold", low=0, high=1, shared=True)
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
     subset: ClassVar[str] = "all queries"
@@ -86,14 +86,6 @@ class ConfusionMetric(SetMetric):
     #: Name in the registry, and the name printed (they differ only for ``ppv``/``precision``).
     key: ClassVar[str]
     printed: ClassVar[str]
-
-    def __post_init__(self) -> None:
-        threshold = self.threshold
-        valid = isinstance(threshold, int | float) and not isinstance(threshold, bool)
-        if not valid or not math.isfinite(threshold) or not 0 <= threshold <= 1:
-            msg = f"`{self.key}` needs a threshold in [0, 1], got {threshold!r}"
-            raise ConfigError(msg)
-        object.__setattr__(self, "threshold", float(threshold))
 
     @property
     def name(self) -> str:
@@ -328,13 +320,28 @@ CONFUSION_METRICS: tuple[type[ConfusionMetric], ...] = (
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    threshold = Param("threshold", float, 0.5, doc="predicted positive when prob >= threshold")
     aliases = {"specificity": ("tnr",), "balanced_accuracy": ("balanced_acc",)}
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "tp": ("Queries with evidence that the gate flags (p ≥ {threshold}).", "count"),
+        "tn": ("Queries without evidence that the gate clears (p < {threshold}).", "count"),
+        "fp": ("False alarms: queries without evidence that the gate flags (p ≥ {threshold}).", "count"),
+        "fn": ("Missed evidence: queries with evidence that the gate clears (p < {threshold}).", "count"),
+        "sensitivity": ("Of 100 queries with evidence, how many the gate flags (p ≥ {threshold}).", "rate"),
+        "specificity": ("Of 100 queries without evidence, how many the gate correctly clears.", "rate"),
+        "fpr": ("Of 100 queries without evidence, how many raise a false alarm.", "rate"),
+        "ppv": ("Of 100 flagged queries, how many truly have evidence.", "rate"),
+        "npv": ("Of 100 cleared queries, how many truly have no evidence.", "rate"),
+        "f1": ("Balance of catching evidence and avoiding false alarms (harmonic mean of precision and sensitivity).", "score"),
+        "mcc": ("Agreement of flags with the truth: −1 always wrong, 0 chance, 1 perfect; fair when evidence is rare.", "score"),
+        "balanced_accuracy": ("Mean of the share of evidence flagged and the share of no-evidence cleared (0.5 = chance).", "rate"),
+    }
     return [
-        MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], (threshold,),
-                   aliases=aliases.get(metric.key, ()), shared=("threshold",))
+        MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0],
+                   aliases=aliases.get(metric.key, ()),
+                   meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
         for metric in CONFUSION_METRICS
     ]
 

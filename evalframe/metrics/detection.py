@@ -35,7 +35,9 @@ default to 1, when the total cost is the number of errors):
 (undefined, with a note, when that baseline costs 0). ``min_cost`` is the least total cost over
 every threshold (each distinct score, and flagging nothing), ``min_cost_threshold`` the score
 reaching it (the highest such; null when flagging nothing is cheapest): one sort, cumulative
-sums (:func:`cost_curve` gives the whole curve for plots).
+sums (:func:`cost_curve` gives the whole curve for plots). Both get bootstrap intervals from the
+ROC family's replicate curves, which keep each point's score; a point without weight in a
+replicate is not a threshold of it (the resampled data do not have that score).
 
 **Time to detection** (query level, one row per anomaly with ``onset`` and ``detected_at``,
 numbers or datetimes): ``time_to_detection`` = ``detected_at − onset`` (seconds for datetimes),
@@ -57,6 +59,7 @@ import polars as pl
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import QueryMetric, TargetCategory, safe_divide
 from evalframe.metrics.confusion import FN, FP, TN, TP, ConfusionMetric
+from evalframe.metrics.params import param
 from evalframe.metrics.roc import RocCurves, RocMetric
 from evalframe.metrics.set_values import Reason
 from evalframe.metrics.curves import PROB, points, points_fp, points_tp, total_negative_weight, total_positive_weight
@@ -65,10 +68,9 @@ NO_POSITIVE = "no positive in the slice"
 NO_NEGATIVE = "no negative in the slice: no false-positive rate"
 
 
-def _check_rate(key: str, fpr: float) -> float:
-    if isinstance(fpr, bool) or not isinstance(fpr, int | float) or not 0 < fpr <= 1:
-        raise ConfigError(f"`{key}@fpr` needs a target false positive rate in (0, 1], got {fpr!r}")
-    return float(fpr)
+def _cost(what: str) -> float:
+    """The declaration of a cost parameter (a field of the cost metrics; pipelines may set it)."""
+    return param(1.0, f"cost of a {what}; default 1", low=0, shared=True)
 
 
 def _check_cost(key: str, name: str, value: float) -> float:
@@ -84,11 +86,8 @@ def _check_cost(key: str, name: str, value: float) -> float:
 class _FprWalk(RocMetric):
     """Base of the three outputs of the chapter's walk (module docstring)."""
 
-    fpr: float
+    fpr: float = param(doc="the false-positive budget, a rate in (0, 1]", low=0, high=1, low_open=True)
     key: ClassVar[str]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fpr", _check_rate(self.key, self.fpr))
 
     @property
     def name(self) -> str:
@@ -168,15 +167,10 @@ class ThresholdIndexAtFPR(_FprWalk):
 class _CostAtThreshold(ConfusionMetric):
     """Base of the costs at ``threshold`` with declared ``fp_cost`` and ``fn_cost``."""
 
-    fp_cost: float = 1.0
-    fn_cost: float = 1.0
+    fp_cost: float = _cost("false positive (e.g. an investigation)")
+    fn_cost: float = _cost("false negative (e.g. a missed fraud)")
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "fp_cost", _check_cost(self.key, "fp_cost", self.fp_cost))
-        object.__setattr__(self, "fn_cost", _check_cost(self.key, "fn_cost", self.fn_cost))
 
     @property
     def name(self) -> str:
@@ -221,15 +215,11 @@ class CostReductionVsBaseline(_CostAtThreshold):
 
 @dataclass(frozen=True)
 class _CostCurveMetric(RocMetric):
-    fp_cost: float = 1.0
-    fn_cost: float = 1.0
+    fp_cost: float = _cost("false positive (e.g. an investigation)")
+    fn_cost: float = _cost("false negative (e.g. a missed fraud)")
     key: ClassVar[str]
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, math.inf)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "fp_cost", _check_cost(self.key, "fp_cost", self.fp_cost))
-        object.__setattr__(self, "fn_cost", _check_cost(self.key, "fn_cost", self.fn_cost))
 
     @property
     def name(self) -> str:
@@ -279,12 +269,27 @@ class MinimumCostThreshold(_CostCurveMetric):
 
     def value(self) -> pl.Expr:
         costs = self.costs()
-        best = points(PROB).gather(costs.arg_min())
-        return pl.when(costs.min() < self.nothing()).then(best.first())
+        # The highest point at the least cost (not ``gather(arg_min())``: Polars' lazy select has
+        # returned the last of tied minima there).
+        best = points(PROB).filter(costs == costs.min()).max()
+        return pl.when(costs.min() < self.nothing()).then(best)
 
     def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        # The replicate curves keep no score per point: the threshold has no bootstrap interval.
-        return np.full(curves.tp.shape[0], np.nan)
+        # The first candidate of :meth:`curve_costs` at the least cost (before negative point k, or
+        # everything), and its threshold: the lowest point above it that holds positive weight under
+        # the column (a point of no weight costs what the point above it costs, so the highest point
+        # at the least cost, the Polars path's, always holds some); flagging nothing wins ties.
+        costs = self.curve_costs(curves)
+        rows = np.arange(costs.shape[0])
+        best = np.argmin(costs, axis=1) if costs.shape[1] else np.zeros(0, np.int64)
+        positives = curves.positive_here.shape[1]
+        holding = np.where(curves.positive_here > 0, np.arange(positives), -1)
+        lowest_so_far = np.maximum.accumulate(holding, axis=1) if positives else np.full((costs.shape[0], 1), -1)
+        above = np.r_[curves.tp_above_negative, positives][best] - 1  # last positive point above the candidate
+        point = np.where(above >= 0, lowest_so_far[rows, np.maximum(above, 0)], -1)
+        cheaper = (costs[rows, best] < curves.total_positive * self.fn_cost) & (point >= 0)
+        prob = curves.positive_prob if curves.positive_prob.size else np.zeros(1)
+        return np.where(cheaper, prob[np.maximum(point, 0)], np.nan)
 
 
 def declared_costs(metric) -> tuple[float, float] | None:
@@ -384,21 +389,32 @@ def time_to_detection_summary(onset, detected) -> dict:
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    fpr = Param("fpr", float, doc="the false-positive budget, a rate in (0, 1]")
-    threshold = Param("threshold", float, 0.5, doc="flagged when prob >= threshold")
-    fp_cost = Param("fp_cost", float, 1.0, doc="cost of a false positive (e.g. an investigation); default 1")
-    fn_cost = Param("fn_cost", float, 1.0, doc="cost of a false negative (e.g. a missed fraud); default 1")
-    specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fpr,), at="fpr", at_required=True)
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "detection_rate": ("Share of anomalies caught at the target false-positive rate (the chapter's walk down the scores).", "rate"),
+        "actual_fpr": ("False-positive rate actually reached by the detection-rate walk.", "rate"),
+        "threshold_index": ("Position in the score order where the detection-rate walk stopped.", "count"),
+        "total_cost": ("Cost of the errors at the threshold: false positives × fp_cost + false negatives × fn_cost.", "count"),
+        "cost_per_prediction": ("Cost of the errors per scored case at the threshold.", "score"),
+        "cost_reduction_vs_baseline": ("Share of the flag-nothing baseline's cost saved by the detector.", "rate"),
+        "min_cost": ("Lowest cost over every threshold (the cost-minimising operating point).", "count"),
+        "min_cost_threshold": ("Score threshold with the lowest cost.", "score"),
+    }
+    specs = [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], at="fpr", at_required=True,
+                         meaning=meanings[m.key][0], kind=meanings[m.key][1])
              for m in (DetectionRateAtFPR, ActualFPRAtFPR, ThresholdIndexAtFPR)]
-    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (threshold, fp_cost, fn_cost),
-                         shared=("threshold", "fp_cost", "fn_cost"))
+    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0],
+                         meaning=meanings[m.key][0], kind=meanings[m.key][1])
               for m in (TotalCost, CostPerPrediction, CostReductionVsBaseline)]
-    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0], (fp_cost, fn_cost), shared=("fp_cost", "fn_cost"))
+    specs += [MetricSpec(m.key, m, (m.__doc__ or "").strip().splitlines()[0],
+                         meaning=meanings[m.key][0], kind=meanings[m.key][1])
               for m in (MinimumCost, MinimumCostThreshold)]
-    specs += [MetricSpec("time_to_detection", TimeToDetection, "Delay from an anomaly's onset to its detection"),
-              MetricSpec("detected", Detected, "1 when the anomaly was detected, else 0 (mean: detection rate)")]
+    specs += [MetricSpec("time_to_detection", TimeToDetection, "Delay from an anomaly's onset to its detection",
+               meaning="Time from an anomaly's onset to its first detection.", kind="score"),
+              MetricSpec("detected", Detected, "1 when the anomaly was detected, else 0 (mean: detection rate)",
+                         meaning="Share of anomalies detected at all.", kind="rate")]
     return specs
 
 

@@ -31,6 +31,7 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Parameterless, QueryMetric, TargetCategory, safe_divide
+from evalframe.metrics.params import param
 
 #: The only "cutoff" of the evidence metrics: the K the system selected.
 SELECTED_K = "selected_k"
@@ -76,7 +77,7 @@ class _ExtractedSetMetric(_Extraction):
     ``<family>@selected_k``: its only cutoff is the K the system selected (Appendix A.3 keeps it
     apart from the fixed-K ``recall@k``)."""
 
-    k: str = SELECTED_K
+    k: str = param(SELECTED_K, "always `selected_k`: the K the system chose", choices=(SELECTED_K,))
     family: ClassVar[str]
     subset: ClassVar[str] = "queries with at least one relevant item"
     subset_where: ClassVar[str] = "n_relevant > 0"
@@ -87,6 +88,7 @@ class _ExtractedSetMetric(_Extraction):
         if self.k != SELECTED_K:
             msg = f"`{self.family}` is measured at the K the system selected: write `{self.family}@{SELECTED_K}` (got `@{self.k}`)"
             raise ConfigError(msg)
+        super().__post_init__()
 
     @property
     def name(self) -> str:
@@ -122,16 +124,19 @@ class EvidencePrecisionAtSelectedK(_ExtractedSetMetric):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    k = Param("k", str, SELECTED_K, (SELECTED_K,), doc="always `selected_k`: the K the system chose")
     return [
-        MetricSpec("selected_k", SelectedK, SelectedK.__doc__.splitlines()[0]),
-        MetricSpec("n_extracted", NumExtracted, NumExtracted.__doc__.splitlines()[0]),
+        MetricSpec("selected_k", SelectedK, SelectedK.__doc__.splitlines()[0],
+                   meaning="Sentences the system chose to extract per query (dynamic K).", kind="score"),
+        MetricSpec("n_extracted", NumExtracted, NumExtracted.__doc__.splitlines()[0],
+                   meaning="Sentences extracted, summed over the queries: the reading workload.", kind="count"),
         MetricSpec("evidence_recall", EvidenceRecallAtSelectedK, EvidenceRecallAtSelectedK.__doc__.splitlines()[0],
-                   (k,), at="k", at_required=True),
+                   at="k", at_required=True,
+                   meaning="Share of a query's gold evidence sentences that the system extracted.", kind="rate"),
         MetricSpec("evidence_precision", EvidencePrecisionAtSelectedK,
-                   EvidencePrecisionAtSelectedK.__doc__.splitlines()[0], (k,), at="k", at_required=True),
+                   EvidencePrecisionAtSelectedK.__doc__.splitlines()[0], at="k", at_required=True,
+                   meaning="Share of the extracted sentences that are gold evidence.", kind="rate"),
     ]
 
 

@@ -53,6 +53,7 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import SetMetric, TargetCategory, safe_divide
+from evalframe.metrics.params import param, params_of
 from evalframe.metrics.set_values import NO_POSITIVE, Reason, finalized
 from evalframe.metrics.curves import weighted_counts
 
@@ -146,18 +147,18 @@ def gate_counts(rows: pl.LazyFrame, by: Sequence[str], state: pl.Expr) -> pl.Laz
 class GateMetric(SetMetric):
     """Base of the three-state gate metrics (module docstring); ``key`` names its formula."""
 
-    tau_neg: float | None = None
-    tau_pos: float | None = None
+    tau_neg: float | None = param(None, "NEG when prob < tau_neg (with tau_pos; neither: the `state` column)",
+                                  low=0, high=1, shared=True)
+    tau_pos: float | None = param(None, "POS when prob >= tau_pos (with tau_neg; neither: the `state` column)",
+                                  low=0, high=1, shared=True)
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     subset: ClassVar[str] = "all queries"
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     key: ClassVar[str]
 
     def __post_init__(self) -> None:
-        check_thresholds(self.tau_neg, self.tau_pos, where=self.key)
-        if self.tau_neg is not None:
-            object.__setattr__(self, "tau_neg", float(self.tau_neg))
-            object.__setattr__(self, "tau_pos", float(self.tau_pos))
+        check_thresholds(self.tau_neg, self.tau_pos, where=self.key)  # the pair's rule, then each value's
+        super().__post_init__()
 
     @property
     def from_column(self) -> bool:
@@ -196,6 +197,10 @@ class GateMetric(SetMetric):
             (formula.denominator(counts) == 0, formula.undefined_note),
         ]
         return finalized(state, by, value, reasons)
+
+
+#: The parameters that derive the ``state`` column from ``prob``: those :class:`GateMetric` declares.
+STATE_PARAMETERS = tuple(declared.name for declared in params_of(GateMetric))
 
 
 class NegRate(GateMetric):
@@ -265,15 +270,21 @@ GATE_METRICS: tuple[type[GateMetric], ...] = (
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    params = (
-        Param("tau_neg", float, None, doc="NEG when prob < tau_neg (with tau_pos; neither: the `state` column)"),
-        Param("tau_pos", float, None, doc="POS when prob >= tau_pos (with tau_neg; neither: the `state` column)"),
-    )
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "neg_rate": ("Share of queries the gate skips (NEG): workload saved.", "rate"),
+        "uncertain_rate": ("Share of queries sent to conservative review (UNCERTAIN).", "rate"),
+        "pos_rate": ("Share of queries raised as high-confidence alerts (POS).", "rate"),
+        "alert_rate_per_1000": ("Alerts (POS) per 1000 queries: how many a reviewer must look at.", "score"),
+        "screening_sensitivity": ("Of 100 queries with evidence, how many the gate does not skip.", "rate"),
+        "screening_fn_per_1000": ("Queries with evidence the gate skips, per 1000 queries: missed evidence.", "score"),
+        "alert_precision": ("Of 100 alerts (POS), how many truly have evidence.", "rate"),
+    }
     return [
-        MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], params,
-                   shared=("tau_neg", "tau_pos"))
+        MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0],
+                   meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
         for metric in GATE_METRICS
     ]
 

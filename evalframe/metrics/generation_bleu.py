@@ -9,7 +9,7 @@ order, as sacrebleu's sentence BLEU).
 the clipped n-gram matches ``correct_n = Σ_g min(count_hyp(g), count_ref(g))`` and the
 hypothesis n-grams ``total_n``, and the lengths ``sys_len``, ``ref_len``. The state of a slice is
 their (weighted) sums, so corpus BLEU merges across parts exactly, slices by any key and gets
-bootstrap CIs (a replicate's state is the weight matrix times the per-segment counts). Then
+bootstrap CIs (the generic stacked state: per-segment counts times the replicate weights). Then
 (sacrebleu's ``compute_bleu``)::
 
     BP = 1 if sys_len >= ref_len else exp(1 − ref_len / sys_len)   (0 when sys_len = 0)
@@ -38,8 +38,6 @@ from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
-    replicate_frame,
-    row_weights,
 )
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise
@@ -177,18 +175,6 @@ class CorpusBleu(_Bleu, SetMetric):
         )
         return finalized(table, by, value, [(pl.col("n") == 0, NO_SEGMENT), (pl.col("sys_len").is_null(), NO_SEGMENT)])
 
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        """The summed counts under every weight column: per-segment counts (once) times the weights."""
-        weights = row_weights(frame, weights)
-        used = frame.get_column("reference").is_not_null().to_numpy()
-        weights = weights.take(used)
-        rows = frame.filter(pl.Series(used))
-        counts = segment_counts(rows.get_column("reference"), rows.get_column("response"), self.max_order)
-        codes = np.zeros(rows.height, dtype=np.int64)
-        columns = {name: weights.sums(codes, 1, counts[:, i])[0] for i, name in enumerate(self._count_names())}
-        columns["n"] = weights.positive_counts(codes, 1)[0]
-        return replicate_frame(columns, weights.shape[1])
-
 
 @dataclass(frozen=True)
 class SentenceBleu(_Bleu, QueryMetric):
@@ -223,8 +209,10 @@ def _specs():
         Param("smooth_value", float, None, doc="value of the floor and add-k smoothing (sacrebleu's default when none)"),
     )
     return [
-        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], params, aliases=("corpus_bleu",)),
-        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0], params),
+        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], params, aliases=("corpus_bleu",),
+                   meaning="Corpus BLEU (0-100) of the answers against the references, as sacrebleu.", kind="score"),
+        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0], params,
+                   meaning="BLEU (0-100) of each answer against its reference, averaged.", kind="score"),
     ]
 
 

@@ -305,6 +305,15 @@ def _specs():
         flag("ignore_articles", "drop the words a, an, the"),
     )
     stemmer = flag("use_stemmer", "Porter-stem tokens longer than 3 characters (rouge-score)")
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "rouge1_answer": ("Shared words between the answer and the reference (ROUGE-1 F).", "score"),
+        "rouge1_query": ("Shared words between the answer and the question (ROUGE-1 F): does it address it?", "score"),
+        "rouge2_answer": ("Shared word pairs between the answer and the reference (ROUGE-2 F).", "score"),
+        "rouge2_query": ("Shared word pairs between the answer and the question (ROUGE-2 F).", "score"),
+        "rougeL_answer": ("Longest shared word sequence between the answer and the reference (ROUGE-L F).", "score"),
+        "rougeL_query": ("Longest shared word sequence between the answer and the question (ROUGE-L F).", "score"),
+    }
     rouge = []
     for variant in ("rouge1", "rouge2", "rougeL"):
         for compare_to, suffix, what in (("reference", "answer", "the reference answer"), ("query", "query", "the query")):
@@ -313,18 +322,22 @@ def _specs():
                 lambda use_stemmer="true", variant=variant, compare_to=compare_to: Rouge(variant, use_stemmer, compare_to),
                 f"{variant.upper().replace('L', '-L')} F-measure of the response against {what} (rouge-score)",
                 (stemmer,),
+                meaning=meanings[f"{variant}_{suffix}"][0], kind=meanings[f"{variant}_{suffix}"][1],
             ))
     return [
         MetricSpec("answer_exact_match", AnswerExactMatch, AnswerExactMatch.__doc__.splitlines()[0], normalisation,
-                   aliases=("em", "squad_em")),
-        MetricSpec("token_f1", TokenF1, TokenF1.__doc__.splitlines()[0], normalisation, aliases=("squad_f1",)),
+                   aliases=("em", "squad_em"),
+                   meaning="Share of answers equal to the reference after SQuAD normalisation.", kind="rate"),
+        MetricSpec("token_f1", TokenF1, TokenF1.__doc__.splitlines()[0], normalisation, aliases=("squad_f1",),
+                   meaning="Word overlap (SQuAD F1) between the answer and the reference.", kind="score"),
         *rouge,
         MetricSpec("evidence_overlap_faithfulness", EvidenceOverlapFaithfulness,
                    EvidenceOverlapFaithfulness.__doc__.splitlines()[0],
                    (Param("n", int, 1, doc="n-gram size"),
                     Param("evidence_source", str, "retrieved", ("retrieved", "relevant"), doc="which documents are the evidence"),
                     Param("k", int, None, doc="top-k retrieved documents (none: all)")),
-                   aliases=("faithfulness",)),
+                   aliases=("faithfulness",),
+                   meaning="Share of the answer's words ({n}-grams) found in the {evidence_source} documents: a lexical proxy for being supported by evidence.", kind="rate"),
     ]
 
 

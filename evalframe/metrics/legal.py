@@ -49,7 +49,7 @@ import polars as pl
 from evalframe.data.text import normalise_series, tokenise_series
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, Parameterless, QueryMetric, TargetCategory, safe_divide, span_columns
-from evalframe.metrics.retrieval_basic import check_cutoff
+from evalframe.metrics.params import cutoff
 
 #: The queries-table columns of the legal reader that the query-level metrics read.
 TOP_PASSAGE = "top_passage"
@@ -135,12 +135,9 @@ class _GoldTestMetric(ItemMetric):
 class LegalRecallAtK(_GoldTestMetric):
     """Fraction of the gold answers matched by a passage in the top k (score.py recall@k)."""
 
-    k: int
+    k: int = cutoff()
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     item_columns: ClassVar[tuple[str, ...]] = ("first_matches",)
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "legal_recall", required=True)
 
     @property
     def name(self) -> str:
@@ -157,13 +154,13 @@ class LegalRecallAtK(_GoldTestMetric):
 class LegalNDCGAtK(_GoldTestMetric):
     """score.py's nDCG@k: IDCG over min(#gold answers, k); not clipped (dedupe=true: each answer credited once)."""
 
-    k: int
+    k: int = cutoff()
     dedupe: bool = False
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
     item_columns: ClassVar[tuple[str, ...]] = ("first_matches",)
 
     def __post_init__(self) -> None:
-        check_cutoff(self.k, "legal_ndcg", required=True)
+        super().__post_init__()
         if not isinstance(self.dedupe, bool):
             raise ConfigError(f"`legal_ndcg` dedupe must be true or false, got {self.dedupe!r}")
 
@@ -226,10 +223,7 @@ class _SpanMetric(_GoldTestMetric):
 class SpanPrecisionAtK(_SpanMetric):
     """Characters of the top-k spans inside gold spans, over the characters the top-k spans cover."""
 
-    k: int
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "span_precision", required=True)
+    k: int = cutoff()
 
     @property
     def name(self) -> str:
@@ -244,10 +238,7 @@ class SpanPrecisionAtK(_SpanMetric):
 class SpanRecallAtK(_SpanMetric):
     """Characters of the gold spans covered by the top-k spans, over the gold characters."""
 
-    k: int
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "span_recall", required=True)
+    k: int = cutoff()
 
     @property
     def name(self) -> str:
@@ -259,23 +250,30 @@ class SpanRecallAtK(_SpanMetric):
 
 
 def _specs():
+    from evalframe.metrics.params import params_of
     from evalframe.metrics.registry import MetricSpec, Param
 
-    k = Param("k", int, doc="cutoff rank")
+    k = params_of(LegalNDCGAtK)[0]  # the class's declaration, for the spec built by a function
 
     def ndcg(k: int, dedupe: str = "false") -> LegalNDCGAtK:
         return LegalNDCGAtK(k, dedupe=dedupe == "true")
 
     return [
-        MetricSpec("legal_exact_match", LegalExactMatch, LegalExactMatch.__doc__.splitlines()[0]),
-        MetricSpec("legal_span_f1", LegalSpanF1, LegalSpanF1.__doc__.splitlines()[0]),
-        MetricSpec("legal_recall", LegalRecallAtK, LegalRecallAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True),
+        MetricSpec("legal_exact_match", LegalExactMatch, LegalExactMatch.__doc__.splitlines()[0],
+                   meaning="Share of questions whose answer text matches the gold answer exactly.", kind="rate"),
+        MetricSpec("legal_span_f1", LegalSpanF1, LegalSpanF1.__doc__.splitlines()[0],
+                   meaning="Word overlap (F1) between the answer span and the gold span.", kind="score"),
+        MetricSpec("legal_recall", LegalRecallAtK, LegalRecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
+                   meaning="Share of a question's gold passages found in the top {k}.", kind="rate"),
         MetricSpec("legal_ndcg", ndcg, LegalNDCGAtK.__doc__.splitlines()[0],
                    (k, Param("dedupe", str, "false", ("false", "true"), doc="credit each gold answer at most once")),
-                   at="k", at_required=True),
-        MetricSpec("span_precision", SpanPrecisionAtK, SpanPrecisionAtK.__doc__.splitlines()[0], (k,), at="k",
-                   at_required=True),
-        MetricSpec("span_recall", SpanRecallAtK, SpanRecallAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True),
+                   at="k", at_required=True,
+                   meaning="Quality of the top {k} order of passages against the ideal one (1 = gold first).", kind="score"),
+        MetricSpec("span_precision", SpanPrecisionAtK, SpanPrecisionAtK.__doc__.splitlines()[0], at="k",
+                   at_required=True,
+                   meaning="Share of the text of the top {k} passages that lies inside gold spans.", kind="rate"),
+        MetricSpec("span_recall", SpanRecallAtK, SpanRecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
+                   meaning="Share of the gold spans' text covered by the top {k} passages.", kind="rate"),
     ]
 
 

@@ -8,7 +8,8 @@ string semantics define the result; everything after is Polars or NumPy):
   three removals can be switched off (seed 000 §4.1 options);
 - :func:`rouge_tokens`: rouge-score's tokenizer (lower-case, runs of ``[^a-z0-9]`` become a
   space, Porter stemming of tokens longer than 3 characters with rouge-score's own stemmer);
-- :func:`bleu_tokens`: sacrebleu's ``13a`` tokenizer of the right-stripped text, split on spaces.
+- :func:`bleu_tokens`: sacrebleu's ``13a`` tokenizer of the right-stripped text, split on spaces
+  (its rules as Polars string operations, :func:`tokenize_13a`).
 
 Tokens are held long: a frame ``row, pos, token`` (rows of the input, positions 0-based).
 Counting kernels over long tokens:
@@ -83,9 +84,54 @@ def squad_tokens(texts: pl.Series, *, ignore_case: bool = True, ignore_punctuati
 
 @cache
 def _porter():
-    from rouge_score import tokenizers
+    """rouge-score's stemmer: NLTK's ``PorterStemmer()`` (what ``DefaultTokenizer(use_stemmer=True)``
+    builds). Importing it through ``nltk``'s package costs about 1.5 s of CPU (the package's
+    ``__init__`` imports scikit-learn and scipy.stats); unless ``nltk`` is already imported, the
+    module ``nltk/stem/porter.py`` and its three small dependencies are loaded from their files
+    instead, the same code, and ``sys.modules`` is left as it was. If that fails (another NLTK
+    layout), the ordinary import."""
+    import sys
 
-    return tokenizers.DefaultTokenizer(use_stemmer=True)._stemmer
+    if "nltk" not in sys.modules:
+        try:
+            return _porter_module().PorterStemmer()
+        except Exception:  # noqa: BLE001 - any failure falls back to the ordinary import below
+            pass
+    from nltk.stem.porter import PorterStemmer
+
+    return PorterStemmer()
+
+
+def _porter_module():
+    """``nltk.stem.porter`` loaded without running ``nltk/__init__.py`` (:func:`_porter`)."""
+    import importlib.util
+    import sys
+    import types
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("nltk")  # locates the package without executing it
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("nltk is not installed")
+    root = Path(next(iter(spec.submodule_search_locations)))
+
+    def nltk_modules() -> dict:
+        return {name: module for name, module in sys.modules.items() if name == "nltk" or name.startswith("nltk.")}
+
+    saved = nltk_modules()  # put back as they were afterwards, whatever happens
+    try:
+        for name in saved:
+            del sys.modules[name]
+        for name, folder in (("nltk", root), ("nltk.stem", root / "stem")):
+            package = types.ModuleType(name)
+            package.__path__ = [str(folder)]  # a namespace for the submodules, nothing executed
+            sys.modules[name] = package
+        import nltk.stem.porter as porter  # noqa: PLC0415 - imports nltk.redos, nltk.stem.api, nltk.termsec only
+
+        return porter
+    finally:
+        for name in nltk_modules():
+            del sys.modules[name]
+        sys.modules.update(saved)
 
 
 def rouge_tokens(texts: pl.Series, *, use_stemmer: bool = True) -> pl.DataFrame:
@@ -114,17 +160,31 @@ def _rouge_tokens(texts: pl.Series, use_stemmer: bool) -> pl.DataFrame:
     return long
 
 
-@cache
-def _tokenizer_13a():
-    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+#: Python's white space (``str.split()``, ``str.rstrip()``): Unicode White_Space, which is the
+#: regex ``\s`` of both engines, and the separators U+001C–U+001F, which Python adds.
+_WHITE = r"[\s\x1c-\x1f]"
 
-    return Tokenizer13a()
+
+def tokenize_13a(texts: pl.Series) -> pl.Series:
+    """sacrebleu's ``Tokenizer13a()(text.rstrip())`` (what its BLEU does to each segment) as
+    Polars string operations, in its order: drop ``<skipped>`` and ``-\\n``, ``\\n`` → space,
+    unescape ``&quot; &amp; &lt; &gt;`` one after the other, pad with spaces, then its four
+    regular expressions (ASCII punctuation apart; period and comma apart unless next to a digit;
+    a dash after a digit apart) and one space between tokens. Leftmost, non-overlapping
+    replacement is the same in Python's ``re`` and Rust's ``regex``."""
+    text = texts.cast(pl.String).str.replace(_WHITE + "+$", "")
+    for old, new in (("<skipped>", ""), ("-\n", ""), ("\n", " "), ("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">")):
+        text = text.str.replace_all(old, new, literal=True)
+    text = pl.select(pl.concat_str([pl.lit(" "), pl.lit(text), pl.lit(" ")])).to_series()
+    for pattern, replacement in ((r"([\x7b-\x7e\x5b-\x60\x20-\x26\x28-\x2b\x3a-\x40\x2f])", " ${1} "),
+                                 (r"([^0-9])([.,])", "${1} ${2} "), (r"([.,])([^0-9])", " ${1} ${2}"), (r"([0-9])(-)", "${1} ${2} ")):
+        text = text.str.replace_all(pattern, replacement)
+    return text.str.replace_all(_WHITE + "+", " ").str.strip_chars(" ")
 
 
 def bleu_tokens(texts: pl.Series) -> pl.DataFrame:
-    """Long tokens of sacrebleu's ``13a`` tokenizer (after ``rstrip``, as sacrebleu's BLEU)."""
-    tokenize = _tokenizer_13a()
-    return memoised(("13a",), (texts,), lambda: _long(map_distinct(texts, lambda text: tokenize(text.rstrip()))))
+    """Long tokens of sacrebleu's ``13a`` tokenizer (after ``rstrip``, as sacrebleu's BLEU): :func:`tokenize_13a`."""
+    return memoised(("13a",), (texts,), lambda: _long(tokenize_13a(texts)))
 
 
 # --- memo: one computation per input, however often the engine asks -----------------------------

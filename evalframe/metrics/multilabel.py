@@ -84,6 +84,7 @@ from evalframe.metrics.base import (
     weight,
 )
 from evalframe.metrics.curves import is_scored, ordered_sum
+from evalframe.metrics.params import param
 
 #: The unit of every metric here: all criteria of one post (its key columns come from the pipeline).
 POST_UNIT = "post"
@@ -106,12 +107,15 @@ NO_CRITERION_WITH_POSITIVE = "no criterion with a true or predicted positive in 
 # --- parameters ------------------------------------------------------------------------------
 
 
-def _check_threshold(threshold: object, metric: str) -> float:
-    valid = isinstance(threshold, int | float) and not isinstance(threshold, bool)
-    if not valid or not math.isfinite(threshold) or not 0 <= threshold <= 1:
-        msg = f"`{metric}` needs a threshold in [0, 1], got {threshold!r}"
-        raise ConfigError(msg)
-    return float(threshold)
+def _threshold() -> float:
+    """The declaration of the decision threshold (a pipeline's ``parameters:`` may set it)."""
+    return param(0.5, "a criterion is predicted positive when prob >= threshold", low=0, high=1, shared=True)
+
+
+def _zero_division() -> float | None:
+    """The declaration of ``zero_division`` (normalised first by :func:`_check_zero_division`)."""
+    return param(0.0, "F1 where nothing is true or predicted (0/0): 0.0, 1.0, or null (written null or nan; left out)",
+                 kind=float_or_null, choices=(0.0, 1.0, None))
 
 
 def _check_zero_division(zero_division: object, metric: str) -> float | None:
@@ -182,7 +186,7 @@ def post_confusion(threshold: float) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
 class PostMetric(QueryMetric):
     """Base of the per-post metrics: one value per post from its criteria at ``threshold``."""
 
-    threshold: float = 0.5
+    threshold: float = _threshold()
     unit: ClassVar[str] = POST_UNIT
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("label", "prob")}
@@ -190,9 +194,6 @@ class PostMetric(QueryMetric):
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     #: Name in the registry.
     key: ClassVar[str]
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "threshold", _check_threshold(self.threshold, self.key))
 
     @property
     def name(self) -> str:
@@ -272,12 +273,12 @@ class MacroF1(PostMetric):
     → 0.0 (``zero_division``).
     """
 
-    zero_division: float | None = 0.0
+    zero_division: float | None = _zero_division()
     key = "macro_f1"
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         object.__setattr__(self, "zero_division", _check_zero_division(self.zero_division, self.key))
+        super().__post_init__()
 
     @property
     def name(self) -> str:
@@ -339,8 +340,8 @@ class CriterionF1Metric(SetMetric):
     criterion with both label and prob in the slice".
     """
 
-    threshold: float = 0.5
-    zero_division: float | None = 0.0
+    threshold: float = _threshold()
+    zero_division: float | None = _zero_division()
     unit_keys: tuple[str, ...] = field(default=("post_id",), compare=False, repr=False)
     unit: ClassVar[str] = POST_UNIT
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
@@ -350,8 +351,8 @@ class CriterionF1Metric(SetMetric):
     key: ClassVar[str]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "threshold", _check_threshold(self.threshold, self.key))
         object.__setattr__(self, "zero_division", _check_zero_division(self.zero_division, self.key))
+        super().__post_init__()
         if isinstance(self.unit_keys, str) or not self.unit_keys:
             msg = f"`{self.key}` needs the key columns of a post as a non-empty tuple, got {self.unit_keys!r}"
             raise ConfigError(msg)
@@ -501,25 +502,26 @@ def _summary_line(metric: type) -> str:
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    threshold = Param("threshold", float, 0.5, doc="a criterion is predicted positive when prob >= threshold")
-    zero_division = Param(
-        "zero_division",
-        float_or_null,
-        0.0,
-        choices=(0.0, 1.0, None),
-        doc="F1 where nothing is true or predicted (0/0): 0.0, 1.0, or null (written null or nan; left out)",
-    )
     aliases = {"macro_f1": ("samples_f1",)}
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "exact_match": ("Share of posts whose every criterion is decided right.", "rate"),
+        "hamming_score": ("Share of a post's criteria decided right, averaged over posts.", "rate"),
+        "hamming_loss": ("Share of a post's criteria decided wrong, averaged over posts.", "rate"),
+        "macro_f1": ("F1 of each post's flagged criteria, averaged over posts.", "score"),
+        "micro_f1": ("F1 of all (post, criterion) decisions pooled.", "score"),
+        "weighted_f1": ("F1 per criterion, averaged with each criterion's share of evidence.", "score"),
+        "label_macro_f1": ("F1 per criterion, averaged with every criterion counting equally.", "score"),
+    }
     return [
         MetricSpec(
             metric.key,
             metric,
             _summary_line(metric),
-            (threshold, zero_division) if metric is MacroF1 or metric in SET_METRICS else (threshold,),
             aliases=aliases.get(metric.key, ()),
-            shared=("threshold",),
+            meaning=meanings[metric.key][0], kind=meanings[metric.key][1],
         )
         for metric in (*PER_POST_METRICS, *SET_METRICS)
     ]

@@ -59,7 +59,13 @@ class PositiveRate(_QueryCount):
 def _specs():
     from evalframe.metrics.registry import MetricSpec
 
-    return [MetricSpec(cls.name, cls, cls.__doc__.splitlines()[0]) for cls in (NumQueries, NumPositive, PositiveRate)]
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "n_queries": ("Queries in the slice.", "count"),
+        "n_positive": ("Queries with evidence in the slice.", "count"),
+        "positive_rate": ("Share of the slice's queries that have evidence (a random ranker's precision).", "rate"),
+    }
+    return [MetricSpec(cls.name, cls, cls.__doc__.splitlines()[0], meaning=meanings[cls.name][0], kind=meanings[cls.name][1]) for cls in (NumQueries, NumPositive, PositiveRate)]
 
 
 SPECS = _specs()

@@ -10,8 +10,8 @@ item counts ``c_i = Σ_users weight · [i in the user's top k]`` (the chapter's
 ``Counter(all_recs)``, a user's repeated item counted each time). The state (shared by every
 metric at one ``k``) is one row per (slice, item) with ``count``, plus one row per slice with a
 null item holding the users (``n``) and their weight; states of disjoint users add up, so the
-metrics slice, merge and bootstrap like any other (a replicate's counts are the rows' weights
-summed per item, :meth:`~evalframe.metrics.base.RowWeights.grouped`). Over the items with
+metrics slice, merge and bootstrap like any other (the generic stacked state,
+:mod:`evalframe.metrics.stacked`: a replicate's counts are the per-user counts times its weights). Over the items with
 ``c_i > 0`` (``U`` of them, ``C = Σ c_i``):
 
 - ``unique_items@k`` = ``U`` (the chapter's ``unique_items_recommended``);
@@ -50,16 +50,13 @@ from typing import ClassVar
 import numpy as np
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import (
-    REPLICATE,
     WEIGHT,
     QueryMetric,
-    ReplicateState,
     SetMetric,
     TargetCategory,
-    row_weights,
 )
+from evalframe.metrics.params import cutoff, param
 from evalframe.metrics.set_values import finalized
 
 #: The queries column of each user's recommended item ids, best first (derived from the ranking).
@@ -70,12 +67,6 @@ NO_RECOMMENDATION = "no recommendation in the slice"
 NO_USER = "no user in the slice"
 
 
-def _check_k(key: str, k: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ConfigError(f"`{key}` needs a cutoff k that is a whole number >= 1, got {k!r}")
-    return k
-
-
 def _by_slice(frame: pl.LazyFrame, by: list[str], aggregations: list[pl.Expr]) -> pl.LazyFrame:
     return frame.group_by(by).agg(aggregations) if by else frame.select(aggregations)
 
@@ -84,7 +75,7 @@ def _by_slice(frame: pl.LazyFrame, by: list[str], aggregations: list[pl.Expr]) -
 class ItemCountMetric(SetMetric):
     """Base of the metrics of a slice's item counts at cutoff ``k`` (module docstring)."""
 
-    k: int
+    k: int = cutoff(doc="cutoff: the top k items of each user")
     catalog: object | None = field(default=None, compare=False, repr=False)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": (RECOMMENDED,)}
@@ -93,9 +84,6 @@ class ItemCountMetric(SetMetric):
     key: ClassVar[str]
     #: Catalog columns the metric needs (``"items"``: just the catalog's item list).
     needs: ClassVar[tuple[str, ...]] = ()
-
-    def __post_init__(self) -> None:
-        _check_k(self.key, self.k)
 
     @property
     def name(self) -> str:
@@ -160,35 +148,6 @@ class ItemCountMetric(SetMetric):
         undefined = self.undefined() if reason is None else []
         return finalized(table, by, value, [*reasons, (pl.col("n") == 0, NO_USER), *undefined])
 
-    # --- many weight vectors at once (bootstrap) ----------------------------------------------
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray) -> ReplicateState:
-        """The item counts under every weight column: each recommendation's row weights summed per
-        item (a sparse item × unit indicator times the unit weights), plus the users' row."""
-        w = row_weights(frame, weights)
-        entries = (
-            pl.DataFrame({"_row": np.arange(frame.height), ITEM: frame.get_column(RECOMMENDED).list.head(self.k)})
-            .explode(ITEM).drop_nulls(ITEM)
-            .with_columns(_code=pl.col(ITEM).cast(pl.String).rank("dense").cast(pl.Int64) - 1)
-        )
-        replicates = w.shape[1]
-        codes = entries.get_column("_code").to_numpy()
-        n_items = int(codes.max()) + 1 if codes.size else 0
-        items = entries.select(ITEM, "_code").unique("_code").sort("_code").get_column(ITEM).cast(pl.String)
-        counts = w.grouped(codes, entries.get_column("_row").to_numpy()) if n_items else np.zeros((0, replicates))
-        user_rows = np.zeros(frame.height, dtype=np.int64)
-        n_users = w.positive_counts(user_rows, 1)[0]
-        user_weight = w.grouped(user_rows, np.arange(frame.height))[0] if frame.height else np.zeros(replicates)
-        per_replicate = n_items + 1
-        keys = items.append(pl.Series([None], dtype=pl.String))
-        table = pl.DataFrame({
-            REPLICATE: np.repeat(np.arange(replicates, dtype=np.int64), per_replicate),
-            ITEM: keys.gather(np.tile(np.arange(per_replicate), replicates)),
-            "n": np.vstack([np.zeros((n_items, replicates), dtype=np.int64), n_users[None, :]]).T.reshape(-1),
-            "count": np.vstack([counts, user_weight[None, :]]).T.reshape(-1),
-        })
-        return ReplicateState(table, replicates)
-
 
 _NO_RECS = (pl.col("total") <= 0, NO_RECOMMENDATION)
 
@@ -247,15 +206,11 @@ class CategoryCoverage(ItemCountMetric):
 class Gini(ItemCountMetric):
     """Gini coefficient of the top-k recommendation counts (the chapter's formula); lower is more even."""
 
-    over: str = "recommended"
+    over: str = param("recommended", "the recommended items only (the chapter) or the whole catalog with zeros",
+                      choices=("recommended", "catalog"), noun="count over")
     key: ClassVar[str] = "gini"
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.over not in ("recommended", "catalog"):
-            raise ConfigError(f"`gini` counts `over` 'recommended' items or the whole 'catalog', got {self.over!r}")
 
     @property
     def needs(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -336,15 +291,12 @@ class Novelty(ItemCountMetric):
 class Serendipity(QueryMetric):
     """Per user, the mean over the top-k items of 1 − min similarity to the user's history (the chapter's)."""
 
-    k: int
+    k: int = cutoff(doc="cutoff: the top k items of each user")
     catalog: object | None = field(default=None, compare=False, repr=False)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("query_id", RECOMMENDED)}
     subset: ClassVar[str] = "all users"
     value_range: ClassVar[tuple[float, float] | None] = None
-
-    def __post_init__(self) -> None:
-        _check_k("serendipity", self.k)
 
     @property
     def name(self) -> str:
@@ -428,17 +380,23 @@ def bind_catalog(metric, catalog):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    k = Param("k", int, doc="cutoff: the top k items of each user")
-    specs = [MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], (k,), at="k", at_required=True)
+    # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
+    meanings = {
+        "unique_items": ("Distinct items recommended in the users' top lists.", "count"),
+        "catalog_coverage": ("Share of the catalog that appears in at least one user's top list.", "rate"),
+        "category_coverage": ("Share of the catalog's categories that appear in the users' top lists.", "rate"),
+        "popularity_bias": ("Mean popularity of recommended items relative to the catalog mean (1 = no bias).", "score"),
+        "novelty": ("Mean self-information of recommended items (−log2 popularity share): higher is less obvious.", "score"),
+    }
+    specs = [MetricSpec(metric.key, metric, (metric.__doc__ or "").strip().splitlines()[0], at="k", at_required=True,
+                         meaning=meanings[metric.key][0], kind=meanings[metric.key][1])
              for metric in RECOMMENDATION_METRICS if metric is not Gini]
-    specs.append(MetricSpec("gini", Gini, (Gini.__doc__ or "").strip().splitlines()[0],
-                            (k, Param("over", str, "recommended", ("recommended", "catalog"),
-                                      doc="the recommended items only (the chapter) or the whole catalog with zeros")),
-                            at="k", at_required=True))
-    specs.append(MetricSpec("serendipity", Serendipity, (Serendipity.__doc__ or "").strip().splitlines()[0], (k,),
-                            at="k", at_required=True))
+    specs.append(MetricSpec("gini", Gini, (Gini.__doc__ or "").strip().splitlines()[0], at="k", at_required=True,
+                            meaning="Concentration of recommendations on few items (0 = spread evenly, 1 = all on one item).", kind="score"))
+    specs.append(MetricSpec("serendipity", Serendipity, (Serendipity.__doc__ or "").strip().splitlines()[0],
+                            at="k", at_required=True, meaning="How unlike the user's history the recommended items are (1 − closest similarity).", kind="score"))
     return specs
 
 

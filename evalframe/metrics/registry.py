@@ -36,32 +36,13 @@ from typing import Any
 
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
+from evalframe.metrics.params import Param, params_of
+
+__all__ = ["ENTRY_POINT_GROUP", "MetricSpec", "Param", "register_metric", "resolve", "unregister_metric"]
 
 #: The entry point group through which an installed package adds metric families: each entry
 #: point names a module with a ``SPECS`` list (``[project.entry-points."evalframe.metrics"]``).
 ENTRY_POINT_GROUP = "evalframe.metrics"
-
-
-@dataclass(frozen=True)
-class Param:
-    """A metric parameter: its name, type, default and allowed values."""
-
-    name: str
-    kind: type
-    default: Any = None
-    choices: tuple[Any, ...] | None = None
-    doc: str = ""
-
-    def parse(self, text: str, metric: str) -> Any:
-        try:
-            value = self.kind(text)
-        except ValueError:
-            msg = f"`{metric}`: parameter `{self.name}` must be {self.kind.__name__}, got {text!r}"
-            raise ConfigError(msg) from None
-        if self.choices is not None and value not in self.choices:
-            msg = f"`{metric}`: parameter `{self.name}` must be one of {list(self.choices)}, got {text!r}"
-            raise ConfigError(msg)
-        return value
 
 
 @dataclass(frozen=True)
@@ -71,7 +52,10 @@ class MetricSpec:
     name: str
     build: Callable[..., Metric]
     doc: str
-    params: tuple[Param, ...] = ()
+    #: The parameters a metric string may set. None (the default): those the build class
+    #: declares with :func:`evalframe.metrics.params.param` (declared once, on the class); a
+    #: spec whose ``build`` is a function lists them here.
+    params: tuple[Param, ...] | None = None
     #: The parameter ``@`` sets (``k`` for ``recall@5``); None when ``@`` is not allowed.
     at: str | None = None
     #: Whether ``@`` must be given (``recall`` needs a k, ``mrr`` does not).
@@ -81,13 +65,20 @@ class MetricSpec:
     #: is ranking precision, plain ``precision`` the classification precision (``ppv``).
     without_cutoff: str | None = None
     #: Parameters a pipeline's ``parameters:`` block may set for this metric (``threshold``);
-    #: no other shared value ever reaches it (a cutoff comes only from the metric's name).
+    #: no other shared value ever reaches it (a cutoff comes only from the metric's name). Those
+    #: declared ``param(..., shared=True)`` are added.
     shared: tuple[str, ...] = ()
     #: What the metric means for a reader, a template over its parameters (``"… in the top {k}"``),
     #: and the kind of number (``rate``, ``score``, ``count``); reports print them
     #: (:func:`evalframe.metrics.interpretation.describe`).
     meaning: str | None = None
     kind: str | None = None
+
+    def __post_init__(self) -> None:
+        params = self.params if self.params is not None else params_of(self.build) if isinstance(self.build, type) else ()
+        object.__setattr__(self, "params", tuple(params))
+        shared = (*self.shared, *(p.name for p in params if p.shared and p.name not in self.shared))
+        object.__setattr__(self, "shared", shared)
 
     def param(self, name: str) -> Param:
         for param in self.params:

@@ -14,16 +14,8 @@ from typing import ClassVar, Literal
 
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import ItemMetric, Parameterless, TargetCategory, safe_divide
-
-
-def check_cutoff(k: int | None, metric: str, *, required: bool) -> None:
-    if k is None and not required:
-        return
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        msg = f"`{metric}` needs a cutoff k that is a whole number >= 1, got {k!r}"
-        raise ConfigError(msg)
+from evalframe.metrics.params import cutoff, param
 
 
 def hits_at(k: int | None) -> tuple[str, pl.Expr]:
@@ -43,13 +35,10 @@ class RecallAtK(ItemMetric):
     'recall@5'
     """
 
-    k: int
+    k: int = cutoff()
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "recall", required=True)
 
     @property
     def name(self) -> str:
@@ -75,17 +64,12 @@ class PrecisionAtK(ItemMetric):
     was retrieved.
     """
 
-    k: int
-    denominator: PrecisionDenominator = "k"
+    k: int = cutoff()
+    denominator: PrecisionDenominator = param("k", "divide by k, or by the items retrieved (at most k)", kind=str,
+                                              choices=("k", "retrieved"))
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "precision", required=True)
-        if self.denominator not in ("k", "retrieved"):
-            msg = f"`precision` denominator must be 'k' or 'retrieved', got {self.denominator!r}"
-            raise ConfigError(msg)
 
     @property
     def name(self) -> str:
@@ -109,13 +93,10 @@ class HitRateAtK(ItemMetric):
     Its mean over queries is the hit rate (contract §3.3).
     """
 
-    k: int
+    k: int = cutoff()
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_RELEVANCE
     reads_unjudged_items: ClassVar[bool] = False
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "hit_rate", required=True)
 
     @property
     def name(self) -> str:
@@ -176,20 +157,25 @@ class NumRelevantRetrieved(_Count):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    k = Param("k", int, doc="cutoff rank")
     return [
-        MetricSpec("recall", RecallAtK, RecallAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
-                   aliases=("r",)),
+        MetricSpec("recall", RecallAtK, RecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
+                   aliases=("r",),
+                   meaning="Share of a query's gold evidence sentences that appear in the top {k}.", kind="rate"),
         MetricSpec("precision", PrecisionAtK, PrecisionAtK.__doc__.splitlines()[0],
-                   (k, Param("denominator", str, "k", ("k", "retrieved"))), at="k", at_required=True,
-                   aliases=("p",), without_cutoff="ppv"),
-        MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], (k,), at="k", at_required=True,
-                   aliases=("success", "hitrate")),
-        MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0]),
-        MetricSpec("num_rel", NumRelevant, NumRelevant.__doc__.splitlines()[0]),
-        MetricSpec("num_rel_ret", NumRelevantRetrieved, NumRelevantRetrieved.__doc__.splitlines()[0]),
+                   at="k", at_required=True,
+                   aliases=("p",), without_cutoff="ppv",
+                   meaning="Share of the top {k} sentences shown that are gold evidence.", kind="rate"),
+        MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], at="k", at_required=True,
+                   aliases=("success", "hitrate"),
+                   meaning="Of 100 queries with evidence, how many have a gold sentence in the top {k}.", kind="rate"),
+        MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0],
+                   meaning="Sentences retrieved per query.", kind="count"),
+        MetricSpec("num_rel", NumRelevant, NumRelevant.__doc__.splitlines()[0],
+                   meaning="Gold evidence sentences per query.", kind="count"),
+        MetricSpec("num_rel_ret", NumRelevantRetrieved, NumRelevantRetrieved.__doc__.splitlines()[0],
+                   meaning="Gold evidence sentences retrieved per query.", kind="count"),
     ]
 
 

@@ -15,9 +15,9 @@ from typing import ClassVar, Literal
 
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import ItemMetric, TargetCategory, cutoff_suffix, safe_divide
-from evalframe.metrics.retrieval_basic import check_cutoff, hits_at
+from evalframe.metrics.params import cutoff, param
+from evalframe.metrics.retrieval_basic import hits_at
 
 
 def _within(k: int | None) -> pl.Expr:
@@ -32,12 +32,9 @@ class MRRAtK(ItemMetric):
     queries is the MRR (contract §3.4; trec_eval ``recip_rank`` with ``k=None``).
     """
 
-    k: int | None = None
+    k: int | None = cutoff(None, "cutoff rank (none: the whole ranking)")
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
     reads_unjudged_items: ClassVar[bool] = False
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "mrr", required=False)
 
     @property
     def name(self) -> str:
@@ -63,16 +60,11 @@ class MeanAveragePrecision(ItemMetric):
     of relevant items retrieved within k instead (seed 000 §3.2.2), and is 0 when none was.
     """
 
-    k: int | None = None
-    denominator: APDenominator = "relevant"
+    k: int | None = cutoff(None, "cutoff rank (none: the whole ranking)")
+    denominator: APDenominator = param("relevant", "divide by the relevant items, or by those retrieved", kind=str,
+                                       choices=("relevant", "retrieved"))
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
     reads_unjudged_items: ClassVar[bool] = False
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "map", required=False)
-        if self.denominator not in ("relevant", "retrieved"):
-            msg = f"`map` denominator must be 'relevant' or 'retrieved', got {self.denominator!r}"
-            raise ConfigError(msg)
 
     @property
     def name(self) -> str:
@@ -118,16 +110,11 @@ class NDCGAtK(ItemMetric):
     Every positive grade gains, whatever the relevance threshold, as in trec_eval.
     """
 
-    k: int | None = None
-    gain: GainScheme = "exponential"
+    k: int | None = cutoff(None, "cutoff rank (none: the whole ranking)")
+    gain: GainScheme = param("exponential", "gain of a grade g: 2^g − 1 (exponential) or g (linear)", kind=str,
+                             choices=("exponential", "linear"))
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
     reads_unjudged_items: ClassVar[bool] = False  # an unjudged item gains 0
-
-    def __post_init__(self) -> None:
-        check_cutoff(self.k, "ndcg", required=False)
-        if self.gain not in ("exponential", "linear"):
-            msg = f"`ndcg` gain must be 'exponential' or 'linear', got {self.gain!r}"
-            raise ConfigError(msg)
 
     @property
     def name(self) -> str:
@@ -178,19 +165,22 @@ class RPrecision(ItemMetric):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    k = Param("k", int, None, doc="cutoff rank (none: the whole ranking)")
     return [
-        MetricSpec("mrr", MRRAtK, MRRAtK.__doc__.splitlines()[0], (k,), at="k",
-                   aliases=("recip_rank", "rr", "reciprocal_rank")),
+        MetricSpec("mrr", MRRAtK, MRRAtK.__doc__.splitlines()[0], at="k",
+                   aliases=("recip_rank", "rr", "reciprocal_rank"),
+                   meaning="How high the first gold sentence ranks: 1 at rank 1, 1/2 at rank 2, … (0 beyond the cut).", kind="score"),
         MetricSpec("map", MeanAveragePrecision, MeanAveragePrecision.__doc__.splitlines()[0],
-                   (k, Param("denominator", str, "relevant", ("relevant", "retrieved"))), at="k",
-                   aliases=("ap",)),
+                   at="k",
+                   aliases=("ap",),
+                   meaning="Precision at each gold sentence's rank, averaged: rewards putting all evidence early.", kind="score"),
         MetricSpec("ndcg", NDCGAtK, NDCGAtK.__doc__.splitlines()[0],
-                   (k, Param("gain", str, "exponential", ("exponential", "linear"))), at="k"),
+                   at="k",
+                   meaning="Quality of the top {k} order against the ideal one (1 = all evidence first).", kind="score"),
         MetricSpec("r_precision", RPrecision, RPrecision.__doc__.splitlines()[0],
-                   aliases=("rprec",)),
+                   aliases=("rprec",),
+                   meaning="Share of gold sentences in the top R, R being the query's number of gold sentences.", kind="rate"),
     ]
 
 

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
 import polars as pl
 
 from evalframe.data.text import normalised
@@ -35,8 +34,6 @@ from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
-    replicate_frame,
-    row_weights,
 )
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise, token_f1_values
@@ -126,8 +123,13 @@ class NoiseRobustness(SetMetric):
             (pl.col("_is_noisy") & defined).sum().cast(pl.Float64).alias("n_noisy"),
         ]
 
+    def slice_columns(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        return self._flagged(rows, by)
+
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        flagged = self._flagged(rows, by)
+        return self.state_of(self.slice_columns(rows, by), by)
+
+    def state_of(self, flagged: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         aggregations = [pl.len().cast(pl.Int64).alias("n"), *self._sums()]
         return flagged.group_by(by).agg(aggregations) if by else flagged.select(aggregations)
 
@@ -152,23 +154,6 @@ class NoiseRobustness(SetMetric):
             shown(noisy_score, "noisy_weight"), pl.col("n_noisy").cast(pl.Int64)))
         joined = result.join(described, on=by, how="left", nulls_equal=True) if by else pl.concat([result, described], how="horizontal")
         return joined.with_columns(note=pl.coalesce(pl.format("{}; {}", "note", "_text"), "_text")).drop("_text")
-
-    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray):
-        weights = row_weights(frame, weights)
-        flagged = self._flagged(frame.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), []).collect(engine="in-memory")
-        value = flagged.get_column("_value").fill_null(np.nan).to_numpy()
-        defined = ~np.isnan(value)
-        value = np.where(defined, value, 0.0)
-        codes = np.zeros(frame.height, dtype=np.int64)
-        columns = {"n": weights.positive_counts(codes, 1)[0]}
-        for group, prefix in (("_is_base", "base"), ("_is_noisy", "noisy")):
-            member = (flagged.get_column(group).to_numpy() & defined).astype(np.float64)
-            columns[f"{prefix}_sum"] = weights.sums(codes, 1, member * value)[0]
-            columns[f"{prefix}_weight"] = weights.sums(codes, 1, member)[0]
-            kept = member > 0
-            columns[f"n_{prefix}"] = weights.take(kept).positive_counts(codes[kept], 1)[0].astype(np.float64) if kept.any() \
-                else np.zeros(weights.shape[1])
-        return replicate_frame(columns, weights.shape[1])
 
 
 @dataclass(frozen=True)
@@ -252,11 +237,16 @@ def _specs():
              Param("noise_scenarios", str, DEFAULT_NOISE, doc="scenarios that count as noise, separated by |"))
     refusals = (Param("refusal_patterns", str, DEFAULT_REFUSALS, doc="refusal phrases, separated by |"),)
     return [
-        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise),
-        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise),
-        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals),
-        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals),
-        MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0]),
+        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise,
+                   meaning="Quality on paraphrased or misspelt questions relative to the originals (1 = no loss).", kind="score"),
+        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise,
+                   meaning="As noise robustness, on originals that have a noisy variant and those variants only.", kind="score"),
+        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals,
+                   meaning="Of 100 unanswerable questions, how many the system declines to answer.", kind="rate"),
+        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals,
+                   meaning="Of 100 answerable questions, how many the system wrongly declines.", kind="rate"),
+        MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0],
+                   meaning="Word overlap between answers to a question and to its counterfactual variant.", kind="score"),
     ]
 
 

@@ -13,9 +13,13 @@ read from weights: a slice whose positive weight is 0 has "no positive".
 **Replicates.** Every other set metric gets its bootstrap values from its one definition
 (``finalize`` of the generic stacked state, :mod:`evalframe.metrics.stacked`). The ROC state
 has one row per distinct probability, so its stacked state has (points × replicates) rows:
-about 10⁸ on the demo sample, twenty times the rest of the bootstrap through Polars. The family
-therefore keeps one vectorised evaluation under weight matrices (:class:`RocCurves`, cumulative
-sums per weight column), tested equal to ``finalize`` of the stacked state (the definition).
+about 10⁸ on the demo sample. Measured on the sample's six systems (overall slice, 1000
+replicates, the six ROC metrics of the evidence pipeline): 5.6 s through :class:`RocCurves`
+against 64 s through ``finalize`` of the stacked state (2 s to stack each slice's state, about
+1 s per metric for Polars' per-replicate sorts and running sums). The family therefore keeps one
+vectorised evaluation under weight matrices (:class:`RocCurves`, cumulative sums per weight
+column), tested equal to ``finalize`` of the stacked state (the definition) to 1e-12, exact
+ties and points exactly at a TPR@FPR target included.
 
 >>> import polars as pl
 >>> queries = pl.LazyFrame({"fold": [0, 0, 0, 0, 1, 1],
@@ -45,7 +49,7 @@ from typing import ClassVar
 import numpy as np
 import polars as pl
 
-from evalframe.errors import ConfigError
+from evalframe.metrics.params import param
 from evalframe.metrics.base import RowWeights, SetMetric, TargetCategory
 from evalframe.metrics.weight_matrices import scored_rows
 from evalframe.metrics.curves import (
@@ -138,14 +142,18 @@ class RocCurves:
       above it (``fp[:, fp_at_positive]`` is the FP at that threshold); ``tp_above_negative``
       and ``tp_at_negative`` (N): positive points strictly above / at or above each negative
       point;
-    - ``n`` (R): rows of positive weight.
+    - ``n`` (R): rows of positive weight;
+    - ``positive_prob`` (P) and ``negative_prob`` (N): the probability of each positive and each
+      negative point (the thresholds a metric may report).
 
     Replicates are rows (cumulative sums run along contiguous memory), and no matrix of both
     classes' points is built; metrics read what they need.
     """
 
-    def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n):
+    def __init__(self, positive_here, negative_here, fp_at_positive, tp_above_negative, tp_at_negative, n,
+                 positive_prob=None, negative_prob=None):
         self.positive_here, self.negative_here, self.n = positive_here, negative_here, n
+        self.positive_prob, self.negative_prob = positive_prob, negative_prob
         self.fp_at_positive, self.tp_above_negative, self.tp_at_negative = fp_at_positive, tp_above_negative, tp_at_negative
         self.tp = _with_zero_row(positive_here)
         self.fp = _with_zero_row(negative_here)
@@ -189,6 +197,7 @@ def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
     sorted_prob = prob[order]
     point = np.cumsum(np.r_[False, sorted_prob[1:] != sorted_prob[:-1]]) if prob.size else np.zeros(0, np.int64)
     is_positive = positive[order]
+    distinct_prob = sorted_prob[np.r_[True, sorted_prob[1:] != sorted_prob[:-1]]] if prob.size else np.zeros(0)
     positive_here, positive_points = _point_sums(order[is_positive], point[is_positive], w)
     negative_here, negative_points = _point_sums(order[~is_positive], point[~is_positive], w)
     return RocCurves(
@@ -197,6 +206,8 @@ def roc_curves(frame: pl.DataFrame, weights: np.ndarray) -> RocCurves:
         tp_above_negative=np.searchsorted(positive_points, negative_points, side="left"),
         tp_at_negative=np.searchsorted(positive_points, negative_points, side="right"),
         n=_rows_drawn(w),
+        positive_prob=distinct_prob[positive_points],
+        negative_prob=distinct_prob[negative_points],
     )
 
 
@@ -314,21 +325,18 @@ class TPRAtFPR(RocMetric):
     ``tpr@fpr=0.5`` → thresholds down to 0.6 have one false positive → ``3 / 4 = 0.75``.
     """
 
-    fpr: float
-
-    def __post_init__(self) -> None:
-        valid = isinstance(self.fpr, int | float) and not isinstance(self.fpr, bool) and 0 < self.fpr <= 1
-        if not valid:
-            msg = f"`tpr@fpr` needs a target false positive rate in (0, 1], got {self.fpr!r}"
-            raise ConfigError(msg)
-        object.__setattr__(self, "fpr", float(self.fpr))
+    fpr: float = param(doc="target false positive rate in (0, 1]", low=0, high=1, low_open=True)
 
     @property
     def name(self) -> str:
         return f"tpr@fpr={self.fpr!r}"
 
     def value(self) -> pl.Expr:
-        within_target = points_fp() / total_negative_weight() <= self.fpr
+        fp = points_fp()
+        # FP / W_neg as a division of two columns, IEEE-rounded as scikit-learn's fps / fps[-1]:
+        # Polars divides a column by a scalar as a product with its reciprocal, which can put a
+        # point exactly at the target (147 / 4900 = 0.03) one ulp above it.
+        within_target = fp / (fp * 0.0 + total_negative_weight()) <= self.fpr
         # The point predicting nothing positive is always within target: 0 true positives.
         best = points_tp().filter(within_target).max().fill_null(0.0)
         return best / total_positive_weight()
@@ -357,15 +365,17 @@ def _summary_line(metric: type) -> str:
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    fpr = Param("fpr", float, doc="target false positive rate in (0, 1]")
     return [
-        MetricSpec("auroc", AUROC, _summary_line(AUROC), aliases=("roc_auc",)),
-        MetricSpec("auprc", AUPRC, _summary_line(AUPRC), aliases=("average_precision",)),
+        MetricSpec("auroc", AUROC, _summary_line(AUROC), aliases=("roc_auc",),
+                   meaning="Chance that a query with evidence scores higher than one without (0.5 = random, 1 = perfect).", kind="score"),
+        MetricSpec("auprc", AUPRC, _summary_line(AUPRC), aliases=("average_precision",),
+                   meaning="Precision of the evidence alarm averaged over all sensitivities (random = the positive rate).", kind="score"),
         # ``tpr@fpr=0.01`` is the ROC operating point; plain ``tpr`` is sensitivity at a threshold.
-        MetricSpec("tpr", TPRAtFPR, _summary_line(TPRAtFPR), (fpr,), at="fpr", at_required=True,
-                   without_cutoff="sensitivity"),
+        MetricSpec("tpr", TPRAtFPR, _summary_line(TPRAtFPR), at="fpr", at_required=True,
+                   without_cutoff="sensitivity",
+                   meaning="Share of evidence cases caught when false alarms are held at {fpr_pct} of no-evidence queries.", kind="rate"),
     ]
 
 

@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from scipy import sparse
 
 #: Key of the unit a row belongs to, while a per-unit state is computed.
 UNIT = "_stacked_unit"
@@ -53,6 +52,8 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
     has no row (module docstring).
     """
     WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
+    if type(metric).slice_columns.__qualname__ != "SetMetric.slice_columns":  # columns over the whole slice first
+        frame = metric.slice_columns(frame.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), []).drop(WEIGHT).collect(engine="in-memory")
     kept = weights.scale > 0
     rows = frame.filter(pl.Series(kept)) if not kept.all() else frame
     rows = rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
@@ -66,7 +67,7 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
     # neighbours, with a dense code per distinct key.
     code = (pl.struct(keys).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
     per_unit = (
-        metric.state(probes, [PROBE, UNIT])
+        metric.state_of(probes, [PROBE, UNIT])
         .sort([*keys, UNIT, PROBE], nulls_last=True)
         .with_columns(code.cast(pl.Int64).alias(CODE))
         .collect(engine="in-memory")
@@ -97,6 +98,8 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
 
     def product(values: np.ndarray, against: np.ndarray) -> np.ndarray:
         """(keys × units) sparse matrix of ``values`` times ``against`` (units × R)."""
+        from scipy import sparse  # imported where used: every run resolves this module's metrics
+
         return np.asarray(sparse.csr_matrix((values, (key_code, unit_of)), shape=shape) @ against)
 
     positive = weights.positive_units
@@ -126,5 +129,5 @@ def _repeated_rows_state(metric: Any, rows: pl.DataFrame, weights: Any, *, weigh
         pl.Series(WEIGHT, matrix[row_of, replicate_of], dtype=pl.Float64),
         pl.Series(REPLICATE, replicate_of.astype(np.int64)),
     )
-    state = metric.state(repeated.lazy(), [REPLICATE]).collect(engine="in-memory")
+    state = metric.state_of(repeated.lazy(), [REPLICATE]).collect(engine="in-memory")
     return state.sort(REPLICATE, maintain_order=True)

@@ -62,9 +62,10 @@ def systems_of(tables: Tables) -> list[str]:
 def available_columns(tables: Tables, state_derived: bool) -> set[str]:
     """Columns a pipeline part may name: the input's own (contract names), the queries table's,
     and those the derive stage adds (``n_relevant``, the extracted set, the derived ``state``,
-    the recommended items of a ranking)."""
+    the recommended items of a ranking, the catalog's parts), without the columns the reader
+    added only as nulls (:mod:`evalframe.pipeline.requires`)."""
     queries = tables.queries.columns if tables.queries is not None else [SYSTEM, "query_id"]
-    found = {*tables.source_columns, *queries, "n_relevant"}
+    found = {*tables.source_columns, *queries, "n_relevant"} - set(tables.absent_columns)
     ranking = tables.ranking_rows.columns if tables.ranking_rows is not None else (
         tables.ranked_lists.columns if tables.ranked_lists is not None else [])
     if "selected_k" in found or "n_extracted" in found or "extracted" in ranking:
@@ -75,6 +76,8 @@ def available_columns(tables: Tables, state_derived: bool) -> set[str]:
         found.add("state")
     if tables.has_ranking:
         found.add(RECOMMENDED)  # each user's recommended items, derived from the ranking (engine/recommended.py)
+    if tables.catalog is not None:
+        found |= tables.catalog.parts()
     return found
 
 

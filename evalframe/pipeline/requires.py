@@ -9,7 +9,12 @@ A metric group, a slice or a stage (``dynamic_k_sweep``, ``ablation``, ``tuning`
 
 A column is *available* when the input file has it (under its contract name, after
 ``input.columns``) or the queries table has it (derived columns included: the ``state`` that
-``parameters: {tau_neg, tau_pos}`` derives from ``prob``). When the data lacks what a part needs,
+``parameters: {tau_neg, tau_pos}`` derives from ``prob``), and not when the reader added it only
+as nulls (``Tables.absent_columns``: a RAG file's ``scenario`` without labels). A reader may name
+more than columns (``Tables.source_columns``: a RAG record's ``relevant_docs``, a recommender's
+``ground_truth``); the item catalog gives ``catalog``, its columns (``popularity``, ``category``,
+``embedding``), ``history`` and ``similarity`` (:data:`SOURCES` says how to give each). When the
+data lacks what a part needs,
 :func:`adapt` removes the part from the pipeline's mapping and says so in one :class:`Skipped`
 (what was skipped, what is missing, what would enable it). What depended on a skipped part goes
 with it: ``targets`` and ``ablation.metrics`` / ``compare.metrics`` entries of its metrics,
@@ -30,6 +35,26 @@ STAGES = ("dynamic_k_sweep", "ablation", "tuning", "compare", "checks")
 #: Another way to get a column than adding it to the input.
 ENABLERS = {
     "state": "or derive it from p_has_evidence: `--set parameters.tau_neg=0.2 --set parameters.tau_pos=0.7`",
+}
+#: How to give what a part needs when it is not a column of one table: the fields of a RAG record
+#: (``evalframe/io/rag.py``), the side tables of a recommender's output (``evalframe/data/catalog.py``).
+SOURCES = {
+    "relevant_docs": "give `relevant_docs` in the records",
+    "retrieved": "give `retrieved` in the records",
+    "reference_answer": "give `reference_answer` in the records",
+    "query": "give `query` in the records",
+    "latency_end_to_end": "give `timings: {end_to_end: seconds}` in the records",
+    "retrieved_embeddings": "give an `embedding` for every retrieved document",
+    "scenario": "give `labels: {scenario: ...}` in the records",
+    "variant_of": "give `labels: {variant_of: PARENT_SAMPLE_ID}` in the records of variants",
+    "topic": "give `labels: {topic: ...}` in the records",
+    "ground_truth": "give the held-out items (`--gold FILE` or `input.tables.ground_truth`)",
+    "catalog": "give the item catalog (`--catalog FILE` or `input.tables.items`)",
+    "popularity": "give the item catalog with a `popularity` column (`--catalog FILE`)",
+    "category": "give the item catalog with a `category` column (`--catalog FILE`)",
+    "history": "give the users' history (`input.tables.history`: query_id, item_id)",
+    "similarity": "give item similarities (`input.tables.similarity`: item_a, item_b, similarity)",
+    "embedding": "give the item catalog with an `embedding` column",
 }
 #: Stages in words.
 STAGE_NAMES = {
@@ -66,16 +91,19 @@ class Requirement:
 
     def enable(self, available: set[str], n_configs: int) -> str:
         """What would enable the part, in words."""
-        wanted = [c for c in self.columns if c not in available]
-        if self.any_of and not any(c in available for c in self.any_of):
-            wanted += list(self.any_of)
         hints = []
-        if wanted:
-            either = not [c for c in self.columns if c not in available]
-            joined = (" or " if either else " and ").join(f"`{c}`" for c in wanted)
-            hints.append(f"add {joined} to the input (a column of yours under another name: "
-                         f"`--set input.columns.{wanted[0]}=YOURS`)")
-            hints += [ENABLERS[c] for c in wanted if c in ENABLERS]
+        needed = [c for c in self.columns if c not in available]
+        alternatives = list(self.any_of) if self.any_of and not any(c in available for c in self.any_of) else []
+        for wanted, joiner in ((needed, " and "), (alternatives, " or ")):
+            told = [SOURCES[c] for c in wanted if c in SOURCES]
+            if told:
+                hints.append(joiner.join(told) if joiner == " or " else "; ".join(told))
+            columns = [c for c in wanted if c not in SOURCES]
+            if columns:
+                joined = joiner.join(f"`{c}`" for c in columns)
+                hints.append(f"add {joined} to the input (a column of yours under another name: "
+                             f"`--set input.columns.{columns[0]}=YOURS`)")
+                hints += [ENABLERS[c] for c in columns if c in ENABLERS]
         if self.configs and n_configs < self.configs:
             hints.append(f"give {self.configs} or more configs (a `config` column)")
         return "; ".join(hints)

@@ -100,29 +100,18 @@ def section_html(section: Section) -> str:
     return _gt_html(table.tab_options(table_font_size="13px", column_labels_font_weight="bold"))
 
 
-def compact_png(png: bytes, colours: int = 128) -> bytes:
-    """``png`` with a palette of ``colours`` (median cut, deterministic): a plot's few colours and
-    their anti-aliasing survive, and the page is about three times smaller (plots/ keeps the originals)."""
-    import io
-
-    from PIL import Image  # a dependency of matplotlib
-
-    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
-    out = io.BytesIO()
-    image.save(out, "PNG", optimize=True)
-    return out.getvalue()
-
-
 def overview_html(data: ReportData) -> str:
     """The overall values with the systems side by side, as HTML (a notebook's view of a result)."""
     sections = report_sections(data, Footnotes())
     return section_html(sections[0]) if sections else ""
 
 
-def render_html(data: ReportData, figures: dict[str, object] | None = None) -> str:
+def render_html(data: ReportData, figures: dict[str, object] | None = None, *,
+                html_png: dict[str, bytes] | None = None) -> str:
     """``report.html``: one self-contained page (module docstring). ``figures`` maps a plot's
-    name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`)."""
-    from evalframe.report.plots import save
+    name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`); ``html_png``
+    holds plots' :func:`~evalframe.report.plots.compact_png` bytes made already (in the plot workers)."""
+    from evalframe.report.plots import compact_png, save
 
     footnotes = Footnotes()
     sections = report_sections(data, footnotes)
@@ -164,8 +153,10 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None) -> s
     if figure_names:
         parts += ['<section id="plots">', "<h2>Plots</h2>"]
         for stem, figure in (figures or {}).items():
-            png = figure if isinstance(figure, bytes) else save(figure, "png")
-            encoded = base64.b64encode(compact_png(png)).decode("ascii")
+            compact = (html_png or {}).get(stem)
+            if compact is None:
+                compact = compact_png(figure if isinstance(figure, bytes) else save(figure, "png"))
+            encoded = base64.b64encode(compact).decode("ascii")
             caption = stem.replace("_", " ")
             parts.append(f'<figure id="{_anchor(stem)}"><img src="data:image/png;base64,{encoded}" alt="{esc(caption)}">'
                          f"<figcaption>{esc(caption)}</figcaption></figure>")

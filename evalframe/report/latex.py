@@ -21,6 +21,7 @@ _SPECIALS = {
     "↑": r"$\uparrow$", "↓": r"$\downarrow$", "✓": r"\checkmark{}", "✗": r"$\times$", "·": r"$\cdot$", "…": r"\ldots{}",
     "<": r"\textless{}", ">": r"\textgreater{}",
 }
+_TRANSLATION = str.maketrans(_SPECIALS)
 
 
 def escape(text: object) -> str:
@@ -30,7 +31,7 @@ def escape(text: object) -> str:
     '50\\\\% of A\\\\_1 \\\\& \\\\{x\\\\} $\\\\geq$ 0.85 $\\\\pm$ 0.01'
     """
     text = str(text).replace(">=", "≥").replace("<=", "≤")
-    return "".join(_SPECIALS.get(char, char) for char in text)
+    return text.translate(_TRANSLATION)
 
 
 def _tabular(header: list[str], body: list[list[str]], align: str) -> list[str]:

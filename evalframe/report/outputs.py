@@ -121,9 +121,9 @@ class ReportWriter:
         if self._rendered is None:
             from evalframe.report.domain import domain_figures
             from evalframe.report.embedding_plots import render_embedding_plots
-            from evalframe.report.plots import FORMATS, render_report_plots, save
+            from evalframe.report.plots import FORMATS, HTML_PNG, render_report_plots, save
 
-            self._rendered = render_report_plots(self.data) | render_embedding_plots(self.data)
+            self._rendered = render_report_plots(self.data, (*FORMATS, HTML_PNG)) | render_embedding_plots(self.data)
             # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
             for stem, figure in domain_figures(self.data).items():
                 self._rendered[stem] = {format: save(figure, format) for format in FORMATS}
@@ -133,6 +133,13 @@ class ReportWriter:
     def png(self) -> dict[str, bytes]:
         """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``."""
         return {stem: files["png"] for stem, files in self.rendered.items()}
+
+    @property
+    def html_png(self) -> dict[str, bytes]:
+        """The palette-reduced PNG bytes ``report.html`` embeds, of the plots whose workers made them."""
+        from evalframe.report.plots import HTML_PNG
+
+        return {stem: files[HTML_PNG] for stem, files in self.rendered.items() if HTML_PNG in files}
 
     def plot_paths(self) -> list[str]:
         from evalframe.report.embedding_plots import embedding_plot_stems
@@ -151,7 +158,7 @@ class ReportWriter:
         return {
             "curves.parquet": lambda path: curves.write_parquet(path, statistics=False),
             "report.md": lambda path: path.write_text(render_report_markdown(self.data, self.plot_paths())),
-            "report.html": lambda path: path.write_text(render_html(self.data, self.png)),
+            "report.html": lambda path: path.write_text(render_html(self.data, self.png, html_png=self.html_png)),
             "report.tex": lambda path: path.write_text(render_latex(self.data)),
             "report_tables.csv": lambda path: report_rows(self.data).write_csv(path, float_precision=10),
             "plots": lambda path: write_plot_files(self.rendered, path),

@@ -209,18 +209,22 @@ def report_rows(data: ReportData, *, footnotes: Footnotes | None = None) -> pl.D
     footnotes = footnotes if footnotes is not None else Footnotes()
     summary = data.summary
     targets = {name: Target.parse(text) for name, text in data.targets.items()}
+    has_ci = data.has_ci
+    meanings: dict[str, Interpretation] = {}  # one interpretation per metric, not per row
     records: list[dict[str, Any]] = []
     for grouping, keys in data.groupings():
         title = grouping_title(grouping, keys)
         rows = summary.filter(pl.col("grouping") == grouping)
         for row in rows.iter_rows(named=True):
-            meaning = data.interpretation(row["metric"])
+            meaning = meanings.get(row["metric"])
+            if meaning is None:
+                meaning = meanings[row["metric"]] = data.interpretation(row["metric"])
             value = row["value"]
             target = targets.get(row["metric"])
             footnote = None
             if value is None or value != value:
                 footnote = footnotes.number(row.get("note") or "undefined")
-            low, high = (row.get("ci_low"), row.get("ci_high")) if data.has_ci else (None, None)
+            low, high = (row.get("ci_low"), row.get("ci_high")) if has_ci else (None, None)
             records.append({
                 "table": title,
                 "system": row["system"],

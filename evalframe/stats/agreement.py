@@ -7,7 +7,7 @@ all ones (the estimate on the data); the others are the engine's bootstrap repli
 (:func:`evalframe.engine.replicates.poisson_counts`), so one pass gives the value and its
 replicates. Every statistic is a ratio of sums that are linear in the task weights, computed as
 products ``Aᵀ · W`` of a per-task table ``A`` with the weights: no loop over tasks, pairs or
-replicates (rater pairs are handled in chunks of pairs, each a dense product). With all weights 1 they are:
+replicates (tasks are taken in chunks that bound memory, each a dense product). With all weights 1 they are:
 
 - **exact agreement** (the chapter's ``exact_agreement_rate``): among tasks with >= 2 ratings,
   the share whose ratings are all equal;
@@ -192,60 +192,103 @@ def rater_pairs(n_raters: int) -> np.ndarray:
 
 
 class PairSums:
-    """What Cohen's κ of every rater pair adds up, per task, as dense columns: for each pair its
-    observed disagreement under the three weightings ``w[c_a, c_b]``, both raters' one-hot
-    ratings (``K`` columns each) and a 1, on the tasks both rated (0 elsewhere): ``3 + 2K + 1``
-    columns per pair. The sums under all weight columns are then dense products ``Fᵀ · W``
-    (BLAS), in chunks of pairs that bound memory, and κ follows from them (:meth:`kappas`):
-    ``κ_w = 1 − O_w / E_w`` with ``E_w = Σ_ij w_ij r_i c_j / N`` (``r``, ``c`` the two raters'
-    marginals and ``N`` the tasks both rated, all weighted)."""
+    """What Cohen's κ of every rater pair adds up, per task, as the columns of one matrix ``F``
+    (tasks × columns), so that the sums under all weight columns are products ``Fᵀ · W`` (BLAS)
+    and κ follows from them (:meth:`kappas`): ``κ_w = 1 − O_w / E_w`` with
+    ``E_w = Σ_ij w_ij r_i c_j / N`` (``r``, ``c`` the two raters' marginals on the tasks both
+    rated, ``N`` the weight of those tasks). The columns:
 
-    #: At most this many task × column cells of features at once.
+    - per pair, its observed disagreement ``w[c_a, c_b]`` under the three weightings on the tasks
+      both rated (0 elsewhere);
+    - per rater, the one-hot of its rating (``K`` columns, 0 where it did not rate): the marginals
+      of a pair whose two raters rated the same tasks (a complete design: every pair) need no
+      columns of their own;
+    - per other pair, both raters' one-hot ratings on the tasks both rated and a 1 (``2K + 1``).
+
+    Every column is a small whole number, so with integer weights (bootstrap counts) whose sums
+    stay below 2²⁴ / max(w) the products run in float32, exactly (every partial sum is a whole
+    number float32 holds); otherwise float64. Tasks are taken in chunks that bound memory."""
+
+    #: At most this many task × column cells of features (or of converted weights) at once.
     CHUNK_CELLS = 1 << 23
 
     def __init__(self, ratings: Ratings, pairs: np.ndarray):
         k, tasks = ratings.n_values, ratings.n_tasks
-        self.k, self.pairs = k, pairs
+        self.k, self.pairs, self.n_tasks = k, pairs, tasks
         self.grid = np.full((tasks, ratings.n_raters), -1, dtype=np.int64)
         self.grid[ratings.task, ratings.rater] = ratings.code
         self.disagreement = np.stack([kappa_disagreement(k, kind) for kind in KAPPA_WEIGHTS])  # 3 × k × k
-        self.width = 3 + 2 * k + 1
-        per_chunk = max(1, self.CHUNK_CELLS // max(1, tasks * self.width))
-        self.chunks = [pairs[start:start + per_chunk] for start in range(0, len(pairs), per_chunk)]
+        rated = self.grid >= 0
+        first, second = (pairs[:, 0], pairs[:, 1]) if len(pairs) else (np.zeros(0, np.int64),) * 2
+        self.same_tasks = (rated[:, first] == rated[:, second]).all(axis=0) if tasks else np.ones(len(pairs), bool)
+        self.own = np.flatnonzero(~self.same_tasks)  # pairs with marginal columns of their own
+        n_pairs, n_raters = len(pairs), ratings.n_raters
+        self.rater_start = 3 * n_pairs
+        self.own_start = self.rater_start + k * n_raters
+        self.width = self.own_start + (2 * k + 1) * self.own.size
 
-    def features(self, chunk: np.ndarray) -> np.ndarray:
-        """(tasks × pairs·width) columns of one chunk of pairs (class docstring)."""
-        first, second = self.grid[:, chunk[:, 0]], self.grid[:, chunk[:, 1]]
+    def features(self, rows: slice) -> np.ndarray:
+        """The columns (class docstring) of the tasks ``rows``, as float64."""
+        grid = self.grid[rows]
+        first, second = grid[:, self.pairs[:, 0]], grid[:, self.pairs[:, 1]]
         both = (first >= 0) & (second >= 0)
         a, b = np.where(both, first, 0), np.where(both, second, 0)
         values = np.arange(self.k)
-        parts = [
-            self.disagreement[:, a, b].transpose(1, 2, 0) * both[:, :, None],  # tasks × pairs × 3
-            (a[:, :, None] == values) & both[:, :, None],                        # tasks × pairs × k
-            (b[:, :, None] == values) & both[:, :, None],
-            both[:, :, None],
-        ]
-        return np.concatenate([part.astype(np.float64) for part in parts], axis=2).reshape(self.grid.shape[0], -1)
+        out = np.zeros((grid.shape[0], self.width))
+        out[:, :self.rater_start] = (self.disagreement[:, a, b] * both).transpose(1, 2, 0).reshape(grid.shape[0], -1)
+        out[:, self.rater_start:self.own_start] = (grid[:, :, None] == values).reshape(grid.shape[0], -1)
+        if self.own.size:
+            mine = both[:, self.own, None]
+            own = np.concatenate([(a[:, self.own, None] == values) & mine, (b[:, self.own, None] == values) & mine, mine], axis=2)
+            out[:, self.own_start:] = own.reshape(grid.shape[0], -1)
+        return out
 
-    def chunk_features(self):
-        """``(pair positions, features)`` of each chunk of pairs, built one chunk at a time."""
-        start = 0
-        for chunk in self.chunks:
-            yield np.arange(start, start + len(chunk)), self.features(chunk)
-            start += len(chunk)
-
-    def kappas_of(self, features: np.ndarray, n_pairs: int, weights: np.ndarray) -> np.ndarray:
-        """Cohen's κ of one chunk's pairs under every weight column: (pairs × 3 weightings × C)."""
-        sums = (features.T @ weights).reshape(n_pairs, self.width, -1)
-        observed = sums[:, 0:3]
-        rows, columns, total = sums[:, 3:3 + self.k], sums[:, 3 + self.k:3 + 2 * self.k], sums[:, -1]
-        expected = _ratio(np.einsum("wij,pic,pjc->pwc", self.disagreement, rows, columns), total[:, None, :])
-        return 1.0 - _ratio(observed, expected)
+    def sums(self, weights: np.ndarray) -> np.ndarray:
+        """``Fᵀ · W`` (columns × C): exact in float32 for integer weights whose column sums stay
+        below 2²⁴ / max(w) (class docstring), else in float64; tasks in chunks."""
+        exact32 = np.issubdtype(weights.dtype, np.integer) and (
+            weights.size == 0 or float(weights.sum(axis=0).max()) * max(1.0, float(self.disagreement.max())) < 2**24)
+        dtype = np.float32 if exact32 else np.float64
+        total = np.zeros((self.width, weights.shape[1]))
+        step = max(1, self.CHUNK_CELLS // max(1, self.width, weights.shape[1]))
+        for start in range(0, self.n_tasks, step):
+            rows = slice(start, min(self.n_tasks, start + step))
+            total += (self.features(rows).astype(dtype).T @ weights[rows].astype(dtype)).astype(np.float64)
+        return total
 
     def kappas(self, weights: np.ndarray) -> np.ndarray:
         """Cohen's κ of every pair under every weight column: (pairs × 3 weightings × C)."""
-        out = [self.kappas_of(features, positions.size, weights) for positions, features in self.chunk_features()]
-        return np.concatenate(out, axis=0) if out else np.zeros((0, 3, weights.shape[1]))
+        sums = self.sums(weights)
+        n_pairs, k, columns = len(self.pairs), self.k, weights.shape[1]
+        observed = sums[:self.rater_start].reshape(n_pairs, 3, columns)
+        per_rater = sums[self.rater_start:self.own_start].reshape(-1, k, columns)
+        rows, cols = per_rater[self.pairs[:, 0]], per_rater[self.pairs[:, 1]]  # pairs × k × C
+        total = rows.sum(axis=1)
+        if self.own.size:
+            own = sums[self.own_start:].reshape(self.own.size, 2 * k + 1, columns)
+            rows[self.own], cols[self.own], total[self.own] = own[:, :k], own[:, k:2 * k], own[:, 2 * k]
+        return self._finish(observed, rows, cols, total)
+
+    def confusions(self) -> np.ndarray:
+        """Each pair's confusion matrix on the tasks both rated (pairs × K × K), one bincount."""
+        first, second = self.grid[:, self.pairs[:, 0]], self.grid[:, self.pairs[:, 1]]
+        both = (first >= 0) & (second >= 0)
+        cell = (np.arange(len(self.pairs)) * self.k + first) * self.k + second
+        return np.bincount(cell[both], minlength=len(self.pairs) * self.k * self.k).reshape(-1, self.k, self.k).astype(np.float64)
+
+    def estimates(self) -> np.ndarray:
+        """Cohen's κ of every pair on the data (all weights 1), from the confusion matrices:
+        (pairs × 3 weightings); equal to :meth:`kappas` of a column of ones."""
+        matrix = self.confusions()
+        observed = np.einsum("wij,pij->pw", self.disagreement, matrix)[:, :, None]
+        rows, cols = matrix.sum(axis=2)[:, :, None], matrix.sum(axis=1)[:, :, None]
+        return self._finish(observed, rows, cols, rows.sum(axis=1))[:, :, 0]
+
+    def _finish(self, observed: np.ndarray, rows: np.ndarray, cols: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """κ = 1 − O_w / E_w from the weighted disagreement (pairs × 3 × C), marginals (pairs × K × C)
+        and totals (pairs × C)."""
+        expected = _ratio(np.einsum("wij,pic,pjc->pwc", self.disagreement, rows, cols), total[:, None, :])
+        return 1.0 - _ratio(observed, expected)
 
 
 #: Landis & Koch (1977): the words for a κ (or α) value, by lower bound.

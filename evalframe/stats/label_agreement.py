@@ -196,8 +196,9 @@ CHANCE_CORRECTED = {"fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_
 def _encode(table: pl.DataFrame, scale: Scale) -> tuple[kernels.Ratings, pl.DataFrame, pl.DataFrame]:
     tasks = table.select(pl.col("task_id").unique().sort())
     raters = table.select(pl.col("annotator_id").unique().sort())
-    task = table.join(tasks.with_row_index("_t"), on="task_id", how="left", maintain_order="left").get_column("_t").to_numpy()
-    rater = table.join(raters.with_row_index("_a"), on="annotator_id", how="left", maintain_order="left").get_column("_a").to_numpy()
+    # Each id's position among the sorted distinct ids (a binary search, no join).
+    task = tasks.get_column("task_id").search_sorted(table.get_column("task_id")).to_numpy()
+    rater = raters.get_column("annotator_id").search_sorted(table.get_column("annotator_id")).to_numpy()
     values = np.array(scale.values, dtype=np.float64) if scale.numeric else np.arange(len(scale.values), dtype=np.float64)
     ratings = kernels.Ratings(task.astype(np.int64), rater.astype(np.int64), table.get_column("code").to_numpy(),
                               values, tasks.height, raters.height)
@@ -244,16 +245,14 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
 
     ones = np.ones((tasks.height, 1))
     values = _summary_rows(task_sums.sums(ones), ratings.values, levels)
-    kappas = pair_sums.kappas(ones)
-    estimates, kappa_estimates = values[:, 0], kappas[:, :, 0]
+    estimates, kappa_estimates = values[:, 0], pair_sums.estimates()
     summary_ci = pair_ci = None
     if bootstrap is not None:
         resamples = bootstrap.resamples
         summary_reps = np.empty((values.shape[0], resamples))
         pair_reps = np.empty((len(pairs), 3, resamples))
-        # The replicate counts as drawn (uint8: 1 byte per task and replicate), then float64
-        # blocks of columns: the pair features are built once per chunk of pairs, each block
-        # of weights converted per chunk (cheap next to building the features).
+        # The replicate counts as drawn (uint8: 1 byte per task and replicate), then blocks of
+        # columns: float64 for the per-task sums; the pair sums convert their own chunks.
         counts_drawn = poisson_counts(tasks.select("task_id"), resamples, bootstrap.seed)
         block = max(1, _BLOCK_CELLS // max(1, tasks.height))
         blocks = [(start, min(resamples, start + block)) for start in range(0, resamples, block)]
@@ -261,10 +260,7 @@ def agreement(annotations: pl.DataFrame, *, rater: str = "annotator_id", item: s
             for start, stop in blocks:
                 sums = task_sums.sums(counts_drawn[:, start:stop].astype(np.float64))
                 summary_reps[:, start:stop] = _summary_rows(sums, ratings.values, levels)
-            for chunk_pairs, features in pair_sums.chunk_features():
-                for start, stop in blocks:
-                    pair_reps[chunk_pairs, :, start:stop] = pair_sums.kappas_of(features, chunk_pairs.size,
-                                                                                counts_drawn[:, start:stop].astype(np.float64))
+            pair_reps[:] = pair_sums.kappas(counts_drawn)
         summary_ci = intervals(summary_reps, estimates, bootstrap.confidence)
         pair_ci = intervals(pair_reps.reshape(-1, resamples), kappa_estimates.reshape(-1), bootstrap.confidence)
     m = counts.sum(axis=1)

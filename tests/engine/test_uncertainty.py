@@ -84,18 +84,12 @@ def test_values_under_takes_any_non_negative_weights_and_checks_them():
 def test_every_registered_set_metric_has_one_definition():
     """No set metric carries bootstrap code of its own: its replicates are finalize() of the
     generic stacked state (issue 21, part 4). The ROC family keeps one vectorised evaluation
-    for speed, pinned to that definition below. The RAG (issue 23) and recommendation /
-    detection (issue 25) families landed in the same wave with their own vectorised replicate
-    states, each pinned to its weighted compute in its own tests; moving them onto the generic
-    stacked state is what remains of issue 21 part 4 for them."""
+    for speed, pinned to that definition below."""
     from evalframe.metrics.registry import available
     from evalframe.metrics.roc import RocMetric
 
-    own_replicate_code = {"evalframe.metrics.generation_bleu", "evalframe.metrics.robustness", "evalframe.metrics.additional",
-                          "evalframe.metrics.recommendation", "evalframe.metrics.detection"}
     for spec in available():
-        if (isinstance(spec.build, type) and issubclass(spec.build, SetMetric) and not issubclass(spec.build, RocMetric)
-                and spec.build.__module__ not in own_replicate_code):
+        if isinstance(spec.build, type) and issubclass(spec.build, SetMetric) and not issubclass(spec.build, RocMetric):
             assert spec.build.replicate_state is SetMetric.replicate_state, spec.name
             assert spec.build.values_from_replicate_state is SetMetric.values_from_replicate_state, spec.name
 

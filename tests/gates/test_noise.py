@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import polars as pl
 import pytest
@@ -78,3 +80,77 @@ def test_a_coarser_unit_resamples_clusters_of_cases():
             replicates.append(sum(w * (cand[q] - base[q]) for w, q in zip(weights, ids, strict=True)) / sum(weights))
     low, high = np.quantile(replicates, [0.025, 0.975])
     assert found.low == pytest.approx(low, abs=1e-12) and found.high == pytest.approx(high, abs=1e-12)
+
+
+# --- the gate's interval from the two runs' own bootstrap replicates (issue 21: one bootstrap) ---
+
+REPO = Path(__file__).resolve().parents[2]
+NOISE_AWARE = """gates:
+  - name: retrieval_recall_at_5
+    regression_max: 0.0
+    noise_aware: true
+"""
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Baseline and candidate runs of the sample gold set's first 120 cases, bootstrapped (200
+    replicates), one keeping replicates.parquet and one pair without it."""
+    from evalframe.cli import main
+
+    folder = tmp_path_factory.mktemp("noise_runs")
+    runs = {}
+    for system in ("baseline", "candidate"):
+        lines = (REPO / "data_samples/gold_set" / f"{system}.jsonl").read_text().splitlines()[:120]
+        source = folder / f"{system}.jsonl"
+        source.write_text("\n".join(lines) + "\n")
+        for kept in (True, False):
+            out = folder / f"{system}_{'kept' if kept else 'recomputed'}"
+            outputs = "per_query.parquet,summary.parquet,run.json" + (",replicates.parquet" if kept else "")
+            assert main(["run", str(REPO / "pipelines/retrieval_gate.yaml"), "--input", str(source), "--out", str(out),
+                         "--set", "bootstrap={resamples: 200, seed: 3}", "--set", "slices={overall: []}",
+                         "--outputs", outputs]) == 0
+            runs[(system, kept)] = out
+    return runs
+
+
+def _no_second_bootstrap(*args, **kwargs):
+    raise AssertionError("the gate resampled per-query values instead of reading the runs' replicates")
+
+
+def _gate_interval(tmp_path, candidate, baseline):
+    from evalframe.gates.check import check_gates
+    from evalframe.gates.criteria import load_criteria
+    from evalframe.gates.outcome import RunOutputs
+
+    path = tmp_path / "criteria.yaml"
+    path.write_text(NOISE_AWARE)
+    report = check_gates(load_criteria(path), RunOutputs.load(candidate), RunOutputs.load(baseline, "baseline"))
+    return report.results[0].interval
+
+
+def test_the_gate_reads_the_runs_replicates_and_they_are_the_paired_bootstrap(two_runs, tmp_path, monkeypatch):
+    from evalframe.engine.bootstrap import intervals
+
+    monkeypatch.setattr("evalframe.gates.check.paired_delta_ci", _no_second_bootstrap)
+    interval = _gate_interval(tmp_path, two_runs[("candidate", True)], two_runs[("baseline", True)])
+    replicates = {system: pl.read_parquet(two_runs[(system, True)] / "replicates.parquet").filter(
+        pl.col("metric") == "recall@5").get_column("values").arr.to_list()[0] for system in ("baseline", "candidate")}
+    deltas = np.array(replicates["candidate"]) - np.array(replicates["baseline"])
+    expected = intervals(deltas[None, :], np.array([interval.delta]), 0.95)
+    assert (interval.low, interval.high, interval.resamples) == (expected.low[0], expected.high[0], 200)
+    # The same cases on both sides and unit weights: the difference of the runs' replicates is the
+    # paired bootstrap of the per-case differences under the engine's draw (unit query_id).
+    values = {system: pl.read_parquet(two_runs[(system, True)] / "per_query.parquet").filter(pl.col("metric") == "recall@5")
+              for system in ("baseline", "candidate")}
+    paired = paired_delta_ci(values["baseline"], values["candidate"], resamples=200, seed=3)
+    assert (interval.low, interval.high) == (pytest.approx(paired.low, abs=1e-12), pytest.approx(paired.high, abs=1e-12))
+    assert interval.delta == pytest.approx(paired.delta, abs=1e-12)
+
+
+def test_a_folder_without_replicates_gets_them_recomputed_by_the_engine(two_runs, tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr("evalframe.gates.check.paired_delta_ci", _no_second_bootstrap)
+    kept = _gate_interval(tmp_path, two_runs[("candidate", True)], two_runs[("baseline", True)])
+    recomputed = _gate_interval(tmp_path, two_runs[("candidate", False)], two_runs[("baseline", False)])
+    assert (recomputed.low, recomputed.high, recomputed.delta) == (kept.low, kept.high, kept.delta)

@@ -10,7 +10,13 @@ from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe.errors import ConfigError
-from evalframe.metrics.detection import DetectionRateAtFPR, MinimumCost, cost_curve, time_to_detection_summary
+from evalframe.metrics.detection import (
+    DetectionRateAtFPR,
+    MinimumCost,
+    MinimumCostThreshold,
+    cost_curve,
+    time_to_detection_summary,
+)
 from evalframe.metrics.registry import resolve
 
 
@@ -165,6 +171,50 @@ def test_minimum_cost_threshold_and_curve():
     got = values(ef.evaluate(tables_of(scores, labels), metrics=["min_cost(fp_cost=1,fn_cost=5)", "min_cost_threshold(fp_cost=1,fn_cost=5)"]))
     assert got["min_cost(fp_cost=1,fn_cost=5)"] == 1.0
     assert got["min_cost_threshold(fp_cost=1,fn_cost=5)"] == 0.7
+
+
+def brute_force_min_cost_threshold(labels, scores, weights, fp_cost, fn_cost) -> float:
+    """The data set with each row repeated ``weight`` times (what a bootstrap replicate is), every
+    distinct score tried as the threshold: the highest score at the least cost, nan when flagging
+    nothing costs no more."""
+    keep = weights > 0
+    labels, scores, weights = labels[keep], scores[keep], weights[keep]
+    nothing = (weights * labels).sum() * fn_cost
+    costs = {t: (weights * ((scores >= t) & (labels == 0))).sum() * fp_cost + (weights * ((scores < t) & (labels == 1))).sum() * fn_cost
+             for t in np.unique(scores)}
+    if not costs or min(costs.values()) >= nothing:
+        return np.nan
+    least = min(costs.values())
+    return max(t for t, cost in costs.items() if cost == least)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 8), st.lists(st.sampled_from([0, 0, 1, 2, 3]), min_size=5, max_size=5)),
+                min_size=1, max_size=30),
+       st.sampled_from([0, 1, 3, 10]), st.sampled_from([0, 1, 3, 10]))
+def test_min_cost_threshold_replicates_equal_a_brute_force_resample(cases, fp_cost, fn_cost):
+    labels = np.array([c[0] for c in cases])
+    scores = np.array([c[1] for c in cases]) / 8
+    weights = np.array([c[2] for c in cases], dtype=float)
+    frame = pl.DataFrame({"label": labels, "prob": scores})
+    metric = MinimumCostThreshold(fp_cost=fp_cost, fn_cost=fn_cost)
+    under = metric.values_under(frame, weights)  # the engine's replicate path (weight matrices)
+    for column in range(weights.shape[1]):
+        expected = brute_force_min_cost_threshold(labels, scores, weights[:, column], fp_cost, fn_cost)
+        assert (np.isnan(expected) and np.isnan(under[column])) or under[column] == expected
+        polars = metric.compute(frame.lazy().with_columns(pl.Series("_weight", weights[:, column])), by=[]).collect()
+        value = polars.get_column("value").item()
+        assert (value is None and np.isnan(expected)) or value == expected
+
+
+def test_min_cost_threshold_has_a_bootstrap_interval():
+    labels = np.array([1, 0, 1, 0, 0, 1, 0, 0, 1, 0] * 6)
+    scores = np.round(np.random.default_rng(3).random(60) * 0.5 + labels * 0.4, 3)
+    name = "min_cost_threshold(fp_cost=1,fn_cost=5)"
+    ev = ef.evaluate(tables_of(scores, labels), metrics=[name], bootstrap=ef.Bootstrap(resamples=200, seed=1))
+    value, low, high = ev.summary.select("value", "ci_low", "ci_high").row(0)
+    brute = brute_force_min_cost_threshold(labels, scores, np.ones(60), 1, 5)
+    assert value == brute and low is not None and low < high and low <= value <= high
 
 
 def test_time_to_detection():

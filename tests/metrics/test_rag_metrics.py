@@ -331,3 +331,46 @@ def test_values_under_weights_equal_the_weighted_compute(name, weights):
             assert np.isnan(got)
         else:
             assert got == pytest.approx(value, abs=1e-12)
+
+
+def test_the_porter_stemmer_loaded_from_its_file_is_nltks():
+    """ROUGE's stemmer is loaded from ``nltk/stem/porter.py`` without NLTK's package init (speed):
+    the same stems as ``nltk.stem.porter.PorterStemmer()`` on the sample's words and on suffix
+    cases of every step, and ``sys.modules`` is left as it was."""
+    import sys
+
+    from nltk.stem.porter import PorterStemmer
+
+    from evalframe.metrics.lexical import _porter_module
+
+    before = {name: module for name, module in sys.modules.items() if name.startswith("nltk")}
+    standalone = _porter_module().PorterStemmer()
+    assert {name: module for name, module in sys.modules.items() if name.startswith("nltk")} == before
+    texts = pl.read_ndjson("data_samples/rag/rag_outputs.jsonl").select("query", "response").to_series(0).to_list()
+    words = {w for text in texts for w in re.findall(r"[a-z0-9]+", text.lower())}
+    words |= {"caresses", "ponies", "ties", "skies", "dying", "lying", "news", "feed", "agreed", "plastered", "motoring",
+              "conflated", "troubled", "sized", "hopping", "filing", "happy", "sky", "relational", "conditional", "rational",
+              "valenci", "hesitanci", "digitizer", "conformabli", "radicalli", "differentli", "vileli", "analogousli",
+              "vietnamization", "predication", "operator", "feudalism", "decisiveness", "hopefulness", "callousness",
+              "formaliti", "sensitiviti", "sensibiliti", "triplicate", "formative", "formalize", "electriciti", "electrical",
+              "hopeful", "goodness", "revival", "allowance", "inference", "airliner", "gyroscopic", "adjustable", "defensible",
+              "irritant", "replacement", "adjustment", "dependent", "adoption", "homologou", "communism", "activate",
+              "angulariti", "homologous", "effective", "bowdlerize", "probate", "rate", "cease", "controll", "roll",
+              "generously", "fluently", "innings", "outing", "canning", "herring", "earring", "proceed", "exceed", "succeed"}
+    reference = PorterStemmer()
+    assert [standalone.stem(w) for w in sorted(words)] == [reference.stem(w) for w in sorted(words)]
+
+
+PIECES = st.sampled_from(list("ab1 9.,-&;:!?\"()[]{}~`@/\n\t") + ["&quot;", "&amp;", "&lt;", "&gt;", "<skipped>", "-\n", "\x1c",
+                                                                  "\x1f", "\xa0", "\u2003", "\u3000", "é", "ß", "\x85", "0", "-1", "1,5", "a.b"])
+
+
+@settings(max_examples=30)
+@given(st.lists(st.lists(PIECES, max_size=12).map("".join), min_size=1, max_size=40))
+def test_tokenize_13a_equals_sacrebleu(texts):
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    from evalframe.metrics.lexical import tokenize_13a
+
+    tokenizer = Tokenizer13a()
+    assert tokenize_13a(pl.Series(texts, dtype=pl.String)).to_list() == [tokenizer(text.rstrip()) for text in texts]

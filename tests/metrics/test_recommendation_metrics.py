@@ -200,3 +200,29 @@ def test_bad_catalogs_name_the_row():
         catalog(pl.DataFrame({"item_id": ["a", "a"]}))
     with pytest.raises(ConfigError, match="cutoff"):
         resolve("catalog_coverage@0")
+
+
+@pytest.mark.parametrize("order", ["by user and rank", "users interleaved", "ranks reversed", "ranks tied"])
+def test_recommended_lists_are_the_same_however_the_ranking_is_ordered(order):
+    """Each user's list, best first: the one-pass path over rows already grouped by user and
+    ordered by rank, and the group-by when they are not, give the same lists."""
+    import evalframe as ef
+    from evalframe.engine.recommended import _lists_of_ordered_runs, with_recommended
+    from evalframe.metrics.recommendation import RECOMMENDED
+
+    rows = [("u1", "a", 1), ("u1", "b", 2), ("u1", "c", 3), ("u2", "c", 1), ("u2", "a", 2), ("u3", "b", 1)]
+    if order == "users interleaved":
+        rows = [rows[i] for i in (0, 3, 1, 4, 2, 5)]
+    elif order == "ranks reversed":
+        rows = rows[::-1]
+    elif order == "ranks tied":
+        rows = [("u1", "a", 1), ("u1", "b", 1), ("u2", "c", 1)]
+    frame = pl.DataFrame(rows, schema=["query_id", "doc_id", "rank"], orient="row")
+    tables = ef.read_recommendations(frame)
+    assert (_lists_of_ordered_runs(tables.ranking) is not None) == (order == "by user and rank")  # which path
+    queries = pl.DataFrame({"system": ["default"] * 3, "query_id": ["u1", "u2", "u3"]})
+    got = dict(with_recommended(tables, queries).select("query_id", RECOMMENDED).iter_rows())
+    if order == "ranks tied":
+        assert sorted(got["u1"]) == ["a", "b"] and got["u2"] == ["c"] and got["u3"] == []
+    else:
+        assert got == {"u1": ["a", "b", "c"], "u2": ["c", "a"], "u3": ["b"]}

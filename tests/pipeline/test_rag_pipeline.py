@@ -32,7 +32,7 @@ def sample_run(tmp_path_factory):
 def test_the_bundled_pipeline_runs_from_any_folder(sample_run):
     ev, out = sample_run
     summary = ev.summary
-    assert set(summary.get_column("grouping")) == {"overall", "scenario"}
+    assert set(summary.get_column("grouping")) == {"overall", "scenario", "topic"}
     assert set(summary.get_column("system")) == {"bm25", "hybrid"}
     scenarios = set(summary.filter(pl.col("grouping") == "scenario").get_column("scenario"))
     assert scenarios == {"original", "paraphrase", "typo", "unanswerable", "counterfactual"}
@@ -60,6 +60,9 @@ def test_a_file_without_labels_timings_or_embeddings_runs(tmp_path):
     )
     assert main(["run", "rag", "--input", str(file), "--out", str(tmp_path / "out"), "-q"]) == 0
     summary = pl.read_csv(tmp_path / "out" / "summary.csv")
-    notes = dict(summary.filter(pl.col("grouping") == "overall").select("metric", "note").iter_rows())
-    assert notes["p95_latency"] == "no timed sample in the slice"
-    assert notes["noise_robustness"].startswith("no noisy variant in the slice")
+    metrics = set(summary.filter(pl.col("grouping") == "overall").get_column("metric"))
+    assert {"token_f1", "recall@5", "evidence_overlap_faithfulness", "distinct_1"} <= metrics
+    assert not metrics & {"p95_latency", "noise_robustness", "intra_list_diversity@5", "rougeL_query"}  # skipped, with notes
+    skipped = {part["what"].split(" metrics")[0] for part in json.loads((tmp_path / "out" / "run.json").read_text())["skipped"]}
+    assert skipped == {"§4.2 answer vs query", "§6 noise robustness", "§6 rejection", "§6 counterfactual", "§7 latency",
+                       "§7 retrieved-list diversity", "slice `scenario`", "slice `topic`"}

@@ -196,3 +196,38 @@ def test_bad_inputs_name_row_and_value():
     with pytest.raises(ConfigError):
         parse_scale("3,1,2")
     assert parse_scale("0-4").values == (0, 1, 2, 3, 4)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
+@settings(max_examples=12, deadline=None)
+@given(st.integers(2, 3), st.integers(3, 20), st.booleans(), st.integers(0, 2**16))
+def test_pair_kappa_replicates_equal_weighted_sklearn(n_raters, n_tasks, complete, seed):
+    """Cohen's κ of every pair under integer weight columns (bootstrap counts: the float32 path)
+    and float ones (the float64 path) equals ``cohen_kappa_score(sample_weight=…)`` column by
+    column, in complete designs (marginals per rater) and with missing ratings (per pair)."""
+    from evalframe.stats import agreement as kernels
+
+    rng = np.random.default_rng(seed)
+    grid = rng.integers(0, 5, (n_tasks, n_raters))
+    rated = np.ones_like(grid, bool) if complete else rng.random(grid.shape) < 0.7
+    task, rater = np.nonzero(rated)
+    ratings = kernels.Ratings(task, rater, grid[task, rater], np.arange(5, dtype=float), n_tasks, n_raters)
+    pairs = kernels.rater_pairs(n_raters)
+    sums = kernels.PairSums(ratings, pairs)
+    counts = rng.integers(0, 4, (n_tasks, 3)).astype(np.uint8)
+    for weights in (counts, counts.astype(np.float64) * 0.5):
+        got = sums.kappas(weights)
+        for p, (a, b) in enumerate(pairs):
+            both = rated[:, a] & rated[:, b]
+            for c in range(weights.shape[1]):
+                w = weights[both, c].astype(float)
+                for kind, sk in zip(kernels.KAPPA_WEIGHTS, (None, "linear", "quadratic"), strict=True):
+                    if w.sum() == 0:
+                        assert np.isnan(got[p, kernels.KAPPA_WEIGHTS.index(kind), c])
+                        continue
+                    with np.errstate(all="ignore"):
+                        theirs = cohen_kappa_score(grid[both, a], grid[both, b], labels=SCALE, weights=sk, sample_weight=w)
+                    ours = got[p, kernels.KAPPA_WEIGHTS.index(kind), c]
+                    assert (np.isnan(ours) and np.isnan(theirs)) or ours == pytest.approx(theirs, abs=1e-9)
+    estimates = sums.estimates()  # the confusion-matrix path equals a column of ones
+    assert np.allclose(estimates, sums.kappas(np.ones((n_tasks, 1), np.uint8))[:, :, 0], equal_nan=True, atol=1e-12)

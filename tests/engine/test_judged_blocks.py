@@ -1,0 +1,57 @@
+"""``judged_ranks`` on runs whose queries all have the same number of rows (counted per block,
+no sort) gives the ranks of the full ranking (``rank_items``), ties broken by doc_id descending;
+so does its sorted fallback when a block holds many judged items."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import numpy as np
+import polars as pl
+import pytest
+
+from evalframe.engine import ranking
+
+
+def _run(seed: int, n_queries: int, length: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pl.DataFrame({
+        "system": "s",
+        "query_id": np.repeat([f"q{i}" for i in range(n_queries)], length),
+        "doc_id": [f"d{rng.integers(0, 50)}_{j}" for j in range(n_queries * length)],
+        "score": np.round(rng.normal(size=n_queries * length), 1),  # one decimal: many ties
+    })
+
+
+def _fast_and_full(run: pl.DataFrame, fraction: float, seed: int) -> tuple[list, list]:
+    judged = run.sample(fraction=fraction, seed=seed).select("query_id", "doc_id", relevance=pl.lit(1))
+    fast = ranking.judged_ranks(run, judged, run.select("system", "query_id").unique())
+    assert fast is not None
+    found = fast.judged.join(fast.pairs.select("code", "query_id"), on="code").select("query_id", "rank")
+    full = ranking.judge_items(ranking.rank_items(run), judged).filter(pl.col("relevance").is_not_null())
+    return sorted(found.rows()), sorted(full.select("query_id", "rank").rows())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_block_counts_give_the_ranks_of_the_full_ranking(seed):
+    run = _run(seed, n_queries=1 + seed * 3, length=1 + seed * 2)
+    with mock.patch.object(ranking, "_sorted_keys", wraps=ranking._sorted_keys) as sorted_keys:
+        fast, full = _fast_and_full(run, 0.3, seed)
+    assert not sorted_keys.called  # counted in the blocks
+    assert fast == full
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_many_judged_items_per_block_fall_back_to_the_sort(seed):
+    run = _run(seed, n_queries=5, length=20)
+    with mock.patch.object(ranking, "_sorted_keys", wraps=ranking._sorted_keys) as sorted_keys, \
+            mock.patch.object(ranking, "_BLOCK_COMPARISONS_PER_ROW", 1):
+        fast, full = _fast_and_full(run, 0.9, seed)
+    assert sorted_keys.called  # 18 judged items × 20 rows per block > 1 × 20 rows: the sort
+    assert fast == full
+
+
+def test_blocks_of_unequal_length_are_sorted():
+    codes = pl.Series([0, 0, 1], dtype=pl.UInt32)
+    assert ranking._block_length(pl.DataFrame({"n_rows": [2, 1]}), codes) is None
+    assert ranking._block_length(pl.DataFrame({"n_rows": [2, 2]}), pl.Series([0, 1, 0, 1], dtype=pl.UInt32)) is None
