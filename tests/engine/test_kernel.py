@@ -104,8 +104,9 @@ def test_partials_of_other_shape_are_refused():
         kernel.merge([])
 
 
-def test_a_unit_in_two_parts_is_refused():
-    tables = evidence_tables(min_posts=2).example()
+@given(tables=evidence_tables(min_posts=2, max_posts=3))
+@settings(max_examples=3, deadline=None)
+def test_a_unit_in_two_parts_is_refused(tables):
     plan = kernel.make_plan(["recall@3", "auroc", "exact_match"])
     part = kernel.evaluate_part(tables, plan)
     with pytest.raises(InputError, match="has queries in parts 1, 2"):
