@@ -38,9 +38,24 @@ MAX_LISTED_PROBLEMS = 20
 
 
 class EvalframeError(Exception):
-    """Base class: a problem with the user's input or configuration (exit status 2)."""
+    """Base class: a problem with the user's input or configuration (exit status 2).
+
+    Errors pickle with their message and attributes (a Spark task or a worker process sends
+    them to the driver as they are, class and message).
+    """
 
     exit_code = ExitCode.BAD_INPUT
+
+    def __reduce__(self):
+        return _rebuilt_error, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt_error(cls: type[EvalframeError], args: tuple, state: dict) -> EvalframeError:
+    """An unpickled error: its class, arguments and attributes, without running ``__init__`` again."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
 
 
 @dataclass(frozen=True)
@@ -81,7 +96,17 @@ class Problem:
         return f"{where}: {self.message}{value}" if where else f"{self.message}{value}"
 
 
-_NO_VALUE = object()
+class _NoValue:
+    """The marker of a problem without a value; one object, also after unpickling."""
+
+    def __reduce__(self) -> str:
+        return "_NO_VALUE"
+
+    def __repr__(self) -> str:
+        return "NO_VALUE"
+
+
+_NO_VALUE = _NoValue()
 NO_VALUE = _NO_VALUE
 
 

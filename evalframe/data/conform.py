@@ -216,9 +216,8 @@ def _validate_with_pandera(
 ) -> list[Problem]:
     if passes_screen(frame, contract):
         return []
+    schema = to_pandera(contract, set(frame.columns))  # imports pandera first (quietly, see there)
     from pandera.errors import SchemaErrors
-
-    schema = to_pandera(contract, set(frame.columns))
     try:
         schema.validate(frame, lazy=True)
     except SchemaErrors as errors:

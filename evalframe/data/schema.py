@@ -179,7 +179,13 @@ def _pandera_check(pa, word: str, argument: Any):
 
 def to_pandera(contract: Contract, present: set[str]):
     """Build the pandera ``DataFrameSchema`` of ``contract`` for the columns present."""
-    import pandera.polars as pa
+    import warnings
+
+    with warnings.catch_warnings():
+        # pandera's first import tries `pyspark.pandas` when pyspark is installed (the `spark`
+        # extra), which warns about pandas >= 3; evalframe validates Polars frames only.
+        warnings.filterwarnings("ignore", message=".*PySpark does not yet fully support pandas", category=FutureWarning)
+        import pandera.polars as pa
 
     columns = {}
     for name, column in contract.columns.items():
