@@ -299,8 +299,16 @@ def prepare_metrics(metrics: list[Metric], tables: Any) -> dict[str, Any] | None
     judged = [metric for metric in metrics if isinstance(metric, _Judged)]
     critics = {id(metric.judge): metric.judge for metric in judged}  # a missing judge is an error here
     before = {key: dict(critic.stats) for key, critic in critics.items()}
+    refusals = []  # every judged metric's replay misses in one error, not only the first metric's
     for metric in metrics:
-        metric.prepare(tables)
+        try:
+            metric.prepare(tables)
+        except ConfigError as error:
+            if not isinstance(metric, _Judged):
+                raise
+            refusals.append(str(error))
+    if refusals:
+        raise ConfigError(_without_repeats(refusals))
     if not judged:
         return None
     totals: dict[str, int] = {}
@@ -311,6 +319,20 @@ def prepare_metrics(metrics: list[Metric], tables: Any) -> dict[str, Any] | None
             totals[name] = totals.get(name, 0) + n
         described.append({**critic.describe(), **_grouped(counts)})
     return {**_grouped(totals), "critics": described, "metrics": [metric.name for metric in judged]}
+
+
+def _without_repeats(refusals: list[str]) -> str:
+    """The replay refusals as one message: a prompt listed under one metric is not listed again
+    under another that asks the same (``llm_answer_quality`` reuses its dimensions' prompts)."""
+    seen: set[str] = set()
+    kept = []
+    for refusal in refusals:
+        header, *listed = refusal.split("\n")
+        new = [line for line in listed if line not in seen]
+        seen.update(listed)
+        if new or not listed:
+            kept.append("\n".join([header, *new]))
+    return "\n".join(kept)
 
 
 def _grouped(counts: Mapping[str, int]) -> dict[str, Any]:

@@ -170,6 +170,11 @@ def test_record_then_cached_rerun_then_strict_replay_and_no_key_anywhere(server,
     assert main([*run, "--out", "third", "--judge", "replay"]) == 2
     err = capsys.readouterr().err
     assert "not in the judge cache" in err and "sample q4" in err and "sample q1" not in err
+    # every judged metric's misses are listed (not only the first metric's), each prompt once
+    listed = [line for line in err.splitlines() if line.startswith("  - ")]
+    assert len(listed) == 4 == len(set(listed))
+    assert {line.rsplit("metric ", 1)[-1] for line in listed} == {
+        "llm_faithfulness", *(f"llm_answer_quality[{d}]" for d in ("relevance", "helpfulness", "clarity"))}
     assert not (tmp_path / "third").exists() and server.calls == asked
 
     for path in _written_files(tmp_path):
