@@ -46,6 +46,11 @@ CI_COLUMNS = ("se", "ci_low", "ci_high")
 _BLOCK_CELLS = 1 << 25
 #: At most this many unit × replicate cells of a per-unit metric's weight matrix at once (64 MB).
 _UNIT_BLOCK_CELLS = 1 << 23
+#: Up to this many unit × replicate cells (1 GiB of float64), a tuple of unit columns keeps its
+#: whole weight matrix once drawn: every slice and block then reads rows of it instead of hashing
+#: its units again (the sample's bootstrap drew the same weights once per slice: 23% of its time).
+#: Above it (e.g. a million queries × 1,000), weights are drawn block by block on demand.
+_CACHED_WEIGHT_CELLS = 1 << 27
 
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
@@ -64,7 +69,7 @@ class _ResampledUnits:
     """
 
     def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
-        self.queries, self.settings, self.cache = queries, settings, {}
+        self.queries, self.settings, self.cache, self.drawn = queries, settings, {}, {}
 
     def _units(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray | None, np.ndarray | None]:
         """The distinct units (``_unit`` and ``columns``), their stratum codes and each stratum's scale."""
@@ -92,6 +97,16 @@ class _ResampledUnits:
         :func:`~evalframe.engine.bootstrap.unit_weight_matrix` of all units."""
         keys, codes, scale = self._units(columns)
         stop = self.settings.resamples if stop is None else stop
+        if columns not in self.drawn and keys.height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
+            self.drawn[columns] = self._draw(keys, codes, scale, np.arange(keys.height), 0, self.settings.resamples)
+        if columns in self.drawn:
+            return self.drawn[columns][units, start:stop]
+        return self._draw(keys, codes, scale, units, start, stop)
+
+    def _draw(self, keys, codes, scale, units: np.ndarray, start: int, stop: int) -> np.ndarray:
+        """The weights of the units at positions ``units`` in replicates ``start … stop − 1``,
+        hashed from their keys (:func:`~evalframe.engine.replicates.poisson_counts`)."""
+        columns = tuple(c for c in keys.columns if c != "_unit")
         counts = poisson_counts(keys.select(columns)[units], stop - start, self.settings.seed, first=start).astype(np.float64)
         if scale is not None:
             counts *= scale[codes[units], start:stop]
