@@ -242,7 +242,9 @@ def case_bootstrap(args, work: Path) -> dict:
 
 def case_compare(args, work: Path) -> dict:
     demo = work / "demo_output"
-    run_once([EVALFRAME, "run", str(PIPELINE), "--out", str(demo), "-q"])  # the demo's output, not timed
+    # `make demo`'s own run (the pipeline with the sample's overlay), not timed
+    run_once([EVALFRAME, "run", str(PIPELINE), "--config", str(ROOT / "data_samples" / "evidence_contract.sample.yaml"),
+              "--out", str(demo), "-q"])
     command = [EVALFRAME, "compare", str(demo), "--baseline", "retriever_only", "--out", str(work / "compare.csv")]
     runs = [run_once(command, timeout=args.compare_timeout) for _ in range(args.runs)]
     finished = [r for r in runs if r.get("wall_s") is not None]
