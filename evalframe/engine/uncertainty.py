@@ -95,18 +95,18 @@ class _ResampledUnits:
         """Replicate weights (float64, ``len(units) × (stop − start)``) of the units at positions
         ``units`` in replicates ``start … stop − 1``: exactly those rows and columns of
         :func:`~evalframe.engine.bootstrap.unit_weight_matrix` of all units."""
-        keys, codes, scale = self._units(columns)
         stop = self.settings.resamples if stop is None else stop
-        if columns not in self.drawn and keys.height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
-            self.drawn[columns] = self._draw(keys, codes, scale, np.arange(keys.height), 0, self.settings.resamples)
+        height = self._units(columns)[0].height
+        if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
+            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
         if columns in self.drawn:
             return self.drawn[columns][units, start:stop]
-        return self._draw(keys, codes, scale, units, start, stop)
+        return self._draw(columns, units, start, stop)
 
-    def _draw(self, keys, codes, scale, units: np.ndarray, start: int, stop: int) -> np.ndarray:
+    def _draw(self, columns: tuple[str, ...], units: np.ndarray, start: int, stop: int) -> np.ndarray:
         """The weights of the units at positions ``units`` in replicates ``start … stop − 1``,
         hashed from their keys (:func:`~evalframe.engine.replicates.poisson_counts`)."""
-        columns = tuple(c for c in keys.columns if c != "_unit")
+        keys, codes, scale = self._units(columns)
         counts = poisson_counts(keys.select(columns)[units], stop - start, self.settings.seed, first=start).astype(np.float64)
         if scale is not None:
             counts *= scale[codes[units], start:stop]

@@ -69,23 +69,23 @@ OUTPUT_FIELDS = ("sample_id", "query_id", "system", "response", "retrieved", "ti
 UnknownOutputs = Literal["error", "drop"]
 Locate = Callable[[int], str]
 
-_DOC = pl.Struct({
-    "doc_id": pl.String, "text": pl.String, "score": pl.String, "rank": pl.String, "relevance": pl.String,
-    "embedding": pl.List(pl.String),
-    "doc": pl.Struct({"doc_id": pl.String, "text": pl.String,
-                      "metadata": pl.Struct({"embedding": pl.List(pl.String), "relevance": pl.String})}),
-    "metadata": pl.Struct({"embedding": pl.List(pl.String), "relevance": pl.String}),
-})
+
+def _document_struct(number: pl.DataType) -> pl.Struct:
+    """A retrieved or relevant document as the reader parses it, its numbers (score, rank,
+    relevance, embedding values) of type ``number``; also the seed's nesting (``doc``, ``metadata``)."""
+    metadata = pl.Struct({"embedding": pl.List(number), "relevance": number})
+    return pl.Struct({
+        "doc_id": pl.String, "text": pl.String, "score": number, "rank": number, "relevance": number,
+        "embedding": pl.List(number),
+        "doc": pl.Struct({"doc_id": pl.String, "text": pl.String, "metadata": metadata}),
+        "metadata": metadata,
+    })
 
 
+#: Documents with every number read as text (checked and cast afterwards, so a bad value is named).
+_DOC = _document_struct(pl.String)
 #: The same documents with typed leaves: the fast path when every value has its type (the usual case).
-_DOC_TYPED = pl.Struct({
-    "doc_id": pl.String, "text": pl.String, "score": pl.Float64, "rank": pl.Float64, "relevance": pl.Float64,
-    "embedding": pl.List(pl.Float64),
-    "doc": pl.Struct({"doc_id": pl.String, "text": pl.String,
-                      "metadata": pl.Struct({"embedding": pl.List(pl.Float64), "relevance": pl.Float64})}),
-    "metadata": pl.Struct({"embedding": pl.List(pl.Float64), "relevance": pl.Float64}),
-})
+_DOC_TYPED = _document_struct(pl.Float64)
 
 
 class _Problems:
