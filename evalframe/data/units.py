@@ -20,7 +20,7 @@ pair one ``pair_id`` (the parent's query_id); its metrics aggregate the two rows
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -60,6 +60,23 @@ class Units:
             msg = f"unknown unit `{unit}` (units: {known}); declare it, e.g. `units: {{{unit}: [{unit}_id]}}`"
             raise ConfigError(msg)
         return [SYSTEM, *self.keys[unit]]
+
+
+def partition_keys(units: Iterable[str], declared: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The columns to split an evaluation's data into parts by, so that every part holds whole
+    units of each of ``units`` (the metrics' units): ``["query_id"]`` when they are all the query,
+    else the key columns of the coarser ones (``declared``, else :data:`DEFAULT_UNITS`, else the
+    unit's own name), e.g. ``["post_id"]``. Tables without those columns (a run, qrels) then
+    send each query where its unit goes. Buckets on disk and Spark partitions split by these.
+
+    >>> partition_keys(["query", "post"])
+    ['post_id']
+    """
+    coarser = [unit for unit in dict.fromkeys(units) if unit != QUERY]
+    if not coarser:
+        return ["query_id"]
+    declared = declared or {}
+    return list(dict.fromkeys(key for unit in coarser for key in declared.get(unit, DEFAULT_UNITS.get(unit, (unit,)))))
 
 
 def slice_applies(queries: pl.DataFrame, unit_keys: Sequence[str], slice_keys: Sequence[str]) -> bool:

@@ -37,7 +37,7 @@ import polars as pl
 
 from evalframe._progress import Progress, step
 from evalframe.data.tables import Tables
-from evalframe.data.units import QUERY, SYSTEM
+from evalframe.data.units import SYSTEM, partition_keys
 from evalframe.engine.partials import Partials, evaluate_part, merge, merged_notes
 from evalframe.engine.plan import Plan
 from evalframe.errors import ConfigError
@@ -100,15 +100,6 @@ def choose_buckets(buckets: int | str, input_bytes: int, memory: int) -> int:
     return max(1, min(MAX_AUTO_BUCKETS, math.ceil(WORKING_FACTOR * input_bytes / memory)))
 
 
-def _bucket_key(plan: Plan, units) -> list[str]:
-    """The columns whose values keep a unit whole: ``query_id``, or a coarser unit's keys."""
-    coarser = [u for u in dict.fromkeys(m.unit for m in plan.metrics) if u != QUERY]
-    if not coarser:
-        return ["query_id"]
-    keys = list(dict.fromkeys(k for u in coarser for k in units.get(u, ("post_id",) if u == "post" else (u,))))
-    return keys
-
-
 def _hash(columns: list[str], n: int) -> pl.Expr:
     text = pl.concat_str([pl.col(c).cast(pl.String).fill_null("\x00") for c in columns], separator="\x1f")
     return (text.hash(seed=_HASH_SEED) % n).cast(pl.Int64)
@@ -138,7 +129,7 @@ def partials_in_buckets(
              for name, table in present.items()}
     n = choose_buckets(buckets, sum(scan.size for scan in scans.values()), budget)
     template = template or Tables(queries=None, judgments=pl.DataFrame())
-    key = _bucket_key(plan, plan.units)
+    key = partition_keys((m.unit for m in plan.metrics), plan.units)
     systems = _systems(scans) if "queries" not in scans else None
     root = Path(bucket_dir) if bucket_dir is not None else Path(tempfile.gettempdir())
     root.mkdir(parents=True, exist_ok=True)

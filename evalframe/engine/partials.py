@@ -88,7 +88,7 @@ class Partials:
             sizes={
                 key: added([p.sizes[key] for p in parts], by[key[1]]) for key in self.sizes if applies[key]
             },
-            values={key: pl.concat([p.values[key] for p in parts], how="vertical_relaxed") for key in self.values},
+            values={key: _concat_common([p.values[key] for p in parts]) for key in self.values},
             moments={
                 key: aggregate.merge_moments([p.moments[key] for p in parts], [*by[key[2]], "metric"])
                 for key in self.moments
@@ -103,6 +103,14 @@ class Partials:
             inside={key: added([p.inside[key] for p in parts], [SYSTEM]) for key in self.inside},
             notes=tuple(dict.fromkeys(note for p in parts for note in p.notes)),
         )
+
+
+def _concat_common(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The rows of ``frames`` in the columns they all have (in the first's order): a slice key
+    that is constant within the units of one part but not of another is carried by the first
+    only, and does not apply to the whole (``applies`` above), which does not carry it."""
+    common = [name for name in frames[0].columns if all(name in frame.columns for frame in frames[1:])]
+    return pl.concat([frame.select(common) for frame in frames], how="vertical_relaxed")
 
 
 def _units_to_check(plan: Plan) -> list[str]:

@@ -31,17 +31,21 @@ from dataclasses import dataclass
 import polars as pl
 import pyarrow as pa
 
+from evalframe.data.schema import load_contract
 from evalframe.data.tables import Tables
 from evalframe.engine.kernel import PARTIALS_SCHEMA, evaluate_part, from_arrow, merge, to_arrow
 from evalframe.engine.partials import Partials
 from evalframe.engine.per_unit import long_values
 from evalframe.engine.plan import Plan
-from evalframe.errors import InputError, Problem
+from evalframe.errors import NO_VALUE, EvalframeError, InputError, Problem
 from evalframe.metrics.base import SetMetric
 from evalframe.spark.batches import complete_units
 
 #: The tagged union's column of each input table (a struct of the table's own columns).
 TABLE_COLUMNS = {"run": "_run", "qrels": "_qrels", "queries": "_queries"}
+#: The tagged union's column, with coarser units, of how many units a run or qrels row's query
+#: belongs to in the queries table (more than one is refused: its rows would go to one only).
+UNITS_OF_QUERY = "_units_of_query"
 #: The output's column that carries a task's error (binary, null on every other row).
 ERROR = "_error"
 #: The output's columns of serialised partials (null on per-unit value rows).
@@ -78,15 +82,43 @@ def _tables_of(chunk: pa.Table) -> Tables:
     from evalframe.io import read_qrels, read_run  # imported where used
 
     frame = pl.from_arrow(chunk)
+    if UNITS_OF_QUERY in frame.columns:
+        _check_one_unit_per_query(frame)
     parts = {
         name: frame.filter(pl.col(column).is_not_null()).select(pl.col(column).struct.unnest())
         for name, column in TABLE_COLUMNS.items() if column in frame.columns
     }
-    with _rows_named_by_key(parts["run"], "run"):
-        run = read_run(parts["run"])
-    with _rows_named_by_key(parts["qrels"], "qrels"):
-        qrels = read_qrels(parts["qrels"])
+    run = _read(parts["run"], read_run, "ranking", "run")
+    qrels = _read(parts["qrels"], read_qrels, "judgments", "qrels")
     return Tables.from_run(run, qrels, parts.get("queries"), source="run DataFrame")
+
+
+def _read(frame: pl.DataFrame, reader, contract: str, table: str) -> pl.DataFrame:
+    """``reader(frame)`` (errors naming rows by their keys); a chunk without rows of the table
+    (units with no judgment, or absent from the run) gets it empty, in the contract's types."""
+    if frame.height:
+        with _rows_named_by_key(frame, table):
+            return reader(frame)
+    columns = load_contract(contract).columns
+    return frame.with_columns(
+        *(pl.col(name).cast(column.polars_dtype) for name, column in columns.items() if name in frame.columns),
+        *(pl.lit(None, dtype=column.polars_dtype).alias(name) for name, column in columns.items()
+          if name not in frame.columns and column.default is not None),
+    )
+
+
+def _check_one_unit_per_query(frame: pl.DataFrame) -> None:
+    """Refuse run and qrels rows whose query belongs to several units (e.g. two posts, for two
+    systems): they can be sent to one unit's task only."""
+    shared = frame.filter(pl.col(UNITS_OF_QUERY) > 1)
+    if shared.is_empty():
+        return
+    query_id = pl.coalesce([pl.col(TABLE_COLUMNS[name]).struct.field("query_id").cast(pl.String) for name in ("run", "qrels")])
+    found = shared.select(query_id.alias("query_id"), UNITS_OF_QUERY).unique(maintain_order=True).head(20)
+    raise InputError("queries DataFrame", [
+        Problem(f"query {query_id!r}", None, NO_VALUE, f"is in {n} different units (the queries table's rows of its systems give "
+                "different unit keys); evalframe.spark sends a query's run and qrels rows to one unit: give it one unit in every system")
+        for query_id, n in found.iter_rows()])
 
 
 _ROW = re.compile(r"row (\d+)")
@@ -134,7 +166,7 @@ def evaluate_partition(batches: Iterable[pa.RecordBatch], spec: TaskSpec) -> Ite
     schema = output_schema(spec.values_schema)
     parts: list[Partials] = []
     try:
-        for chunk in complete_units(batches, spec.keys, spec.min_rows):
+        for chunk in _evaluable(complete_units(batches, spec.keys, spec.min_rows)):
             partials = evaluate_part(_tables_of(chunk), spec.plan, systems=spec.systems)
             if spec.values_schema is not None:
                 for values in _value_tables(partials, spec.values_schema):
@@ -148,15 +180,51 @@ def evaluate_partition(batches: Iterable[pa.RecordBatch], spec: TaskSpec) -> Ite
         yield from _padded(serialised, schema)
 
 
+def _evaluable(chunks: Iterable[pa.Table]) -> Iterator[pa.Table]:
+    """The chunks (whole units, in key order), each holding something the kernel evaluates: a
+    queries row (with a queries table), else a judgment. A chunk of none (rows of queries absent
+    from the queries table, or never judged: the engine only counts them, in notes) joins the
+    next such chunk, or the last at the end of the partition; one in a partition of no other
+    rows is refused (the engine cannot count rows it does not evaluate alone)."""
+    ready: pa.Table | None = None
+    waiting: list[pa.Table] = []
+    for chunk in chunks:
+        if not _evaluates_something(chunk):
+            waiting.append(chunk)
+            continue
+        if ready is not None:
+            yield ready
+        ready, waiting = pa.concat_tables([*waiting, chunk]), []
+    if ready is None and waiting:
+        orphans = pa.concat_tables(waiting)
+        ids = pl.from_arrow(orphans).select(pl.coalesce(pl.col(c).struct.field("query_id").cast(pl.String) for c in
+                                                        (TABLE_COLUMNS["run"], TABLE_COLUMNS["qrels"]))).to_series().unique()
+        raise InputError("run DataFrame", Problem(None, "query_id", NO_VALUE,
+                         f"a Spark partition holds only rows of queries that are not evaluated ({ids.len()} queries absent from the "
+                         f"queries table or never judged, e.g. {ids.sort().head(3).to_list()}), whose rows the engine counts only "
+                         "beside evaluated ones"), hint="give `partitions=` fewer partitions, or leave those rows out")
+    if ready is not None:
+        yield pa.concat_tables([ready, *waiting])
+
+
+def _evaluates_something(chunk: pa.Table) -> bool:
+    column = TABLE_COLUMNS["queries"] if TABLE_COLUMNS["queries"] in chunk.column_names else TABLE_COLUMNS["qrels"]
+    return chunk.column(column).null_count < chunk.num_rows
+
+
 def _pickled_error(error: Exception) -> bytes:
-    """The error itself when it pickles (evalframe's errors do), else its type, text and traceback."""
-    try:
-        payload = pickle.dumps(error, protocol=pickle.HIGHEST_PROTOCOL)
-        pickle.loads(payload)  # noqa: S301 (our own bytes, just made)
-        return payload
-    except Exception:  # noqa: BLE001 — an exception that does not round-trip is sent as text
-        text = "".join(traceback.format_exception(error))
-        return pickle.dumps(RuntimeError(f"a Spark task failed: {type(error).__name__}: {error}\n{text}"))
+    """evalframe's own errors (bad input, bad configuration) as they are, to be raised on the
+    driver with their class and message; any other error (a bug) as a RuntimeError with its
+    type, text and the task's traceback (the driver's traceback would not show where it arose)."""
+    if isinstance(error, EvalframeError):
+        try:
+            payload = pickle.dumps(error, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.loads(payload)  # noqa: S301 (our own bytes, just made)
+            return payload
+        except Exception:  # noqa: BLE001, S110 — one that does not round-trip is sent as text, below
+            pass
+    text = "".join(traceback.format_exception(error))
+    return pickle.dumps(RuntimeError(f"a Spark task failed: {type(error).__name__}: {error}\n{text}"))
 
 
 def partials_of(table: pa.Table) -> list[Partials]:

@@ -66,11 +66,47 @@ def assert_same_replicates(ours: pl.DataFrame, theirs: pl.DataFrame) -> None:
                                rtol=1e-12, atol=0, equal_nan=True)
 
 
-def assert_same_per_unit_values(ours: pl.DataFrame, theirs: pl.DataFrame) -> None:
+def assert_same_per_unit_values(ours: pl.DataFrame, theirs: pl.DataFrame, keys=("system", "query_id", "metric", "subset")) -> None:
     """Keys and skip reasons exact; values to 1e-14 relative, as the kernel contract promises
     (Polars may round one expression differently on frames of different sizes)."""
-    keys = ["system", "query_id", "metric", "subset"]
-    ours, theirs = ours.select(theirs.columns).sort(keys), theirs.sort(keys)
+    keys = list(keys)
+    ours, theirs = ours.select(theirs.columns).sort(keys, nulls_last=True), theirs.sort(keys, nulls_last=True)
     assert ours.drop("value").equals(theirs.drop("value"))
     np.testing.assert_allclose(ours.get_column("value").to_numpy(), theirs.get_column("value").to_numpy(), rtol=1e-14,
                                atol=0, equal_nan=True)
+
+
+POST_METRICS = ["macro_f1", "exact_match", "hamming_loss", "micro_f1", "weighted_f1", "label_macro_f1"]
+POST_SLICES = {"overall": [], "fold": ["fold"], "criterion": ["criterion_id"]}
+
+
+def generated_posts(n_posts: int = 40, seed: int = 5) -> dict[str, pl.DataFrame]:
+    """Posts of 1–4 criteria (a query each: ``p007|c2``), two systems: a fold and a weight per
+    post, a label per criterion, a probability per system and criterion; each query's 0–8
+    candidates ranked (``rank``) by each system, the gold among them when the label is 1. One
+    query (``zz|c0``) is ranked and judged but absent from the queries table."""
+    rng = np.random.default_rng(seed)
+    run_rows, qrels_rows, queries_rows = [], [], []
+    for post in range(n_posts):
+        post_id, fold, weight = f"p{post:03d}", int(rng.integers(0, 3)), float(rng.integers(1, 4))
+        for criterion in range(int(rng.integers(1, 5))):
+            query_id = f"{post_id}|c{criterion}"
+            candidates = [f"{post_id}_s{i}" for i in range(int(rng.integers(0, 9)))]
+            label = int(rng.integers(0, 2)) if candidates else 0
+            for doc in candidates:
+                relevant = label and rng.random() < 0.4
+                if relevant or rng.random() < 0.3:
+                    qrels_rows.append((query_id, doc, int(relevant)))
+            for system in ("bm25", "dense"):
+                for rank, position in enumerate(rng.permutation(len(candidates)), start=1):
+                    run_rows.append((system, query_id, candidates[position], rank))
+                queries_rows.append((system, query_id, post_id, f"c{criterion}", fold, label, float(np.round(rng.random(), 1)), weight))
+    run_rows += [("bm25", "zz|c0", "zz_s0", 1), ("dense", "zz|c0", "zz_s0", 1)]
+    qrels_rows.append(("zz|c0", "zz_s0", 1))
+    run = pl.DataFrame(run_rows, schema={"system": pl.String, "query_id": pl.String, "doc_id": pl.String, "rank": pl.Int64},
+                       orient="row")
+    qrels = pl.DataFrame(qrels_rows, schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}, orient="row")
+    queries = pl.DataFrame(queries_rows, schema={"system": pl.String, "query_id": pl.String, "post_id": pl.String,
+                                                 "criterion_id": pl.String, "fold": pl.Int64, "label": pl.Int64,
+                                                 "prob": pl.Float64, "w": pl.Float64}, orient="row")
+    return {"run": run, "qrels": qrels, "queries": queries}

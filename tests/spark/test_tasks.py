@@ -15,7 +15,8 @@ from evalframe.engine.kernel import finalise, make_plan, merge
 from evalframe.errors import InputError
 from evalframe.spark.batches import complete_units
 from evalframe.spark.tasks import TABLE_COLUMNS, TaskSpec, evaluate_partition, partials_of
-from spark_data import BOOTSTRAP, CLASSIFICATION, RANKING, SLICES, assert_same_replicates, assert_same_summary, generated, in_memory
+from spark_data import (BOOTSTRAP, CLASSIFICATION, POST_METRICS, POST_SLICES, RANKING, SLICES, assert_same_replicates,
+                        assert_same_summary, generated, generated_posts, in_memory)
 
 
 def _batches(keys: list[int], cuts: list[int]) -> list[pa.RecordBatch]:
@@ -51,12 +52,16 @@ def _struct(frame: pl.DataFrame) -> pa.StructArray:
     return pa.StructArray.from_arrays([column.combine_chunks() for column in table.columns], names=table.column_names)
 
 
-def _tagged_partitions(data: dict[str, pl.DataFrame], n_partitions: int, batch_rows: int) -> list[list[pa.RecordBatch]]:
+def _tagged_partitions(data: dict[str, pl.DataFrame], n_partitions: int, batch_rows: int,
+                       unit_of_query: dict[str, str] | None = None) -> list[list[pa.RecordBatch]]:
     """What the driver's repartition + sortWithinPartitions hands the tasks: the tables' rows
-    tagged by struct column, split by a hash of the query id, sorted, cut into small batches."""
+    tagged by struct column, split by a hash of the unit key (the query id, or the query's unit
+    from ``unit_of_query``), sorted, cut into small batches."""
     pieces = []
     for name, frame in data.items():
-        columns = {"_unit": pa.array(frame.get_column("query_id").to_list())}
+        query_ids = frame.get_column("query_id").to_list()
+        units = [unit_of_query.get(q, f"q:{q}") for q in query_ids] if unit_of_query is not None else query_ids
+        columns = {"_unit": pa.array(units)}
         for other, column in TABLE_COLUMNS.items():
             if other in data:
                 struct = _struct(frame) if other == name else pa.nulls(frame.height, _struct(data[other].head(0)).type)
@@ -83,6 +88,24 @@ def test_tasks_on_small_batches_give_the_in_memory_result():
     theirs = in_memory(data, RANKING + CLASSIFICATION, queries=data["queries"], **options)
     assert_same_summary(ours.summary, theirs.summary)
     assert_same_replicates(ours.replicates, theirs.replicates)
+
+
+def test_tasks_on_small_batches_give_the_in_memory_result_per_post():
+    """Per-post metrics: the post is the unit key, every table's rows go where their query's
+    post goes; posts straddle batches and chunks hold posts without judgments or rankings."""
+    data = generated_posts(n_posts=16)
+    options = {"slices": POST_SLICES, "weight": "w", "bootstrap": BOOTSTRAP, "missing": "zero"}
+    metrics = [*POST_METRICS, "recall@5", "auroc"]
+    spec = TaskSpec(plan=make_plan(metrics, **options), keys=("_unit",), systems=None, min_rows=6, values_schema=None)
+    posts = dict(data["queries"].select("query_id", "post_id").unique().iter_rows())
+    parts = partials_of(_task_output(_tagged_partitions(data, 3, batch_rows=4, unit_of_query=posts), spec))
+    ours = finalise(merge(parts))
+    theirs = in_memory(data, metrics, queries=data["queries"], **options)
+    assert_same_summary(ours.summary, theirs.summary)
+    assert_same_replicates(ours.replicates, theirs.replicates)
+    # the same notes, their counts summed over the parts; in the order the parts first give them (a part without the
+    # query absent from the queries table says first what the others say later)
+    assert sorted(ours.notes) == sorted(theirs.notes) and any("not in the queries table" in note for note in ours.notes)
 
 
 def test_tasks_without_queries_evaluate_every_system_of_the_run():
