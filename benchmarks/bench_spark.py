@@ -143,10 +143,13 @@ def summary_values(evaluation) -> pl.DataFrame:
 
 
 def relative_difference(a: np.ndarray, b: np.ndarray) -> float:
-    """The largest |a − b| / |b| (0 where both are 0)."""
+    """The largest |a − b| / |b| (0 where both are 0); infinite when one is NaN and the other not."""
     a, b = a.astype(np.float64), b.astype(np.float64)
-    scale = np.where(b == 0, 1.0, np.abs(b))
-    return float(np.nanmax(np.abs(a - b) / scale)) if a.size else 0.0
+    if not np.array_equal(np.isnan(a), np.isnan(b)):
+        return float("inf")
+    both = ~np.isnan(a)
+    scale = np.where(b[both] == 0, 1.0, np.abs(b[both]))
+    return float(np.max(np.abs(a[both] - b[both]) / scale)) if both.any() else 0.0
 
 
 def compare_paths(ours, theirs) -> dict:
