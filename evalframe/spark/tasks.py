@@ -2,7 +2,8 @@
 
 :func:`evaluate_partition` receives one partition of the tagged union of the input tables
 (:mod:`evalframe.spark.driver` builds it), sorted by the unit key. It regroups the Arrow
-batches into tables of whole units (:func:`~evalframe.spark.batches.complete_units`), splits
+batches into tables of whole units (:func:`~evalframe.spark.batches.complete_units`; a table
+with nothing to evaluate, only rows the engine counts as ignored, joins a neighbour), splits
 each back into the evaluation's tables (run, qrels, queries) and runs the engine's kernel on
 them (:func:`evalframe.engine.kernel.evaluate_part`); the partition's partials merge
 (:func:`~evalframe.engine.kernel.merge`). It yields Arrow batches of one schema
