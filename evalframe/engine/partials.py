@@ -19,6 +19,7 @@ from evalframe.engine import aggregate
 from evalframe.engine.derive import prepare
 from evalframe.engine.per_unit import (
     coarse_unit_values,
+    dense,
     item_partials,
     query_unit_values,
 )
@@ -201,6 +202,7 @@ def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, 
 def compute_partials(tables: Tables, plan: Plan) -> Partials:
     """Run the stages up to mergeable partials (module docstring)."""
     plan, queries, units, index, notes = prepare(tables, plan)
+    queries = dense(queries)  # no broadcast column: values independent of the part's size (per_unit.dense)
     applies, carried, unit_notes = _unit_facts(plan, queries, units)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
 

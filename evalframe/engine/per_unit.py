@@ -50,6 +50,19 @@ SPAN_ITEM_COLUMNS = {"has_span"}
 FLAG = "__flag"
 
 
+def dense(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every column stored value by value (zero-copy for columns that already are).
+
+    An eager join whose right side has one row gives a *broadcast* column (one value, repeated),
+    and Polars divides by a broadcast column as ``x * (1 / y)``, which can differ from ``x / y``
+    in the last bit. Which columns come out broadcast depends on the data's size (a bucket or a
+    Spark partition with one query, say), so per-unit values would depend on how the units were
+    split. Values computed from dense columns are the same for any split (issue 27: bit-identical
+    per-unit values).
+    """
+    return pl.DataFrame(frame.get_columns())
+
+
 def item_partials(
     tables: Tables,
     universe: pl.DataFrame,
@@ -106,11 +119,11 @@ def item_partials(
     table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
     if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
         table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
-    return table.with_columns(
+    return dense(table.with_columns(
         pl.col(name).fill_null(pl.lit([], dtype=dtype) if isinstance(dtype, pl.List) else 0)
         for name, dtype in table.schema.items()
         if name in partials or name in ideal_partials or name in ("n_relevant", "n_retrieved")
-    )
+    ))
 
 
 def _aggregate_judged(
