@@ -156,7 +156,7 @@ def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
 def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
     # Units in key order, whatever order the parts were merged in: the sums below then add in
     # one order, and merged partials give the in-memory run's intervals to the last bit.
-    wide = partials.values[(g, unit)].sort(partials.units.key_columns(unit), nulls_last=True)
+    wide = partials.values[(g, unit)].lazy().sort(partials.units.key_columns(unit), nulls_last=True).collect()  # values may be on disk
     columns = _resampled_columns(settings, partials, unit, wide.columns)
     unit_index = units.index(wide, columns)
     values = wide.select(pl.col(m.name).cast(pl.Float64) for m in metrics).to_numpy()
