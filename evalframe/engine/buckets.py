@@ -19,8 +19,9 @@ the ranking rows, not the per-unit values. Finalising reads the values back from
 the quantiles exactly (a lazy scan of the value columns, sorted per slice), the bootstrap from
 the values in key order (replicate weights drawn block by block,
 :mod:`evalframe.engine.uncertainty`), and the long per-unit table of the result.
-``buckets="auto"`` picks ``N`` so that one bucket's working set fits the memory budget
-(default: a third of the machine's memory).
+``buckets="auto"`` picks ``N`` so that one bucket's working set fits half the memory budget
+(:data:`BUCKET_SHARE`; the budget's default: a third of the machine's memory), leaving the
+other half for what grows with the units when the result is built.
 
 **Temporary files** go to a fresh folder inside ``bucket_dir`` (default: the system's
 temporary folder) and are removed when the evaluation ends, also on an error or Ctrl-C.
@@ -51,6 +52,12 @@ from evalframe.metrics.base import ItemMetric
 #: Bytes of working memory per byte of a bucket's input (joins, the ranking index, per-unit
 #: tables), measured on the ranking benchmark (benchmarks/bench_buckets.py) with headroom.
 WORKING_FACTOR = 12
+#: Share of the memory budget one bucket's working set may take: the rest is left for what grows
+#: with the number of units while the result is built (the queries table, the per-unit values
+#: read back, the bootstrap's units × metrics arrays, the long per-unit table). Measured at
+#: 1,000,000 queries (benchmarks/README.md): the bucket's working set and the bootstrap's arrays
+#: are of one size there.
+BUCKET_SHARE = 0.5
 #: Most buckets ``auto`` picks (more only make more, smaller files).
 MAX_AUTO_BUCKETS = 4096
 #: Seed of the bucket hash (any fixed value: rows of one unit must meet in one bucket).
@@ -98,10 +105,10 @@ def check_buckets(value: int | str | None, *, key: str = "buckets") -> int | str
 
 def choose_buckets(buckets: int | str, input_bytes: int, memory: int) -> int:
     """``buckets`` itself, or for ``"auto"`` the fewest buckets whose working set
-    (:data:`WORKING_FACTOR` × input bytes / N) fits ``memory``."""
+    (:data:`WORKING_FACTOR` × input bytes / N) fits :data:`BUCKET_SHARE` of ``memory``."""
     if buckets != "auto":
         return int(buckets)
-    return max(1, min(MAX_AUTO_BUCKETS, math.ceil(WORKING_FACTOR * input_bytes / memory)))
+    return max(1, min(MAX_AUTO_BUCKETS, math.ceil(WORKING_FACTOR * input_bytes / (BUCKET_SHARE * memory))))
 
 
 def _bucket_key(plan: Plan, units) -> list[str]:

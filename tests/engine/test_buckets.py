@@ -155,8 +155,9 @@ def test_auto_picks_the_fewest_buckets_that_fit_the_budget():
     assert bucket_module.parse_memory("8GB") == 8 << 30
     assert bucket_module.parse_memory("512 MiB") == 512 << 20
     assert bucket_module.parse_memory(None) == bucket_module.machine_memory() // 3
-    factor = bucket_module.WORKING_FACTOR
-    assert bucket_module.choose_buckets("auto", input_bytes=10 << 30, memory=8 << 30) == -(-(factor * 10) // 8)
+    factor, share = bucket_module.WORKING_FACTOR, bucket_module.BUCKET_SHARE
+    assert share == 0.5
+    assert bucket_module.choose_buckets("auto", input_bytes=10 << 30, memory=8 << 30) == -(-(factor * 10) // 4)
     assert bucket_module.choose_buckets("auto", input_bytes=1, memory=8 << 30) == 1
     assert bucket_module.choose_buckets(7, input_bytes=10 << 30, memory=1) == 7
 
