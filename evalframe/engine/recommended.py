@@ -31,7 +31,12 @@ def with_recommended(tables: Tables, queries: pl.DataFrame) -> pl.DataFrame:
         else:
             ordered = pl.col("doc_id").cast(pl.String).sort_by(["score", "doc_id"], descending=[True, True])
         lists = ranking.group_by(list(QUERY_KEYS)).agg(ordered.alias(RECOMMENDED))
-    return queries.join(lists, on=list(QUERY_KEYS), how="left", maintain_order="left").with_columns(
+    keys = list(QUERY_KEYS)
+    if queries.height == lists.height and queries.select(keys).equals(lists.select(keys)):
+        # The queries are the ranking's users in its order (the recommendations reader's table):
+        # the lists line up row by row, no join of 1,000,000 string keys.
+        return queries.with_columns(lists.get_column(RECOMMENDED))
+    return queries.join(lists, on=keys, how="left", maintain_order="left").with_columns(
         pl.col(RECOMMENDED).fill_null(pl.lit([], dtype=pl.List(pl.String))))
 
 
@@ -45,17 +50,19 @@ def _lists_of_ordered_runs(ranking: pl.DataFrame) -> pl.DataFrame | None:
     if "rank" not in ranking.columns or ranking.height == 0:
         return None
     starts = pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
-    runs = ranking.select(*keys, pl.col("doc_id").cast(pl.String), "rank", starts.alias("_start"))
+    runs = ranking.select(pl.col("doc_id").cast(pl.String), "rank", starts.alias("_start"))
     out_of_order = runs.select((~pl.col("_start") & (pl.col("rank") <= pl.col("rank").shift())).any()).item()
     if out_of_order:
         return None
-    lists = (
-        runs.with_columns(pl.col("_start").cum_sum().set_sorted().alias("_run"))
-        .group_by("_run").agg(*(pl.col(k).first() for k in keys), pl.col("doc_id").alias(RECOMMENDED))
-    )
-    if lists.select(pl.struct(keys).is_duplicated().any()).item():  # a user's rows are not together
+    firsts = ranking.select(keys).filter(runs.get_column("_start"))
+    if firsts.select(pl.struct(keys).is_duplicated().any()).item():  # a user's rows are not together
         return None
-    return lists.drop("_run")
+    lists = (
+        runs.select(pl.col("_start").cum_sum().set_sorted().alias("_run"), "doc_id")
+        .group_by("_run").agg(pl.col("doc_id").alias(RECOMMENDED))
+        .sort("_run")
+    )
+    return firsts.with_columns(lists.get_column(RECOMMENDED))
 
 
 def bind_catalog(plan: Plan, catalog: object | None) -> Plan:
