@@ -23,7 +23,7 @@ from evalframe.metrics.recommendation import RECOMMENDED, bind_catalog as bind_m
 def with_recommended(tables: Tables, queries: pl.DataFrame) -> pl.DataFrame:
     """``queries`` with :data:`RECOMMENDED` built from the ranking (module docstring)."""
     ranking = tables.ranking
-    lists = _lists_of_ordered_runs(ranking)
+    lists = _lists_of_ordered_runs(ranking, queries)
     if lists is None:
         # Each user's items sorted within the group (short lists), never the whole table by its string keys.
         if "rank" in ranking.columns:
@@ -40,12 +40,13 @@ def with_recommended(tables: Tables, queries: pl.DataFrame) -> pl.DataFrame:
         pl.col(RECOMMENDED).fill_null(pl.lit([], dtype=pl.List(pl.String))))
 
 
-def _lists_of_ordered_runs(ranking: pl.DataFrame) -> pl.DataFrame | None:
+def _lists_of_ordered_runs(ranking: pl.DataFrame, queries: pl.DataFrame | None = None) -> pl.DataFrame | None:
     """Each user's items when the ranking already lists them user by user with ``rank`` strictly
     increasing within each user (as the readers leave it): the runs of equal keys are numbered in
     one pass and grouped by that sorted number, so the string keys are neither hashed per row nor
     sorted. None when the rows are not so (a user's rows apart, ranks out of order or tied): the
-    caller then groups by the keys."""
+    caller then groups by the keys. When the runs' keys are ``queries``' keys row by row (whose
+    key the queries contract has checked unique), the runs are distinct without a check."""
     keys = list(QUERY_KEYS)
     if "rank" not in ranking.columns or ranking.height == 0:
         return None
@@ -55,7 +56,8 @@ def _lists_of_ordered_runs(ranking: pl.DataFrame) -> pl.DataFrame | None:
     if out_of_order:
         return None
     firsts = ranking.select(keys).filter(runs.get_column("_start"))
-    if firsts.select(pl.struct(keys).is_duplicated().any()).item():  # a user's rows are not together
+    aligned = queries is not None and firsts.height == queries.height and firsts.equals(queries.select(keys))
+    if not aligned and firsts.select(pl.struct(keys).is_duplicated().any()).item():  # a user's rows are not together
         return None
     lists = (
         runs.select(pl.col("_start").cum_sum().set_sorted().alias("_run"), "doc_id")
