@@ -44,7 +44,8 @@ def _lists_of_ordered_runs(ranking: pl.DataFrame, queries: pl.DataFrame | None =
     """Each user's items when the ranking already lists them user by user with ``rank`` strictly
     increasing within each user (as the readers leave it): the runs of equal keys are numbered in
     one pass and grouped by that sorted number, so the string keys are neither hashed per row nor
-    sorted. None when the rows are not so (a user's rows apart, ranks out of order or tied): the
+    sorted (when every user has the same number of items, the item column is just cut in rows of
+    that many). None when the rows are not so (a user's rows apart, ranks out of order or tied): the
     caller then groups by the keys. When the runs' keys are ``queries``' keys row by row (whose
     key the queries contract has checked unique), the runs are distinct without a check."""
     keys = list(QUERY_KEYS)
@@ -59,12 +60,18 @@ def _lists_of_ordered_runs(ranking: pl.DataFrame, queries: pl.DataFrame | None =
     aligned = queries is not None and firsts.height == queries.height and firsts.equals(queries.select(keys))
     if not aligned and firsts.select(pl.struct(keys).is_duplicated().any()).item():  # a user's rows are not together
         return None
-    lists = (
-        runs.select(pl.col("_start").cum_sum().set_sorted().alias("_run"), "doc_id")
-        .group_by("_run").agg(pl.col("doc_id").alias(RECOMMENDED))
-        .sort("_run")
-    )
-    return firsts.with_columns(lists.get_column(RECOMMENDED))
+    bounds = runs.get_column("_start").arg_true()
+    size = ranking.height // firsts.height
+    if size * firsts.height == ranking.height and (bounds.diff().drop_nulls() == size).all():
+        # every user has the same number of items (a top-k list each): the column cut in rows of k
+        recommended = runs.get_column("doc_id").reshape((-1, size)).cast(pl.List(pl.String))
+    else:
+        recommended = (
+            runs.select(pl.col("_start").cum_sum().set_sorted().alias("_run"), "doc_id")
+            .group_by("_run", maintain_order=True).agg(pl.col("doc_id"))
+            .get_column("doc_id")
+        )
+    return firsts.with_columns(recommended.alias(RECOMMENDED))
 
 
 def bind_catalog(plan: Plan, catalog: object | None) -> Plan:

@@ -19,18 +19,22 @@ from evalframe.metrics.recommendation import RECOMMENDED, Gini, PopularityBias, 
 from evalframe.data.catalog import catalog
 
 ROWS = [("u1", "a", 1), ("u1", "b", 2), ("u2", "c", 1), ("u2", "a", 2), ("u3", "b", 1), ("u4", "a", 1)]
+LISTS = {"u1": ["a", "b"], "u2": ["c", "a"], "u3": ["b"], "u4": ["a"]}
+EQUAL_ROWS = [("u1", "a", 1), ("u1", "b", 2), ("u2", "c", 1), ("u2", "a", 2), ("u3", "b", 1), ("u3", "d", 3)]
+EQUAL_LISTS = {"u1": ["a", "b"], "u2": ["c", "a"], "u3": ["b", "d"]}
 
 
 @pytest.mark.parametrize("order", [(0, 1, 2, 3, 4, 5), (0, 2, 1, 3, 4, 5), (5, 4, 3, 2, 1, 0)])
-def test_users_and_lists_equal_the_general_path(order):
-    frame = pl.DataFrame([ROWS[i] for i in order], schema=["query_id", "doc_id", "rank"], orient="row", strict=False)
+@pytest.mark.parametrize(("rows", "expected"), [(ROWS, LISTS), (EQUAL_ROWS, EQUAL_LISTS)], ids=["lengths vary", "k each"])
+def test_users_and_lists_equal_the_general_path(order, rows, expected):
+    frame = pl.DataFrame([rows[i] for i in order], schema=["query_id", "doc_id", "rank"], orient="row")
     tables = ef.read_recommendations(frame)
     run = tables.ranking
     assert _users(run).equals(run.select("system", "query_id").unique(maintain_order=True))
     lists = with_recommended(tables, tables.queries)
     joined = with_recommended(tables, tables.queries.reverse()).reverse()  # not lined up: the join
     assert lists.equals(joined)
-    assert dict(lists.select("query_id", RECOMMENDED).iter_rows()) == {"u1": ["a", "b"], "u2": ["c", "a"], "u3": ["b"], "u4": ["a"]}
+    assert dict(lists.select("query_id", RECOMMENDED).iter_rows()) == expected
 
 
 @pytest.mark.parametrize("weights", [[1.0, 2.0, 0.0, 3.0], [0.5, 1.25, 0.0, 3.0]])
