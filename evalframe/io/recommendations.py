@@ -53,7 +53,8 @@ def _users(run: pl.DataFrame) -> pl.DataFrame:
     keys = ["system", "query_id"]
     starts = pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
     firsts = run.select(keys).filter(starts)
-    if firsts.select(pl.struct(keys).is_duplicated().any()).item():
+    distinct_hashes = firsts.select(pl.struct(keys).hash().n_unique()).item() == firsts.height  # all differ: distinct
+    if not distinct_hashes and firsts.select(pl.struct(keys).is_duplicated().any()).item():
         return run.select(keys).unique(maintain_order=True)
     return firsts
 
