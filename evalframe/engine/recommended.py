@@ -17,6 +17,7 @@ import polars as pl
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
 from evalframe.engine.plan import MetricGroup, Plan
+from evalframe.io.recommendations import run_starts
 from evalframe.metrics.recommendation import RECOMMENDED, bind_catalog as bind_metric
 
 
@@ -51,8 +52,7 @@ def _lists_of_ordered_runs(ranking: pl.DataFrame, queries: pl.DataFrame | None =
     keys = list(QUERY_KEYS)
     if "rank" not in ranking.columns or ranking.height == 0:
         return None
-    starts = pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
-    runs = ranking.select(pl.col("doc_id").cast(pl.String), "rank", starts.alias("_start"))
+    runs = ranking.select(pl.col("doc_id").cast(pl.String), "rank", run_starts(keys).alias("_start"))
     out_of_order = runs.select((~pl.col("_start") & (pl.col("rank") <= pl.col("rank").shift())).any()).item()
     if out_of_order:
         return None

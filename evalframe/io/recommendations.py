@@ -43,6 +43,12 @@ def _renamed(frame: pl.DataFrame, user: str, item: str, name: str, *, item_to: s
     return frame.rename(mapping)
 
 
+def run_starts(keys: list[str]) -> pl.Expr:
+    """True on each row whose ``keys`` differ from the previous row's (the first row included):
+    the starts of the runs of equal keys, as a ranking lists each user's items together."""
+    return pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
+
+
 def _users(run: pl.DataFrame) -> pl.DataFrame:
     """The run's (system, query_id) pairs, each once, in order of first appearance.
 
@@ -51,8 +57,7 @@ def _users(run: pl.DataFrame) -> pl.DataFrame:
     pass without hashing 20,000,000 string keys; the runs are checked to be distinct (a user's
     rows apart fall back to the hash ``unique``, which gives the same table)."""
     keys = ["system", "query_id"]
-    starts = pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
-    firsts = run.select(keys).filter(starts)
+    firsts = run.select(keys).filter(run_starts(keys))
     distinct_hashes = firsts.select(pl.struct(keys).hash().n_unique()).item() == firsts.height  # all differ: distinct
     if not distinct_hashes and firsts.select(pl.struct(keys).is_duplicated().any()).item():
         return run.select(keys).unique(maintain_order=True)
