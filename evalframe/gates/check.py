@@ -102,7 +102,8 @@ def _noise_interval(gate: Gate, criteria: Criteria, candidate: RunOutputs, syste
     engine's draw (:mod:`evalframe.gates.noise`). Either way the cases must be the same."""
     found = _run_replicates(gate, candidate, system, baseline, baseline_system)
     if found is None:
-        return paired_delta_ci(_per_query(gate, baseline, baseline_system), _per_query(gate, candidate, system),
+        cases, weight = _weighted(gate, _per_query(gate, candidate, system), candidate, system)
+        return paired_delta_ci(_per_query(gate, baseline, baseline_system), cases, weight=weight,
                                **_noise_settings(criteria, candidate))
     sides = ((baseline, baseline_system), (candidate, system))
     if all(_has_per_query_values(gate, outputs) for outputs, _ in sides):  # a per-query metric: the same cases
@@ -110,6 +111,38 @@ def _noise_interval(gate: Gate, criteria: Criteria, candidate: RunOutputs, syste
     base_replicates, cand_replicates = found
     confidence = float(candidate.info["bootstrap"]["confidence"])
     return replicate_delta_ci(base_replicates, cand_replicates, delta=value - base_value, n=n, confidence=confidence)
+
+
+#: The column of each case's unit weight in the noise check's fallback (a weighted run).
+_CASE_WEIGHT = "_case_weight"
+
+
+def _weighted(gate: Gate, cases: pl.DataFrame, outputs: RunOutputs, system: str) -> tuple[pl.DataFrame, str | None]:
+    """The candidate's per-query values with each case's unit weight, as the engine weighed it
+    (``_case_weight``), and that column's name; unchanged (and None) for a run without a weight
+    column, where every unit weighs 1. The weights come from the run's input, re-read by the
+    engine; a weighted run whose input cannot be re-read is an :class:`InputError`."""
+    from evalframe.metrics.base import WEIGHT
+    from evalframe.results.reader import read_result
+
+    if ((outputs.info or {}).get("parameters") or {}).get("weight") is None:
+        return cases, None
+    try:
+        queries, _plan = read_result(outputs.path).data().rows()
+    except InputError as error:
+        raise InputError(str(outputs.path), Problem(None, None, NO_VALUE,
+                                                    f"the noise-aware gate `{gate.name}` weighs cases as the run did "
+                                                    f"(weight column `{outputs.info['parameters']['weight']}`) and needs "
+                                                    f"the run's input to read the weights: {error}")) from None
+    rows = queries.filter(pl.col("system") == system) if "system" in queries.columns else queries
+    weights = rows.select(pl.col("query_id").cast(cases.schema["query_id"]), pl.col(WEIGHT).alias(_CASE_WEIGHT))
+    weighted = cases.join(weights.unique("query_id", keep="first"), on="query_id", how="left")
+    unweighed = weighted.filter(pl.col(_CASE_WEIGHT).is_null() & pl.col("value").is_not_null()).height
+    if unweighed:
+        raise InputError(str(outputs.path), Problem(None, "query_id", NO_VALUE,
+                                                    f"{unweighed} cases of per_query.parquet are not in the run's input: "
+                                                    "the noise check cannot weigh them as the run did"))
+    return weighted, _CASE_WEIGHT
 
 
 def _has_per_query_values(gate: Gate, outputs: RunOutputs) -> bool:
