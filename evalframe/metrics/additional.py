@@ -43,32 +43,37 @@ def timing_key() -> Any:
     return param("end_to_end", "which timing (a key of `timings`)")
 
 
-def _check_timing_key(key: str) -> None:
-    """A timing's name is letters, digits and underscores (it names a column, ``latency_<key>``)."""
-    if not key.replace("_", "").isalnum():
-        raise ConfigError(f"latency: timing_key must be a timing's name such as end_to_end, got {key!r}")
+class _Timed:
+    """What the latency metrics share: the timing they read (``timing_key``, declared on each
+    with :func:`timing_key`), its column ``latency_<timing_key>``, their target and direction."""
 
-
-@dataclass(frozen=True)
-class MeanLatency(QueryMetric):
-    """Mean time of the samples (seconds, ``timings[timing_key]``)."""
-
-    timing_key: str = timing_key()
+    timing_key: str
     target: ClassVar[TargetCategory] = TargetCategory.LATENCY
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
 
     def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_timing_key(self.timing_key)
+        super().__post_init__()  # type: ignore[misc]  (the metric's declared parameters)
+        if not self.timing_key.replace("_", "").isalnum():  # it names a column
+            raise ConfigError(f"latency: timing_key must be a timing's name such as end_to_end, got {self.timing_key!r}")
 
     @property
     def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
         return {"queries": (f"latency_{self.timing_key}",)}
 
+    def _timing_suffix(self) -> str:
+        return "" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})"
+
+
+@dataclass(frozen=True)
+class MeanLatency(_Timed, QueryMetric):
+    """Mean time of the samples (seconds, ``timings[timing_key]``)."""
+
+    timing_key: str = timing_key()
+
     @property
     def name(self) -> str:
-        return "mean_latency" + ("" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})")
+        return "mean_latency" + self._timing_suffix()
 
     def expr(self) -> pl.Expr:
         return pl.col(f"latency_{self.timing_key}").cast(pl.Float64)
@@ -78,30 +83,18 @@ class MeanLatency(QueryMetric):
 
 
 @dataclass(frozen=True)
-class QuantileLatency(SetMetric):
+class QuantileLatency(_Timed, SetMetric):
     """Nearest-rank quantile of the samples' times (seconds): sorted[ceil(q·n) − 1]."""
 
     #: Set by the metric's name (``p95_latency``).
     quantile: float = param(0.95, "the quantile, in (0, 1]", low=0, high=1, low_open=True)
     timing_key: str = timing_key()
-    target: ClassVar[TargetCategory] = TargetCategory.LATENCY
-    higher_is_better: ClassVar[bool] = False
-    value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
     state_keys: ClassVar[tuple[str, ...]] = ("latency",)
     subset: ClassVar[str] = "samples with a timing"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        _check_timing_key(self.timing_key)
-
-    @property
-    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
-        return {"queries": (f"latency_{self.timing_key}",)}
-
     @property
     def name(self) -> str:
-        percent = f"{self.quantile * 100:g}"
-        return f"p{percent}_latency" + ("" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})")
+        return f"p{self.quantile * 100:g}_latency" + self._timing_suffix()
 
     @property
     def state_id(self) -> object:
