@@ -128,7 +128,7 @@ def _weighted(gate: Gate, cases: pl.DataFrame, outputs: RunOutputs, system: str)
     if ((outputs.info or {}).get("parameters") or {}).get("weight") is None:
         return cases, None
     try:
-        queries, _plan = read_result(outputs.path).data().rows()
+        queries, _plan = (outputs.folder or read_result(outputs.path)).data().rows()
     except InputError as error:
         raise InputError(str(outputs.path), Problem(None, None, NO_VALUE,
                                                     f"the noise-aware gate `{gate.name}` weighs cases as the run did "
@@ -147,10 +147,8 @@ def _weighted(gate: Gate, cases: pl.DataFrame, outputs: RunOutputs, system: str)
 
 def _has_per_query_values(gate: Gate, outputs: RunOutputs) -> bool:
     """Whether the run's ``per_query.parquet`` holds values of the gate's metric (a set metric has none)."""
-    if outputs.per_query_path is None:
-        return False
-    found = pl.scan_parquet(outputs.per_query_path).filter(pl.col("metric") == gate.metric.name).select(pl.len())
-    return found.collect().item() > 0
+    values = outputs.per_query
+    return values is not None and values.filter(pl.col("metric") == gate.metric.name).height > 0
 
 
 #: The settings that make two runs' bootstrap draws the same (replicate r weighs a unit alike).
@@ -179,7 +177,7 @@ def _replicate_row(gate: Gate, outputs: RunOutputs, system: str) -> np.ndarray |
     from evalframe.results.reader import read_result
 
     try:
-        data = read_result(outputs.path).data()
+        data = (outputs.folder or read_result(outputs.path)).data()
         replicates = data.replicates
         if replicates is None and data.recompute_replicates is not None:
             replicates = data.recompute_replicates([gate.slice.grouping])
@@ -210,7 +208,7 @@ def _noise_settings(criteria: Criteria, candidate: RunOutputs) -> dict[str, Any]
     if not engine:
         noise = criteria.noise
         return {"resamples": noise.resamples, "seed": noise.seed, "confidence": noise.confidence}
-    columns = pl.read_parquet_schema(candidate.per_query_path) if candidate.per_query_path is not None else {}
+    columns = candidate.per_query.columns if candidate.per_query is not None else []
     unit = tuple(engine.get("unit") or ("query_id",))
     strata = engine.get("strata")
     return {"resamples": int(engine["resamples"]), "seed": int(engine["seed"]), "confidence": float(engine["confidence"]),
@@ -296,11 +294,11 @@ def _baseline_value(gate: Gate, baseline: RunOutputs | None, system: str) -> tup
 
 def _per_query(gate: Gate, outputs: RunOutputs, system: str) -> pl.DataFrame:
     """Per-query values (``query_id``, ``value``) of the gate's metric, system and slice."""
-    if outputs.per_query_path is None:
+    if outputs.per_query is None:
         raise InputError(str(outputs.path), Problem(None, None, NO_VALUE,
                                                     f"has no {PER_QUERY}; the noise-aware gate `{gate.name}` pairs per-query values "
                                                     "(list it under the pipeline's `outputs:`)"))
-    rows = pl.read_parquet(outputs.per_query_path).filter(
+    rows = outputs.per_query.filter(
         (pl.col("metric") == gate.metric.name) & (pl.col("system") == system))
     for column, wanted in gate.slice.keys.items():
         values = rows.get_column(column) if column in rows.columns else None
