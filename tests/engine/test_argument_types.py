@@ -35,3 +35,16 @@ def test_evaluate_names_the_argument_of_a_wrong_type(arguments, fragment):
 def test_resolving_a_non_string_is_a_config_error(value):
     with pytest.raises(ef.ConfigError, match="a metric is a name such as"):
         ef.resolve_metric(value)
+
+
+@pytest.mark.parametrize(("call", "fragment"), [
+    (lambda: ef.run_pipeline(5), "the pipeline (a YAML file or a bundled pipeline's name) must be a path"),
+    (lambda: ef.load_pipeline(None), "the pipeline (a YAML file or a bundled pipeline's name) must be a path"),
+    (lambda: ef.run_pipeline("evidence_contract", input=5), "`input` must be a path"),
+    (lambda: ef.load(5), "the result folder must be a path"),
+    (lambda: ef.check(5), "check() takes an evaluation"),
+])
+def test_the_other_doors_name_a_wrong_type_too(call, fragment):
+    with pytest.raises(ef.ConfigError) as error:
+        call()
+    assert fragment in str(error.value)
