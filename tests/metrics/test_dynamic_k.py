@@ -330,7 +330,7 @@ def per_query_rows(draw) -> list[dict]:
 SORT = ["grouping", "system", "fold", "criterion_id", "state", "label", "metric"]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(rows=per_query_rows(), seed=st.randoms(use_true_random=False))
 def test_row_order_and_column_names_change_nothing(rows, seed):
     baseline = evaluate(frame(rows)).summary.sort(SORT, nulls_last=True)
