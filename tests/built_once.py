@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import pickle
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -62,9 +63,15 @@ def start_once(tmp_path_factory, name: str, command: Callable[[Path], list[str]]
     with FileLock(f"{root}.lock"):
         if root.exists():
             return
+        args = command(root)  # may fail the test (a missing executable) before anything is started
         root.mkdir()
         with open(root / "stdout", "w") as out, open(root / "stderr", "w") as err:
-            process = subprocess.Popen(command(root), stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            try:
+                process = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            except OSError as error:  # said as the command's own failure: no reader waits for nothing
+                err.write(f"could not start {args[0]}: {error}\n")
+                (root / "status").write_text("127")
+                return
 
     def reap() -> None:
         status = process.wait()
@@ -98,20 +105,19 @@ def wait_started() -> None:
 
 #: :func:`start_once`'s name of the CLI run of the bundled pipeline on the bundled sample.
 BUNDLED_CLI_RUN = "bundled_sample_cli_run"
+#: The `evalframe` console script of this environment.
+EVALFRAME = Path(sys.executable).with_name("evalframe")
 
 
 def bundled_cli_command(root: Path) -> list[str]:
     """``evalframe run`` of the bundled pipeline on the bundled sample with every output in
     ``root/run/out`` (alone in its parent: test_cli_pipeline checks no staging folder is left),
     ``TEST_RESAMPLES`` bootstrap resamples; fails the test if the console script is missing."""
-    import sys
-
     import pytest
 
-    repo = Path(__file__).resolve().parents[1]
-    executable = Path(sys.executable).with_name("evalframe")
-    if not executable.is_file():
+    if not EVALFRAME.is_file():
         pytest.fail(f"the `evalframe` console script is not installed beside {sys.executable}")
-    return [str(executable), "run", str(repo / "pipelines" / "evidence_contract.yaml"),
+    repo = Path(__file__).resolve().parents[1]
+    return [str(EVALFRAME), "run", str(repo / "pipelines" / "evidence_contract.yaml"),
             "--input", str(repo / "data_samples" / "per_query.csv"), "--out", str(root / "run" / "out"),
             "--set", f"bootstrap.resamples={TEST_RESAMPLES}"]
