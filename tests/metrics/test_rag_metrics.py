@@ -317,7 +317,7 @@ def weighted_frame() -> pl.DataFrame:
 
 @pytest.mark.parametrize("name", ["bleu", "bleu(smooth_method=floor)", "noise_robustness", "noise_robustness_paired",
                                   "p50_latency", "p95_latency", "distinct_1", "distinct_2"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(weights=st.lists(st.lists(st.integers(0, 3).map(float), min_size=7, max_size=7), min_size=1, max_size=4))
 def test_values_under_weights_equal_the_weighted_compute(name, weights):
     metric = resolve(name)
