@@ -24,6 +24,7 @@ Policies (DESIGN §4), the same for every metric:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
@@ -95,6 +96,11 @@ def item_partials(
     item_columns = {column for metric in metrics for column in metric.item_columns}
     if item_columns & SPAN_ITEM_COLUMNS:
         judgments = gold_span_chars(judgments, relevance_threshold=relevance_threshold)
+    # The ideal rankings (from the judgments alone) are built on a thread of their own while the
+    # run is ranked: Polars works without the GIL, so the second core fills the ranking's pauses.
+    context_pool = ThreadPoolExecutor(max_workers=1)
+    ideal = context_pool.submit(query_context, judgments, ideal_partials, relevance_threshold=relevance_threshold)
+    context_pool.shutdown(wait=False)  # the worker ends after its one task
     per_query = None
     every_row = item_columns or tables.relevance_rule == "text" or any(metric.reads_unjudged_items for metric in metrics)
     if not every_row:
@@ -115,7 +121,7 @@ def item_partials(
         judged = judged.with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over(QUERY_KEYS))
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
-    context = query_context(judgments, ideal_partials, relevance_threshold=relevance_threshold)
+    context = ideal.result()
     table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
     if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
         table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))

@@ -47,9 +47,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-import numpy as np
 import polars as pl
 
+from evalframe._lazy import lazy_module
 from evalframe.metrics.base import (
     WEIGHT,
     QueryMetric,
@@ -58,6 +58,8 @@ from evalframe.metrics.base import (
 )
 from evalframe.metrics.params import cutoff, param
 from evalframe.metrics.set_values import finalized
+
+np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 #: The queries column of each user's recommended item ids, best first (derived from the ranking).
 RECOMMENDED = "recommended"
