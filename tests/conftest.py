@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import polars as pl
 import pytest
-from built_once import TEST_RESAMPLES, build_once
+from built_once import BUNDLED_CLI_RUN, EVALFRAME, TEST_RESAMPLES, build_once, bundled_cli_command, start_once, wait_started
 from hypothesis import HealthCheck, settings
 
 import evalframe as ef
@@ -148,6 +148,20 @@ def pytest_runtest_protocol(item, nextitem):
     own_after, children_after = _cpu_seconds()
     with open(target, "a") as handle:
         handle.write(f"{own_after - own:.3f}\t{children_after - children:.3f}\t{item.nodeid}\n")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _slow_commands_started_early(request, tmp_path_factory):
+    """The CLI run of the bundled sample (~18 CPU-seconds, read by test_cli_pipeline's
+    ``sample_runs``) starts in the background with the first test of the run, when a selected
+    test reads it: the workers run other tests meanwhile instead of one of them waiting for it in
+    a test's setup (:func:`built_once.start_once`)."""
+    if EVALFRAME.is_file() and any("sample_runs" in item.fixturenames for item in request.session.items):
+        start_once(tmp_path_factory, BUNDLED_CLI_RUN, bundled_cli_command)  # else sample_runs fails, naming it
+
+
+def pytest_sessionfinish(session):
+    wait_started()  # a command started in the background never outlives the process that started it
 
 
 @pytest.fixture(scope="session")

@@ -34,9 +34,9 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.compat.trec import evaluate_trec, format_lines, parse_measures
     from evalframe.io import read_qrels, read_run
 
-    selected = parse_measures(args.measures or [])
     out_of_core = {"buckets": args.buckets, "memory": args.memory, "bucket_dir": args.bucket_dir}
     if any(value is not None for value in out_of_core.values()):
+        selected = parse_measures(args.measures or [])
         from evalframe.engine.buckets import check_buckets, parse_memory
         from evalframe.io.scan import scan_qrels, scan_run
 
@@ -44,7 +44,18 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         parse_memory(args.memory, key="--memory")
         qrels, run = scan_qrels(args.qrels), scan_run(args.run)  # Parquet/CSV stay on disk until bucketed
     else:
-        qrels, run = read_qrels(args.qrels), read_run(args.run)
+        from concurrent.futures import ThreadPoolExecutor
+
+        # The run (millions of rows) is read and checked on its own thread while this one parses
+        # the measures (the metric registry's imports), reads the qrels and imports what the
+        # evaluation needs: Polars and NumPy work without the GIL. A bad measure is still
+        # reported first (once the read is over).
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            reading = pool.submit(read_run, args.run)
+            selected = parse_measures(args.measures or [])
+            qrels = read_qrels(args.qrels)
+            import numpy  # noqa: F401  (the ranking stage's; imported while the run is read)
+            run = reading.result()
     result = evaluate_trec(
         run, qrels, selected, relevance_threshold=args.level, complete=args.complete, max_depth=args.max_depth,
         source=args.run, **out_of_core,

@@ -37,7 +37,7 @@ import polars as pl
 from evalframe.data.tables import Tables
 from evalframe.errors import ConfigError
 from evalframe.engine.evaluation import evaluate
-from evalframe.engine.ranking import single_precision_scores
+from evalframe.engine.ranking import check_single_precision
 from evalframe.engine.result import Evaluation
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve
@@ -182,7 +182,7 @@ def evaluate_trec(
     ``buckets`` (:func:`evalframe.evaluate`)."""
     metrics = [item.metric for item in selected if item.metric is not None]
     if isinstance(run, pl.DataFrame) and "score" in run.columns:
-        run = single_precision_scores(run, source=source)  # checked here to name the file
+        check_single_precision(run, source=source)  # here to name the file; the engine rounds
     if buckets is not None:
         data, qrels_given = run, qrels
     else:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
+from evalframe._lazy import lazy_module
 from evalframe.errors import InputError, Problem
+
+np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 #: Columns of the items table besides ``item_id``, each optional.
 ITEM_COLUMNS = ("popularity", "category", "embedding")

@@ -37,11 +37,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import polars as pl
 
+from evalframe._lazy import lazy_module
 from evalframe.errors import ConfigError
-from evalframe.engine.replicates import poisson_counts
+
+np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 Method = Literal["percentile", "bca"]
 
@@ -107,6 +108,8 @@ def unit_weight_matrix(units: pl.DataFrame, settings: Bootstrap, strata: np.ndar
     (one stratum code per unit) rescaled so that each stratum's total weight is its unit count
     in every replicate (module docstring).
     """
+    from evalframe.engine.replicates import poisson_counts
+
     counts = poisson_counts(units, settings.resamples, settings.seed).astype(np.float64)
     if strata is None:
         return counts
@@ -122,6 +125,8 @@ def stratum_scale(units: pl.DataFrame, codes: np.ndarray, settings: Bootstrap, b
     """Per stratum and replicate, ``n_h / Σ_{v ∈ h} c(v, r)`` (0 where no unit of the stratum is
     drawn): the factor :func:`unit_weight_matrix` multiplies a unit's counts by, with the counts
     summed block by block of units (never the whole units × R matrix at once)."""
+    from evalframe.engine.replicates import poisson_counts
+
     sizes = np.bincount(codes).astype(np.float64)
     totals = np.zeros((sizes.size, settings.resamples))
     block = max(1, block_cells // max(1, settings.resamples))

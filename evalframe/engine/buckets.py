@@ -12,11 +12,16 @@ guarantee, :mod:`evalframe.engine.kernel`).
 
 **Memory model.** While a bucket is evaluated, memory holds that bucket's rows and the
 engine's working tables for them (about :data:`WORKING_FACTOR` times the bucket's input
-bytes); across buckets it holds the partials: per-unit values (units × metrics), the queries
-table (one row per evaluated query), and per-slice sums — not the ranking rows. The bootstrap
-runs on the merged per-unit values with replicate weights drawn block by block
-(:mod:`evalframe.engine.uncertainty`). ``buckets="auto"`` picks ``N`` so that one bucket's
-working set fits the memory budget (default: a third of the machine's memory).
+bytes). Each bucket's per-unit values (units × metrics) go to a Parquet file beside the bucket
+(:func:`spill_values`) as soon as the bucket is done; across buckets memory holds only the
+queries table (one row per evaluated query) and the per-slice sums and set-metric states — not
+the ranking rows, not the per-unit values. Finalising reads the values back from the files:
+the quantiles exactly (a lazy scan of the value columns, sorted per slice), the bootstrap from
+the values in key order (replicate weights drawn block by block,
+:mod:`evalframe.engine.uncertainty`), and the long per-unit table of the result.
+``buckets="auto"`` picks ``N`` so that one bucket's working set fits half the memory budget
+(:data:`BUCKET_SHARE`; the budget's default: a third of the machine's memory), leaving the
+other half for what grows with the units when the result is built.
 
 **Temporary files** go to a fresh folder inside ``bucket_dir`` (default: the system's
 temporary folder) and are removed when the evaluation ends, also on an error or Ctrl-C.
@@ -29,7 +34,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -47,6 +52,12 @@ from evalframe.metrics.base import ItemMetric
 #: Bytes of working memory per byte of a bucket's input (joins, the ranking index, per-unit
 #: tables), measured on the ranking benchmark (benchmarks/bench_buckets.py) with headroom.
 WORKING_FACTOR = 12
+#: Share of the memory budget one bucket's working set may take: the rest is left for what grows
+#: with the number of units while the result is built (the queries table, the per-unit values
+#: read back, the bootstrap's units × metrics arrays, the long per-unit table). Measured at
+#: 1,000,000 queries (benchmarks/README.md): the bucket's working set and the bootstrap's arrays
+#: are of one size there.
+BUCKET_SHARE = 0.5
 #: Most buckets ``auto`` picks (more only make more, smaller files).
 MAX_AUTO_BUCKETS = 4096
 #: Seed of the bucket hash (any fixed value: rows of one unit must meet in one bucket).
@@ -94,10 +105,10 @@ def check_buckets(value: int | str | None, *, key: str = "buckets") -> int | str
 
 def choose_buckets(buckets: int | str, input_bytes: int, memory: int) -> int:
     """``buckets`` itself, or for ``"auto"`` the fewest buckets whose working set
-    (:data:`WORKING_FACTOR` × input bytes / N) fits ``memory``."""
+    (:data:`WORKING_FACTOR` × input bytes / N) fits :data:`BUCKET_SHARE` of ``memory``."""
     if buckets != "auto":
         return int(buckets)
-    return max(1, min(MAX_AUTO_BUCKETS, math.ceil(WORKING_FACTOR * input_bytes / memory)))
+    return max(1, min(MAX_AUTO_BUCKETS, math.ceil(WORKING_FACTOR * input_bytes / (BUCKET_SHARE * memory))))
 
 
 def _hash(columns: list[str], n: int) -> pl.Expr:
@@ -113,9 +124,15 @@ def partials_in_buckets(
     memory: int | str | None = None,
     bucket_dir: str | Path | None = None,
     template: Tables | None = None,
-) -> Partials:
+    finish: Callable[[Partials], object] | None = None,
+):
     """The merged partials of ``plan`` on ``tables``, evaluated bucket by bucket (module
     docstring); :func:`evalframe.engine.evaluation.finalize` turns them into the result.
+
+    ``finish`` (e.g. ``finalize``) runs on the merged partials while the bucket files still
+    exist: their per-unit values are then lazy scans of the files (:func:`spill_values`), and
+    ``finish``'s result is returned. Without ``finish`` the merged partials are returned with
+    their per-unit values read into memory (the files are removed on return).
 
     ``tables`` maps ``ranking_rows`` (a run), ``ranked_lists``, ``judgments`` and ``queries`` to
     scans or frames (None: absent). Scanned tables are validated per bucket by the readers'
@@ -143,7 +160,7 @@ def partials_in_buckets(
                 frames = {name: _read_bucket(folder, name, bucket, schemas[name]) for name in scans}
                 part_tables = _bucket_tables(frames, scans, template, systems)
                 if part_tables is not None:
-                    parts.append(evaluate_part(part_tables, plan))
+                    parts.append(spill_values(evaluate_part(part_tables, plan), folder / "_values", bucket))
                 elif frames.get("ranking_rows") is not None and frames["ranking_rows"].height:
                     ignored.append(_ignored_note(frames["ranking_rows"]))
                 progress.advance()
@@ -151,9 +168,25 @@ def partials_in_buckets(
             raise ConfigError("the input has no judged query to evaluate")
         merged = merge(parts)
         notes = merged_notes([merged.notes, *([[note] for note in ignored] if any(isinstance(m, ItemMetric) for m in plan.metrics) else [])])
-        return replace(merged, notes=tuple(dict.fromkeys([*template.notes, *notes])))
+        merged = replace(merged, notes=tuple(dict.fromkeys([*template.notes, *notes])))
+        if finish is not None:
+            return finish(merged)
+        return replace(merged, values={key: frame.lazy().collect() for key, frame in merged.values.items()})
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def spill_values(part: Partials, folder: Path, bucket: int) -> Partials:
+    """``part`` with its per-unit values written to ``folder/<group>-<unit>/<bucket>.parquet``
+    and replaced by lazy scans of those files (Parquet keeps every float's bits, so the values
+    read back are the ones computed)."""
+    values = {}
+    for (g, unit), frame in part.values.items():
+        path = folder / f"{g}-{unit}" / f"{bucket:05d}.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_parquet(path, compression="lz4", statistics=False)
+        values[(g, unit)] = pl.scan_parquet(path)
+    return replace(part, values=values)
 
 
 #: The contract of each table of :class:`Tables` (how a frame is validated when scanned).

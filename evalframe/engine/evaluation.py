@@ -35,6 +35,7 @@ from evalframe.engine.plan import (
     Plan,
     ScorePrecision,
     build_groups,
+    check_argument_types,
 )
 from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
@@ -147,7 +148,7 @@ def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
     for (g, unit), wide in partials.values.items():
         group = plan.groups[g]
         per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
-        keys = [c for c in wide.columns if c in set(units.key_columns(unit)) | set(slice_keys) | set(TRACE_KEYS)]
+        keys = [c for c in wide.lazy().collect_schema().names() if c in set(units.key_columns(unit)) | set(slice_keys) | set(TRACE_KEYS)]
         long = long_values(wide.lazy(), per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
         long_parts.append(long)
         skipped.append(long.filter(pl.col("skip_reason").is_not_null()).group_by(SYSTEM, "unit", "metric", "skip_reason").agg(count=pl.len().cast(pl.Int64)))
@@ -202,8 +203,8 @@ def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory:
 
         frames = {"queries": tables.queries, "judgments": tables.judgments, "ranking_rows": tables.ranking_rows,
                   "ranked_lists": tables.ranked_lists}
-        merged = partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=tables)
-        evaluation = finalize(merged, tables=tables)
+        evaluation = partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=tables,
+                                         finish=lambda merged: finalize(merged, tables=tables))
     if judge is None:
         return evaluation
     return replace(evaluation, plan=replace(evaluation.plan, about={**evaluation.plan.about, "judge": judge}))
@@ -367,7 +368,8 @@ def _evaluate_in_buckets(data, qrels, queries, plan: Plan, *, buckets, memory, b
     frames = {"ranking_rows": run_table, "judgments": opened(qrels, scan_qrels, read_qrels), "queries": queries}
     source = run_table.source if isinstance(run_table, Scan) else "run"
     template = Tables(queries=None, judgments=pl.DataFrame(), ranking_source=source)
-    return finalize(partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=template))
+    return partials_in_buckets(frames, plan, buckets=buckets, memory=memory, bucket_dir=bucket_dir, template=template,
+                               finish=finalize)
 
 
 def make_plan(
@@ -389,6 +391,8 @@ def make_plan(
 ) -> Plan:
     """The :class:`Plan` of :func:`evaluate`'s keyword arguments (see there), for the doors that
     run the engine on parts of the data (:mod:`evalframe.engine.kernel`)."""
+    check_argument_types(metrics, subsets=subsets, slices=slices, units=units, parameters=parameters,
+                         grouping_sets=grouping_sets)
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets

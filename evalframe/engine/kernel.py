@@ -26,12 +26,14 @@ the driver             ``parts = from_arrow(collected)`` (the rows of any number
 
 **Guarantee.** For any partition of the units into parts, ``finalise(merge(parts))`` equals
 one in-memory ``evaluate`` of the whole: counts, keys, skip reasons and notes exactly; per-unit
-values to a few ulp (1e-14 relative: Polars may round one expression differently on frames of
-different sizes); sums, moments, quantiles, bootstrap intervals and replicate values within
-1e-12 relative. The replicate counts themselves are identical (they depend on the seed, the
-unit's key and the replicate number only), and the uncertainty stage visits the units in key
-order, whatever the parts. :func:`merge` is associative and commutative (up to that float
-rounding) and refuses parts that share a unit
+values bit for bit (every column they are computed from is dense, :func:`~evalframe.engine.per_unit.dense`:
+Polars would divide by a broadcast column — a one-row join in a part with one query — as
+``x * (1 / y)``); quantiles, min and max bit for bit (order statistics of those values);
+bootstrap intervals and replicate values bit for bit (the replicate counts depend on the seed,
+the unit's key and the replicate number only, and the uncertainty stage visits the units in
+key order, whatever the parts); sums and moments (mean, std, se) within 1e-12 relative (they
+add in the parts' order). :func:`merge` is associative and commutative (up to that float
+rounding of the sums) and refuses parts that share a unit
 (:func:`~evalframe.engine.partials.check_disjoint_units`).
 
 **What travels** (:mod:`evalframe.engine.partials_arrow`): each frame of

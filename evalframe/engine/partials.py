@@ -19,6 +19,7 @@ from evalframe.engine import aggregate
 from evalframe.engine.derive import prepare
 from evalframe.engine.per_unit import (
     coarse_unit_values,
+    dense,
     item_partials,
     query_unit_values,
 )
@@ -45,7 +46,8 @@ class Partials:
 
     - ``sizes[(unit, grouping)]``: every slice's keys and ``n_units`` (units of the slice, inside
       a subset or not);
-    - ``values[(g, unit)]``: the per-unit values of the group's per-unit metrics (wide);
+    - ``values[(g, unit)]``: the per-unit values of the group's per-unit metrics (wide; a
+      LazyFrame over files when the bucket path keeps them on disk, :mod:`~evalframe.engine.buckets`);
     - ``moments[(g, unit, grouping)]``: their moments per slice (:mod:`~evalframe.engine.aggregate`);
     - ``states[(g, grouping, state_id)]``: set-metric states per slice;
     - ``inside[(g, unit)]``: per system, the units inside the group's subset (for skip counts).
@@ -59,7 +61,7 @@ class Partials:
     queries: pl.DataFrame
     applies: Mapping[tuple[str, str], bool]
     sizes: Mapping[tuple[str, str], pl.DataFrame]
-    values: Mapping[tuple[int, str], pl.DataFrame]
+    values: Mapping[tuple[int, str], pl.DataFrame | pl.LazyFrame]
     moments: Mapping[tuple[int, str, str], pl.DataFrame]
     states: Mapping[tuple[int, str, object], pl.DataFrame]
     inside: Mapping[tuple[int, str], pl.DataFrame]
@@ -209,6 +211,7 @@ def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, 
 def compute_partials(tables: Tables, plan: Plan) -> Partials:
     """Run the stages up to mergeable partials (module docstring)."""
     plan, queries, units, index, notes = prepare(tables, plan)
+    queries = dense(queries)  # no broadcast column: values independent of the part's size (per_unit.dense)
     applies, carried, unit_notes = _unit_facts(plan, queries, units)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
 

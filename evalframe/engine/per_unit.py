@@ -24,6 +24,7 @@ Policies (DESIGN §4), the same for every metric:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
@@ -48,6 +49,19 @@ SKIP = "__skip"
 #: The item column that asks for the character-span stage (with the cutoffs' span columns).
 SPAN_ITEM_COLUMNS = {"has_span"}
 FLAG = "__flag"
+
+
+def dense(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with every column stored value by value (zero-copy for columns that already are).
+
+    An eager join whose right side has one row gives a *broadcast* column (one value, repeated),
+    and Polars divides by a broadcast column as ``x * (1 / y)``, which can differ from ``x / y``
+    in the last bit. Which columns come out broadcast depends on the data's size (a bucket or a
+    Spark partition with one query, say), so per-unit values would depend on how the units were
+    split. Values computed from dense columns are the same for any split (issue 27: bit-identical
+    per-unit values).
+    """
+    return pl.DataFrame(frame.get_columns())
 
 
 def item_partials(
@@ -82,6 +96,11 @@ def item_partials(
     item_columns = {column for metric in metrics for column in metric.item_columns}
     if item_columns & SPAN_ITEM_COLUMNS:
         judgments = gold_span_chars(judgments, relevance_threshold=relevance_threshold)
+    # The ideal rankings (from the judgments alone) are built on a thread of their own while the
+    # run is ranked: Polars works without the GIL, so the second core fills the ranking's pauses.
+    context_pool = ThreadPoolExecutor(max_workers=1)
+    ideal = context_pool.submit(query_context, judgments, ideal_partials, relevance_threshold=relevance_threshold)
+    context_pool.shutdown(wait=False)  # the worker ends after its one task
     per_query = None
     every_row = item_columns or tables.relevance_rule == "text" or any(metric.reads_unjudged_items for metric in metrics)
     if not every_row:
@@ -102,15 +121,15 @@ def item_partials(
         judged = judged.with_columns(relevant_at_rank=pl.col("is_relevant").cum_sum().over(QUERY_KEYS))
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
-    context = query_context(judgments, ideal_partials, relevance_threshold=relevance_threshold)
+    context = ideal.result()
     table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
     if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
         table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
-    return table.with_columns(
+    return dense(table.with_columns(
         pl.col(name).fill_null(pl.lit([], dtype=dtype) if isinstance(dtype, pl.List) else 0)
         for name, dtype in table.schema.items()
         if name in partials or name in ideal_partials or name in ("n_relevant", "n_retrieved")
-    )
+    ))
 
 
 def _aggregate_judged(

@@ -73,23 +73,30 @@ def single_precision_scores(run: pl.DataFrame, *, source: str = "run") -> pl.Dat
 
     trec_eval reads a score as a double and keeps it in a ``float``: two scores that differ only
     beyond single precision (20.401 and 20.401000001) tie there, and its tie rule (doc_id
-    descending) orders them. A score beyond float32's finite range (|score| > 3.4028235e38)
-    has no defined single-precision value (C leaves the conversion undefined), so it is an error
-    naming the rows. NaN scores are left to the ranking's own checks.
+    descending) orders them. A score beyond float32's finite range is an error
+    (:func:`check_single_precision`). NaN scores are left to the ranking's own checks.
     """
+    check_single_precision(run, source=source)
+    return run.with_columns(pl.col("score").cast(pl.Float32).cast(pl.Float64))
+
+
+def check_single_precision(run: pl.DataFrame, *, source: str = "run") -> None:
+    """Raise when a score of ``run`` is beyond float32's finite range (|score| > 3.4028235e38):
+    it has no defined single-precision value (C leaves the conversion undefined), so trec_eval's
+    ranking is undefined; the error names the rows (the first 20) and ``source``."""
     score = pl.col("score")
-    too_large = run.select((score.abs() > FLOAT32_MAX) & score.is_finite()).to_series()
-    if too_large.any():
-        rows = run.filter(too_large).head(20)
-        problems = [
-            Problem(None, "score", value, f"query {query_id!r}, doc {doc_id!r}: beyond the range of a 32-bit float, "
-                    "where trec_eval's ranking is undefined; rescale the scores or evaluate with 64-bit scores")
-            for query_id, doc_id, value in rows.select("query_id", "doc_id", "score").iter_rows()
-        ]
-        if too_large.sum() > 20:
-            problems.append(Problem(None, "score", NO_VALUE, f"{too_large.sum()} scores in all are beyond float32's range"))
-        raise InputError(source, problems)
-    return run.with_columns(score.cast(pl.Float32).cast(pl.Float64))
+    too_large = (score.abs() > FLOAT32_MAX) & score.is_finite()
+    if not run.select(too_large.any()).item():
+        return
+    rows = run.filter(too_large)
+    problems = [
+        Problem(None, "score", value, f"query {query_id!r}, doc {doc_id!r}: beyond the range of a 32-bit float, "
+                "where trec_eval's ranking is undefined; rescale the scores or evaluate with 64-bit scores")
+        for query_id, doc_id, value in rows.head(20).select("query_id", "doc_id", "score").iter_rows()
+    ]
+    if rows.height > 20:
+        problems.append(Problem(None, "score", NO_VALUE, f"{rows.height} scores in all are beyond float32's range"))
+    raise InputError(source, problems)
 
 
 def judge_items(ranked: pl.DataFrame, judgments: pl.DataFrame, *, relevance_threshold: int = 1) -> pl.DataFrame:
@@ -288,8 +295,9 @@ def judged_ranks(
     if block is not None and len(rows) * block > _BLOCK_COMPARISONS_PER_ROW * len(keys):
         block, sorted_keys = None, _sorted_keys(keys, codes)  # many judged items per block: a sort is cheaper
     judged_keys = keys[rows]
+    tie_pairs = None
     if sorted_keys is None:
-        below, equal = _counts_in_blocks(keys, rows, block)
+        below, equal, tie_pairs = _counts_in_blocks(keys, rows, block)
         rank, tied = below + 1, equal > 1
     else:
         # Searching for sorted needles walks the keys in order: far fewer cache misses.
@@ -315,10 +323,12 @@ def judged_ranks(
         }
     )
     if by_score and tied.any():
-        ahead = _ahead_within_ties(run, keys, rows[tied], judged_keys[tied])
+        if tie_pairs is None:
+            tie_pairs = _tie_pairs_by_key(keys, rows, judged_keys, tied)
+        ahead = _ahead_within_ties(run, rows, *tie_pairs)
         if ahead is None:
             return None
-        judged = judged.with_columns(rank=pl.Series(rank).scatter(np.flatnonzero(tied), rank[tied] + ahead))
+        judged = judged.with_columns(rank=pl.Series(rank + ahead))
     return JudgedRanking(pairs=pairs, judged=judged.sort("code", "rank"))
 
 
@@ -340,23 +350,33 @@ def _block_length(wanted: pl.DataFrame, codes: pl.Series) -> int | None:
     return int(lengths.item(0))
 
 
-def _counts_in_blocks(keys: np.ndarray, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+def _counts_in_blocks(keys: np.ndarray, rows: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray, tuple]:
     """For each of ``rows``: how many keys of its block (``length`` rows from ``r // length``)
     are below its own, and how many equal it (itself included). The rank is one more than the
-    first; a second equal key is a tie. Chunks of judged rows bound the memory (and fit the cache)."""
+    first; a second equal key is a tie. Also the tie pairs (:func:`_ahead_within_ties`): for
+    each row with a tie, its position in ``rows`` and every row of its block sharing its key.
+    Chunks of judged rows bound the memory (and fit the cache)."""
     import numpy as np
 
     blocks = keys.reshape(-1, length)
     below = np.empty(len(rows), dtype=np.int64)
     equal = np.empty(len(rows), dtype=np.int64)
+    judged, members = [], []
     step = max(1, _BLOCK_CELLS // length)
     for start in range(0, len(rows), step):
         chunk = rows[start:start + step]
         own = keys[chunk][:, None]
         block = blocks[chunk // length]
         below[start:start + step] = np.count_nonzero(block < own, axis=1)
-        equal[start:start + step] = np.count_nonzero(block == own, axis=1)
-    return below, equal
+        same = block == own
+        counts = np.count_nonzero(same, axis=1)
+        equal[start:start + step] = counts
+        with_ties = np.flatnonzero(counts > 1)
+        which, offset = np.nonzero(same[with_ties])
+        judged.append(start + with_ties[which])
+        members.append(chunk[with_ties[which]] // length * length + offset)
+    empty = np.zeros(0, dtype=np.int64)
+    return below, equal, (np.concatenate([empty, *judged]), np.concatenate([empty, *members]))
 
 
 def _ranking_keys(run: pl.DataFrame, codes: pl.Series, *, lateness_bits: int, by_score: bool) -> np.ndarray | None:
@@ -422,46 +442,47 @@ def _score_lateness(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return bits.view(np.uint64), flips.view(np.uint64)
 
 
-def _ahead_within_ties(
-    run: pl.DataFrame, keys: np.ndarray, rows: np.ndarray, tied_keys: np.ndarray
-) -> np.ndarray | None:
-    """For each tied judged row, how many rows sharing its key come first (doc_id descending).
+def _tie_pairs_by_key(keys: np.ndarray, rows: np.ndarray, judged_keys: np.ndarray, tied: np.ndarray) -> tuple:
+    """The tie pairs of the ``tied`` judged rows (:func:`_ahead_within_ties`), found by one hash
+    lookup per run row (a few tens of milliseconds on ten million rows)."""
+    import numpy as np
 
-    The rows sharing a key are found by one hash lookup per run row (a few tens of
-    milliseconds on ten million rows). None when a shared key is not a true tie (two scores
-    that the key could not tell apart) or a doc_id repeats within a tie: rare, and left to
-    the exact path.
+    tied_set = pl.Series(np.unique(judged_keys[tied])).implode()
+    members = pl.Series(keys).is_in(tied_set).arg_true()
+    group = pl.DataFrame({"_key": pl.Series(keys).gather(members), "_member": members})
+    judged = pl.DataFrame({"_key": judged_keys[tied], "_judged": np.flatnonzero(tied)})
+    pairs = judged.join(group, on="_key", how="inner")
+    return pairs.get_column("_judged").to_numpy(), pairs.get_column("_member").to_numpy()
+
+
+def _ahead_within_ties(run: pl.DataFrame, rows: np.ndarray, judged: np.ndarray, members: np.ndarray) -> np.ndarray | None:
+    """For each of ``rows`` (judged run rows), how many rows sharing its key come first (doc_id
+    descending): 0 without a tie. The ties are given as pairs: ``judged[i]`` (a position in
+    ``rows``) shares its key with run row ``members[i]`` (itself among them).
+
+    None when a shared key is not a true tie (two scores that the key could not tell apart) or
+    a doc_id repeats within a tie: rare, and left to the exact path.
     """
     import numpy as np
 
-    tied_set = pl.Series(np.unique(tied_keys)).implode()
-    members = pl.Series(keys).is_in(tied_set).arg_true()
-    group = pl.DataFrame(
+    doc_id, score = run.get_column("doc_id"), run.get_column("score")
+    own = pl.Series(rows[judged])
+    pairs = pl.DataFrame(
         {
-            "_key": pl.Series(keys).gather(members),
-            "doc_id": run.get_column("doc_id").gather(members),
-            "_score": run.get_column("score").gather(members) + 0.0,  # -0.0 ties 0.0
+            "_judged": judged,
+            "doc_id": doc_id.gather(pl.Series(members)),
+            "_own": doc_id.gather(own),
+            "_score": score.gather(pl.Series(members)) + 0.0,  # -0.0 ties 0.0
+            "_own_score": score.gather(own) + 0.0,
         }
     )
-    doubtful = group.select(
-        (pl.col("_score").n_unique().over("_key") > 1).any() | pl.struct("_key", "doc_id").is_duplicated().any()
+    doubtful = pairs.select(
+        (pl.col("_score") != pl.col("_own_score")).any() | pl.struct("_judged", "doc_id").is_duplicated().any()
     ).item()
     if doubtful:
         return None
-    judged = pl.DataFrame(
-        {
-            "_key": tied_keys,
-            "_judged": pl.int_range(len(rows), dtype=pl.UInt32, eager=True),
-            "_own": run.get_column("doc_id").gather(pl.Series(rows)),
-        }
-    )
-    ahead = (
-        judged.join(group, on="_key", how="inner")
-        .group_by("_judged")
-        .agg((pl.col("doc_id") > pl.col("_own")).sum().alias("_ahead"))
-    )
-    counts = judged.select("_judged").join(ahead, on="_judged", how="left", maintain_order="left")
-    return counts.get_column("_ahead").fill_null(0).cast(pl.Int64).to_numpy()
+    first = pairs.select(pl.col("doc_id") > pl.col("_own")).to_series().to_numpy()
+    return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
 
 
 def _judged_matches(run: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame | None:

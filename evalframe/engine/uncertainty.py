@@ -25,16 +25,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import polars as pl
 
+from evalframe._lazy import lazy_module
 from evalframe._progress import Progress
 from evalframe.data.units import SYSTEM
 from evalframe.engine.partials import Partials
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
 from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, stratum_scale
-from evalframe.engine.replicates import poisson_counts
+
+np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
@@ -107,6 +108,8 @@ class _ResampledUnits:
         """The weights of the units at positions ``units`` in replicates ``start … stop − 1``,
         hashed from their keys (:func:`~evalframe.engine.replicates.poisson_counts`)."""
         keys, codes, scale = self._units(columns)
+        from evalframe.engine.replicates import poisson_counts
+
         counts = poisson_counts(keys.select(columns)[units], stop - start, self.settings.seed, first=start).astype(np.float64)
         if scale is not None:
             counts *= scale[codes[units], start:stop]
@@ -156,7 +159,7 @@ def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
 def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
     # Units in key order, whatever order the parts were merged in: the sums below then add in
     # one order, and merged partials give the in-memory run's intervals to the last bit.
-    wide = partials.values[(g, unit)].sort(partials.units.key_columns(unit), nulls_last=True)
+    wide = partials.values[(g, unit)].lazy().sort(partials.units.key_columns(unit), nulls_last=True).collect()  # values may be on disk
     columns = _resampled_columns(settings, partials, unit, wide.columns)
     unit_index = units.index(wide, columns)
     values = wide.select(pl.col(m.name).cast(pl.Float64) for m in metrics).to_numpy()

@@ -49,9 +49,9 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import ClassVar, Literal
 
-import numpy as np
 import polars as pl
 
+from evalframe._lazy import lazy_module
 from evalframe.metrics.params import check_parameters
 # The metric families import the weight-matrix helpers from here too (row_weights, scored_rows,
 # replicate_frame); their home is evalframe.metrics.weight_matrices.
@@ -66,6 +66,8 @@ from evalframe.metrics.weight_matrices import (  # noqa: F401
     row_weights,
     scored_rows,
 )
+
+np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 
 class TargetCategory(StrEnum):

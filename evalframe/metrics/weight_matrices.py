@@ -13,8 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
+
+from evalframe._lazy import lazy_module
+
+np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,10 @@ cache key, the cache, ``repr``, ``stats`` or any message (texts from the server 
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import threading
 import time
-import urllib.error
-import urllib.request
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -212,6 +209,8 @@ def _retry_after(value: str | None) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
+        import email.utils
+
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         return max(0.0, parsed.timestamp() - time.time()) if parsed is not None else None
 
@@ -279,6 +278,9 @@ class OpenAICompatibleCritic(LLMCritic):
             headers["Authorization"] = f"Bearer {self._api_key}"
         url = f"{self.base_url}/chat/completions"
         body = self._body(prompt)
+        import urllib.error  # here: urllib.request costs a tenth of a second to import
+        import urllib.request
+
         for attempt in range(self.max_retries + 1):
             wait: float | None = None
             try:

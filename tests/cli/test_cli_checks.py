@@ -31,8 +31,13 @@ def write_spec(tmp_path: Path, **changes) -> Path:
     return path
 
 
+#: The bundled pipeline's outputs but the plots and report.html, which draws them: a failed check
+#: stops nothing, whatever is written (the plots of a good run are checked in test_cli_pipeline.py).
+OUTPUTS_WITHOUT_PLOTS = [name for name in yaml.safe_load(PIPELINE.read_text())["outputs"] if name not in ("plots", "report.html")]
+
+
 def test_a_failed_must_check_exits_1_after_writing_every_output(tmp_path, capsys):
-    path = write_spec(tmp_path, checks={"expect": {"n_queries": 4000, "n_positive": 466}})
+    path = write_spec(tmp_path, checks={"expect": {"n_queries": 4000, "n_positive": 466}}, outputs=OUTPUTS_WITHOUT_PLOTS)
     out = tmp_path / "out"
     assert main(["run", str(path), "--out", str(out)]) == 1
     captured = capsys.readouterr()
@@ -40,6 +45,7 @@ def test_a_failed_must_check_exits_1_after_writing_every_output(tmp_path, capsys
     assert "5000 (expected 4000)" in captured.err
     assert "expect_n_positive" not in captured.err
     assert {p.name for p in out.iterdir()} >= {"summary.csv", "summary.md", "run.json", "checks.csv", "tuning.csv", "ablation.csv"}
+    assert {p.name for p in out.iterdir()} >= set(OUTPUTS_WITHOUT_PLOTS)  # every output it was asked for
     checks = pl.read_csv(out / "checks.csv")
     assert checks.filter(pl.col("status") == "fail")["check"].to_list() == ["expect_n_queries"] * 6
     assert "6 failed:" in (out / "summary.md").read_text()

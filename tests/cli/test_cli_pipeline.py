@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from built_once import TEST_RESAMPLES, build_once
+from built_once import BUNDLED_CLI_RUN, bundled_cli_command, start_once, started_result
 from pipeline_reference import BAD_FILES, GOOD_PER_QUERY_LINES, PER_QUERY_HEADER, RANKING_METRICS
 from polars.testing import assert_frame_equal
 
@@ -60,19 +60,13 @@ def evalframe_command(*args: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory, bundled_sample_run):
-    """A CLI run (another process) and an ``ef.run_pipeline`` run of the bundled pipeline (the
-    session's :func:`bundled_sample_run`, shared with test_cli_stats), each once per test run
-    (``build_once``), both with ``bootstrap.resamples`` set to ``TEST_RESAMPLES``."""
-    def run_the_cli(root: Path):
-        cli_out = root / "run" / "out"  # alone in its parent (no staging folder left: checked below)
-        finished = subprocess.run(
-            evalframe_command("run", str(PIPELINE), "--input", str(SAMPLE), "--out", str(cli_out),
-                              "--set", f"bootstrap.resamples={TEST_RESAMPLES}"),
-            capture_output=True, text=True, timeout=600,
-        )
-        return cli_out, (finished.returncode, finished.stdout, finished.stderr)
-
-    cli_out, process = build_once(tmp_path_factory, "bundled_sample_cli_run", run_the_cli)
+    """A CLI run (another process, started in the background at the start of the test run:
+    tests/conftest.py) and an ``ef.run_pipeline`` run of the bundled pipeline (the session's
+    :func:`bundled_sample_run`, shared with test_cli_stats), each once per test run, both with
+    ``bootstrap.resamples`` set to ``TEST_RESAMPLES``."""
+    start_once(tmp_path_factory, BUNDLED_CLI_RUN, bundled_cli_command)  # nothing if already started
+    root, process = started_result(tmp_path_factory, BUNDLED_CLI_RUN)
+    cli_out = root / "run" / "out"
     result, python_out = bundled_sample_run
     return {"cli": cli_out, "python": python_out, "result": result, "process": process}
 

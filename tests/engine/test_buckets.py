@@ -116,6 +116,29 @@ def test_temporary_buckets_are_removed_on_error_and_ctrl_c(trec_like, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_per_unit_values_stay_on_disk_until_the_result_is_built(trec_like, tmp_path, monkeypatch):
+    """Each bucket's per-unit values are written beside it and read back lazily when finalising
+    (quantiles, bootstrap, the long table); the files are gone once the result is built."""
+    from evalframe.engine import evaluation
+
+    seen = []
+    original = evaluation.finalize
+
+    def finalize(partials, **kwargs):
+        files = sorted(p.name for p in tmp_path.rglob("*.parquet") if p.parent.parent.name == "_values")
+        seen.extend((frame, files) for frame in partials.values.values())
+        return original(partials, **kwargs)
+
+    monkeypatch.setattr(evaluation, "finalize", finalize)
+    run, qrels = ef.read_run(trec_like["run"]), ef.read_qrels(trec_like["qrels"])
+    bootstrap = ef.Bootstrap(resamples=20, seed=1)
+    in_buckets = ef.evaluate(run, qrels, RANKING, missing="zero", buckets=3, bucket_dir=tmp_path, bootstrap=bootstrap)
+    assert seen and all(isinstance(frame, pl.LazyFrame) for frame, _ in seen)
+    assert seen[0][1] == ["00000.parquet", "00001.parquet", "00002.parquet"]
+    assert list(tmp_path.iterdir()) == []
+    assert_same_evaluation(in_buckets, ef.evaluate(run, qrels, RANKING, missing="zero", bootstrap=bootstrap))
+
+
 @pytest.mark.parametrize(("settings_", "message"), [
     ({"buckets": 0}, "`buckets` must be a whole number >= 1 or 'auto', got 0"),
     ({"buckets": -2}, "`buckets` must be a whole number >= 1"),
@@ -132,8 +155,9 @@ def test_auto_picks_the_fewest_buckets_that_fit_the_budget():
     assert bucket_module.parse_memory("8GB") == 8 << 30
     assert bucket_module.parse_memory("512 MiB") == 512 << 20
     assert bucket_module.parse_memory(None) == bucket_module.machine_memory() // 3
-    factor = bucket_module.WORKING_FACTOR
-    assert bucket_module.choose_buckets("auto", input_bytes=10 << 30, memory=8 << 30) == -(-(factor * 10) // 8)
+    factor, share = bucket_module.WORKING_FACTOR, bucket_module.BUCKET_SHARE
+    assert share == 0.5
+    assert bucket_module.choose_buckets("auto", input_bytes=10 << 30, memory=8 << 30) == -(-(factor * 10) // 4)
     assert bucket_module.choose_buckets("auto", input_bytes=1, memory=8 << 30) == 1
     assert bucket_module.choose_buckets(7, input_bytes=10 << 30, memory=1) == 7
 

@@ -41,7 +41,7 @@ def _rows(summary: pl.DataFrame) -> dict:
 
 
 @given(tables=evidence_tables(weights="integer", min_posts=2), weighted=st.booleans(), data=st.data())
-@settings(max_examples=30)
+@settings(max_examples=15)
 def test_parts_merge_into_the_whole(tables, weighted, data):
     posts = tables.queries.get_column("post_id").unique().sort().to_list()
     n_parts = data.draw(st.integers(1, min(8, len(posts))))
@@ -88,7 +88,7 @@ def _split(tables, assignment: pl.DataFrame, part: int):
 
 
 @given(tables=evidence_tables(weights="integer", min_posts=1), data=st.data())
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_any_split_merges_to_the_whole_or_errors(tables, data):
     """Split the query rows into 1–16 parts by any key (a query column, or row by row): the merged
     partials give the whole's summary, or the merge stops with an error naming a unit split

@@ -217,7 +217,7 @@ def test_reference_on_the_documented_example():
 # --- evalframe against the reference ---------------------------------------------------------
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(
     case=cases(),
     threshold=st.sampled_from([1, 1, 2]),
@@ -235,7 +235,7 @@ def test_matches_the_reference(case, threshold, empty, max_depth):
 
 # No shrinking here: a failure is reported as drawn. Shrinking a 54-metric evaluation takes
 # minutes, and test_retrieval_metrics.py pins the smallest known case (nDCG of a perfect ranking).
-@settings(max_examples=30, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+@settings(max_examples=15, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(case=cases(), empty=st.sampled_from(["skip", "zero"]), threshold=st.sampled_from([1, 2]))
 def test_ratio_metrics_lie_in_the_unit_interval(case, empty, threshold):
     result = evaluate_case(case, ALL_METRICS, empty=empty, relevance_threshold=threshold)
@@ -297,7 +297,7 @@ def test_a_perfect_ranking_scores_one(perfect):
             assert values[(query_id, ef.resolve_metric(metric).name)] == pytest.approx(1.0, abs=1e-12), metric
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(case=cases(), data=st.data())
 def test_row_order_changes_nothing(case, data):
     run, qrels = case.run_frame(), case.qrels_frame()
@@ -312,7 +312,7 @@ def test_row_order_changes_nothing(case, data):
     assert_frame_equal(after.summary, before.summary, check_exact=True)
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(case=cases())
 def test_renaming_queries_changes_nothing(case):
     # the new names sort in the opposite order of the old ones
@@ -437,7 +437,7 @@ class _ReadsEveryItem(ef.NumRetrieved):
     reads_unjudged_items = True
 
 
-@settings(max_examples=30)
+@settings(max_examples=15)
 @given(
     case=cases(),
     threshold=st.sampled_from([1, 2]),

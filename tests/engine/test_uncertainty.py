@@ -43,7 +43,7 @@ def _percentile(values: list[float]) -> tuple[float, float]:
 
 
 @given(tables=evidence_tables(weights="float", min_posts=1), data=st.data())
-@settings(max_examples=30)
+@settings(max_examples=15)
 def test_values_under_equals_the_normal_path(tables, data):
     """A column of weights gives what state()/finalize() give with those weights (positive weights)."""
     rows = tables.queries.filter(pl.col("system") == tables.queries.get_column("system")[0])

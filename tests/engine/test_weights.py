@@ -55,7 +55,7 @@ def assert_same_statistics(weighted: pl.DataFrame, repeated: pl.DataFrame) -> No
 
 
 @given(tables=evidence_tables(weights="integer"), metrics=st.sampled_from([PER_UNIT, SET, POST]))
-@settings(max_examples=30)
+@settings(max_examples=15)
 def test_whole_weights_equal_repeated_units(tables, metrics):
     if tables.queries.get_column("w").sum() == 0:
         return
@@ -65,7 +65,7 @@ def test_whole_weights_equal_repeated_units(tables, metrics):
 
 
 @given(tables=evidence_tables(weights="one"))
-@settings(max_examples=30)
+@settings(max_examples=15)
 def test_unit_weights_change_nothing(tables):
     metrics = [*PER_UNIT, *SET]
     weighted = ef.evaluate(tables, metrics=metrics, slices=SLICES, weight="w")

@@ -258,7 +258,7 @@ def test_robustness_metrics_on_hand_cases():
     assert "(n=2)" in found["noise_robustness_paired"][2]
     assert found["negative_rejection_rate"][:2] == (1.0, 1)
     assert found["false_rejection_rate"][:2] == (0.0, 6)
-    assert found["counterfactual_consistency"][:2] == (pytest.approx(official_f1("red pear", "red apple")), 1)
+    assert found["counterfactual_consistency(similarity=token_f1)"][:2] == (pytest.approx(official_f1("red pear", "red apple")), 1)
 
 
 def test_noise_robustness_is_null_when_the_base_score_is_zero():
@@ -317,7 +317,7 @@ def weighted_frame() -> pl.DataFrame:
 
 @pytest.mark.parametrize("name", ["bleu", "bleu(smooth_method=floor)", "noise_robustness", "noise_robustness_paired",
                                   "p50_latency", "p95_latency", "distinct_1", "distinct_2"])
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(weights=st.lists(st.lists(st.integers(0, 3).map(float), min_size=7, max_size=7), min_size=1, max_size=4))
 def test_values_under_weights_equal_the_weighted_compute(name, weights):
     metric = resolve(name)

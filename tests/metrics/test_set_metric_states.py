@@ -102,7 +102,7 @@ def test_the_list_covers_every_registered_set_metric():
 # --- weights are repetitions -----------------------------------------------------------------
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(table=tables(weights=integer_weights))
 def test_integer_weights_equal_repeated_rows(table):
     # Each row w times with unit weight (no weight column: compute adds 1.0).
@@ -138,7 +138,7 @@ def test_unit_weights_are_the_default(metric):
         assert_same_bits(compute(metric, table), compute(metric, doubled))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(table=tables(weights=float_weights), exponent=st.sampled_from([-60, -20, 20, 60]))
 def test_scaling_every_weight_by_a_power_of_two_changes_no_ratio(table, exponent):
     # The fixed-point units of the weighted counts follow the largest weight, so tiny and huge
@@ -171,7 +171,7 @@ def near_fpr_target(rows: pl.DataFrame, target: float) -> bool:
     return bool(np.any(np.abs(fpr - target) < 1e-9))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=st.data(), exact=st.booleans(), by=st.sampled_from([["fold"], []]))
 def test_merged_states_of_parts_finalize_to_the_whole(data, exact, by):
     table = data.draw(tables(weights=integer_weights if exact else float_weights))
@@ -216,7 +216,7 @@ def test_merging_needs_every_part_only_once():
 # --- order independence ----------------------------------------------------------------------
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=st.data())
 def test_shuffled_rows_give_the_same_bits(data):
     table = data.draw(tables(weights=float_weights))
@@ -227,7 +227,7 @@ def test_shuffled_rows_give_the_same_bits(data):
             assert_same_bits(compute(metric, table, by), compute(metric, shuffled, by))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=st.data())
 def test_finalize_does_not_depend_on_the_order_of_state_rows(data):
     table = data.draw(tables(weights=float_weights))

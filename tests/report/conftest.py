@@ -1,5 +1,5 @@
 """A small evaluation (the first 120 posts of the bundled sample, every system) shared by the
-report tests, and hand-made variants of its summary with CI columns, a null value and further
+report tests, the same on two systems for the tests that draw every plot of a report, and hand-made variants of its summary with CI columns, a null value and further
 result tables (the shapes that the bootstrap, comparison and checks stages add)."""
 
 from __future__ import annotations
@@ -85,3 +85,23 @@ def with_ci_and_extras(evaluation):
 @pytest.fixture(scope="session")
 def evaluation_with_ci(evaluation):
     return with_ci_and_extras(evaluation)
+
+
+#: The systems of :func:`with_ci_and_extras`'s comparison table.
+TWO_SYSTEMS = ["retriever_only", "full_pipeline"]
+
+
+@pytest.fixture(scope="session")
+def two_systems_evaluation(small_pipeline, small_input, tmp_path_factory):
+    """:func:`evaluation` on the rows of :data:`TWO_SYSTEMS` only: for the tests that draw or
+    write every plot of a report (byte-identical reruns, the self-contained page, the plot pool),
+    whose checks hold for any number of systems; a third of the six systems' per-system plots."""
+    rows = pl.read_csv(small_input, infer_schema_length=0).filter(pl.col("config").is_in(TWO_SYSTEMS))
+    path = tmp_path_factory.mktemp("report_input_two_systems") / "per_query.csv"
+    rows.write_csv(path)
+    return ef.run_pipeline(str(small_pipeline), input=str(path))
+
+
+@pytest.fixture(scope="session")
+def two_systems_evaluation_with_ci(two_systems_evaluation):
+    return with_ci_and_extras(two_systems_evaluation)

@@ -286,7 +286,8 @@ class _Collector(HTMLParser):
                 self.urls.append(value)
 
 
-def test_report_html_is_self_contained_with_every_plot(data_with_ci):
+def test_report_html_is_self_contained_with_every_plot(two_systems_evaluation_with_ci):
+    data_with_ci = ReportData.from_evaluation(two_systems_evaluation_with_ci)
     figures = plots.report_figures(data_with_ci)
     page = render_html(data_with_ci, figures)
     parser = _Collector()
@@ -344,11 +345,11 @@ def test_terminal_overview_fits_100_columns_with_cis_targets_and_failed_checks(e
 # --- `evalframe report` ---------------------------------------------------------------------------
 
 
-def test_evalframe_report_rerenders_the_runs_files_without_the_input(evaluation_with_ci, tmp_path, capsys):
+def test_evalframe_report_rerenders_the_runs_files_without_the_input(two_systems_evaluation_with_ci, tmp_path, capsys):
     """The re-rendered report files and plots are the bytes written with the run: every report
     file is byte-identical on a rerun in one process (tests/cli/test_cli_pipeline.py compares
     every file of two processes), and carries no date or software tag."""
-    out = evaluation_with_ci.write(tmp_path / "result", (
+    out = two_systems_evaluation_with_ci.write(tmp_path / "result", (
         "summary.parquet", "run.json", "curves.parquet", "report.md", "report.html", "report.tex",
         "report_tables.csv", "plots"))
     assert main(["report", str(out), "--out", str(tmp_path / "again")]) == 0
@@ -401,8 +402,9 @@ def test_progress_lines_only_on_a_terminal(capsys, monkeypatch):
     assert terminal.getvalue() == ""
 
 
-def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(data):
+def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(two_systems_evaluation):
     """The process pool (issue 22) changes where the plots are drawn, not one byte of them."""
+    data = ReportData.from_evaluation(two_systems_evaluation)
     here = plots.render_report_plots(data, ("png",), workers=0)
     pooled = plots.render_report_plots(data, ("png",), workers=2)
     assert list(pooled) == list(here) == list(plots.report_plots(data))
