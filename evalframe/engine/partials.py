@@ -107,11 +107,12 @@ class Partials:
         )
 
 
-def _concat_common(frames: list[pl.DataFrame]) -> pl.DataFrame:
+def _concat_common(frames: list[pl.DataFrame | pl.LazyFrame]) -> pl.DataFrame | pl.LazyFrame:
     """The rows of ``frames`` in the columns they all have (in the first's order): a slice key
     that is constant within the units of one part but not of another is carried by the first
     only, and does not apply to the whole (``applies`` above), which does not carry it."""
-    common = [name for name in frames[0].columns if all(name in frame.columns for frame in frames[1:])]
+    names = [frame.collect_schema().names() for frame in frames]  # frames or lazy scans of values kept on disk
+    common = [name for name in names[0] if all(name in other for other in names[1:])]
     return pl.concat([frame.select(common) for frame in frames], how="vertical_relaxed")
 
 
