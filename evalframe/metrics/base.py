@@ -45,7 +45,7 @@ for 0 instead (``empty="zero"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import ClassVar, Literal
 
@@ -419,6 +419,55 @@ def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.Data
         {metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics}
         for found, replicates in zip(results, replicates_of, strict=True)
     ]
+
+
+def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: Sequence[np.ndarray],
+                         weights: np.ndarray | RowWeights) -> list[dict[str, np.ndarray]]:
+    """:meth:`SetMetric.values_under` of several metrics on several slices of one ``frame``
+    (``slices``: each slice's row positions) under one weight matrix of ``frame``'s rows.
+
+    For metrics on the generic stacked state, each state is computed for every slice from one
+    Polars plan (:func:`evalframe.metrics.stacked.stacked_states`), and the metrics are finalized
+    on the states of many slices stacked (key ``_slice``) in one ``collect_all`` per batch of
+    about :data:`_BATCH_ROWS` state rows. Equal, slice by slice, to :func:`values_under_slices`.
+    """
+    from evalframe.metrics.stacked import stacked_states
+
+    weights = row_weights(frame, weights)
+    replicates = weights.shape[1]
+    results: list[dict[str, np.ndarray]] = [{} for _ in slices]
+    by_state: dict[object, list[SetMetric]] = {}
+    for metric in metrics:
+        by_state.setdefault(metric.state_id, []).append(metric)
+    for sharing in by_state.values():
+        first = sharing[0]
+        if type(first).replicate_state is not SetMetric.replicate_state:  # a state of its own: slice by slice
+            for found, rows in zip(results, slices, strict=True):
+                state = first.replicate_state(frame[rows], weights.take(rows))
+                for metric in sharing:
+                    found[metric.name] = metric.values_from_replicate_state(state)
+            continue
+        pending: list[pl.DataFrame] = []
+        pending_rows = 0
+
+        def flush(sharing=sharing, pending=pending) -> None:
+            stacked = pl.concat(pending, how="vertical_relaxed").lazy()
+            plans = [metric.finalize(stacked, [SLICE, REPLICATE]) for metric in sharing]
+            for metric, table in zip(sharing, pl.collect_all(plans, engine="in-memory"), strict=True):
+                for (position,), part in table.partition_by(SLICE, as_dict=True).items():
+                    results[position][metric.name] = finalized_values(part, replicates)
+            pending.clear()
+
+        states = stacked_states(first, frame, slices, weights, weight=WEIGHT, replicate=REPLICATE)
+        for position, table in enumerate(states):
+            pending.append(table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
+            pending_rows += table.height
+            if pending_rows >= _BATCH_ROWS:
+                flush()
+                pending_rows = 0
+        if pending:
+            flush()
+    return [{metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics} for found in results]
 
 
 def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:

@@ -30,6 +30,7 @@ weights) falls back to the rows repeated per replicate with their weights: corre
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,8 @@ UNIT = "_stacked_unit"
 PROBE = "_stacked_probe"
 #: Dense code of a state key while a per-unit state is computed.
 CODE = "_stacked_key"
+#: Key of the slice a row belongs to, while the per-unit states of several slices are computed.
+SLICE_CODE = "_stacked_slice"
 
 
 def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
@@ -49,50 +52,95 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
 
     The rows' weight column is ``weight``. Columns ``replicate``, the metric's ``state_keys`` and
     its state columns, rows ordered by replicate; a replicate without a row of positive weight
-    has no row (module docstring).
+    has no row (module docstring). The one slice of :func:`stacked_states`.
+    """
+    return next(stacked_states(metric, frame, [np.arange(frame.height)], weights, weight=weight, replicate=replicate))
+
+
+def stacked_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray], weights: Any, *, weight: str,
+                   replicate: str) -> Iterator[pl.DataFrame]:
+    """:func:`stacked_state` of each slice of ``frame`` (``slices``: the row positions of each), in
+    order, under ``weights`` (a :class:`~evalframe.metrics.base.RowWeights` of ``frame``'s rows).
+
+    The per-unit states of every slice come from one Polars plan (the slice is a key of its
+    group-by, so each slice's per-unit state is the one it has alone); the products then run
+    slice by slice as the caller asks for them, so one slice's stacked state is made at a time.
     """
     WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
+    order = np.concatenate(slices) if len(slices) else np.zeros(0, np.int64)
+    slice_code = np.repeat(np.arange(len(slices), dtype=np.int64), [s.size for s in slices])
+    rows = frame[order].with_columns(pl.Series(SLICE_CODE, slice_code))
+    weights = weights.take(order)
     if type(metric).slice_columns.__qualname__ != "SetMetric.slice_columns":  # columns over the whole slice first
-        frame = metric.slice_columns(frame.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), []).drop(WEIGHT).collect(engine="in-memory")
+        rows = metric.slice_columns(rows.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), [SLICE_CODE]).drop(WEIGHT).collect(engine="in-memory")
     kept = weights.scale > 0
-    rows = frame.filter(pl.Series(kept)) if not kept.all() else frame
-    rows = rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
-                             pl.Series(WEIGHT, weights.scale[kept], dtype=pl.Float64))
+    kept_rows = rows.filter(pl.Series(kept)) if not kept.all() else rows
+    kept_rows = kept_rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
+                                       pl.Series(WEIGHT, weights.scale[kept], dtype=pl.Float64))
     keys = list(metric.state_keys)
     probes = pl.concat([
-        rows.lazy().with_columns(pl.lit(0, dtype=pl.Int8).alias(PROBE)),
-        rows.lazy().with_columns(pl.lit(1, dtype=pl.Int8).alias(PROBE), (pl.col(WEIGHT) * 2.0).alias(WEIGHT)),
+        kept_rows.lazy().with_columns(pl.lit(0, dtype=pl.Int8).alias(PROBE)),
+        kept_rows.lazy().with_columns(pl.lit(1, dtype=pl.Int8).alias(PROBE), (pl.col(WEIGHT) * 2.0).alias(WEIGHT)),
     ])
-    # One plan: the per-unit state of both probes, sorted so that a (key, unit)'s two probes are
-    # neighbours, with a dense code per distinct key.
-    code = (pl.struct(keys).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
-    per_unit = (
-        metric.state_of(probes, [PROBE, UNIT])
-        .sort([*keys, UNIT, PROBE], nulls_last=True)
-        .with_columns(code.cast(pl.Int64).alias(CODE))
-        .collect(engine="in-memory")
-    )
-    schema = per_unit.schema
-    value_columns = [c for c in per_unit.columns if c not in (PROBE, UNIT, CODE, *keys)]
-    probe = per_unit.get_column(PROBE).to_numpy()
-    if per_unit.height % 2 or (probe[0::2] != 0).any() or (probe[1::2] != 1).any():
+    # One batch of two plans: the per-unit state of every slice, sorted by key and unit with a
+    # dense code per distinct key (over all slices: each slice's codes are then made to start at
+    # 0), and each slice's state under its weights and under them doubled (the probes), a key's
+    # two probes neighbours.
+    code = (pl.struct([SLICE_CODE, *keys]).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
+    per_unit, probed = pl.collect_all([
+        metric.state_of(kept_rows.lazy(), [SLICE_CODE, UNIT])
+        .sort([SLICE_CODE, *keys, UNIT], nulls_last=True)
+        .with_columns(code.cast(pl.Int64).alias(CODE)),
+        metric.state_of(probes, [SLICE_CODE, PROBE]).sort([SLICE_CODE, *keys, PROBE], nulls_last=True),
+    ], engine="in-memory")
+    unit_bounds = np.searchsorted(per_unit.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
+    probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
+    per_unit, probed = per_unit.drop(SLICE_CODE), probed.drop(SLICE_CODE)
+    for position in range(len(slices)):
+        in_slice = slice_code == position
+        yield _stacked_slice(metric, per_unit[int(unit_bounds[position]):int(unit_bounds[position + 1])],
+                             probed[int(probe_bounds[position]):int(probe_bounds[position + 1])], keys, weights, in_slice,
+                             lambda in_slice=in_slice: rows.filter(pl.Series(in_slice)).drop(SLICE_CODE),
+                             weight=WEIGHT, replicate=REPLICATE)
+
+
+def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -> dict[str, str] | None:
+    """How each state column depends on the weights, from a slice's state under its weights and
+    under them doubled (rows of probe 0 and 1 in turn): ``sum`` (doubles), ``count`` (unchanged);
+    None when a column is neither (not linear in the weights)."""
+    probe = probed.get_column(PROBE).to_numpy()
+    if probed.height % 2 or (probe[0::2] != 0).any() or (probe[1::2] != 1).any():
         msg = f"`{metric.name}`: the state of doubled weights has other keys than the state itself"
         raise ValueError(msg)
-    first = per_unit[0::2]
     kinds = {}
     for column in value_columns:
-        values = per_unit.get_column(column).cast(pl.Float64).fill_null(np.nan).to_numpy()
+        values = probed.get_column(column).cast(pl.Float64).fill_null(np.nan).to_numpy()
         once, twice = values[0::2], values[1::2]
         if np.array_equal(twice, 2 * once, equal_nan=True):
             kinds[column] = "sum"
         elif np.array_equal(twice, once, equal_nan=True):
             kinds[column] = "count"
         else:
-            return _repeated_rows_state(metric, rows.drop(UNIT), weights.take(kept), weight=WEIGHT, replicate=REPLICATE)
-    if first.height == 0:
+            return None
+    return kinds
+
+
+def _stacked_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, keys: list[str], weights: Any,
+                   in_slice: np.ndarray, slice_rows, *, weight: str, replicate: str) -> pl.DataFrame:
+    """One slice's stacked state from its per-unit state and its probes (:func:`stacked_states`);
+    ``slice_rows()`` gives the slice's rows (for a state not linear in the weights)."""
+    WEIGHT, REPLICATE = weight, replicate  # noqa: N806
+    schema = per_unit.schema
+    value_columns = [c for c in per_unit.columns if c not in (UNIT, CODE, *keys)]
+    kinds = _column_kinds(metric, probed, value_columns)
+    if kinds is None:
+        return _repeated_rows_state(metric, slice_rows(), weights.take(in_slice), weight=WEIGHT, replicate=REPLICATE)
+    if per_unit.height == 0:
         return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
+    first = per_unit
 
     key_code = first.get_column(CODE).to_numpy()
+    key_code = key_code - key_code[0]
     unit_of = first.get_column(UNIT).to_numpy()
     shape = (int(key_code[-1]) + 1, weights.units.shape[0])
 
