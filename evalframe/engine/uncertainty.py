@@ -100,7 +100,10 @@ class _ResampledUnits:
         if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
             self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
         if columns in self.drawn:
-            return self.drawn[columns][units, start:stop]
+            matrix = self.drawn[columns]
+            if start == 0 and stop == matrix.shape[1] and units.size == height and np.array_equal(units, np.arange(height)):
+                return matrix  # all of it: no copy
+            return matrix[units, start:stop]
         return self._draw(columns, units, start, stop)
 
     def blocks(self, columns: tuple[str, ...], unit_index: np.ndarray, scale: np.ndarray,

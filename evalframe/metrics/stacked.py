@@ -142,28 +142,50 @@ def _stacked_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, ke
     key_code = first.get_column(CODE).to_numpy()
     key_code = key_code - key_code[0]
     unit_of = first.get_column(UNIT).to_numpy()
-    shape = (int(key_code[-1]) + 1, weights.units.shape[0])
-
-    def product(values: np.ndarray, against: np.ndarray) -> np.ndarray:
-        """(keys × units) sparse matrix of ``values`` times ``against`` (units × R)."""
-        from scipy import sparse  # imported where used: every run resolves this module's metrics
-
-        return np.asarray(sparse.csr_matrix((values, (key_code, unit_of)), shape=shape) @ against)
-
-    positive = weights.positive_units
-    present = product(np.ones(first.height), positive) > 0          # keys × R
+    n_keys = int(key_code[-1]) + 1
+    values = {c: first.get_column(c).cast(pl.Float64).fill_null(0.0).to_numpy() for c in value_columns}
+    sums = [c for c in value_columns if kinds[c] == "sum"]
+    # Presence (a key is in a replicate when one of its units is drawn) and counts of units go
+    # with the drawn-unit indicator; sums with the weights.
+    with_positive = _products([np.ones(first.height), *(values[c] for c in value_columns if kinds[c] == "count")],
+                              key_code, unit_of, n_keys, weights.positive_units)
+    with_weights = _products([values[c] for c in sums], key_code, unit_of, n_keys, weights.units)
+    stacked_of = dict(zip(sums, with_weights, strict=True))
+    stacked_of.update(zip([c for c in value_columns if kinds[c] == "count"], with_positive[1:], strict=True))
+    present = with_positive[0] > 0                                  # keys × R
     replicate_of, key_of = np.nonzero(present.T)                   # ordered by replicate, then key
     data: list[pl.Series] = [pl.Series(REPLICATE, replicate_of.astype(np.int64))]
     if keys:
         key_rows = first.filter(pl.col(CODE).is_first_distinct()).select(keys)
         data += key_rows[key_of].get_columns()
     for column in value_columns:
-        values = first.get_column(column).cast(pl.Float64).fill_null(0.0).to_numpy()
-        stacked = product(values, weights.units if kinds[column] == "sum" else positive)[key_of, replicate_of]
+        stacked = stacked_of[column][key_of, replicate_of]
         if schema[column].is_integer():
             stacked = np.rint(stacked)
         data.append(pl.Series(column, stacked).cast(schema[column]))
     return pl.DataFrame(data)
+
+
+def _products(columns: list[np.ndarray], key_code: np.ndarray, unit_of: np.ndarray, n_keys: int,
+              against: np.ndarray) -> np.ndarray:
+    """``S_c · against`` for each per-unit state column ``c`` (``S_c``: keys × units, the value of
+    row ``i`` at ``(key_code[i], unit_of[i])``): (columns × keys × R).
+
+    One sparse product for all columns, stored by unit (CSC): each unit's row of ``against`` is
+    read once for every column and key it adds to, instead of once per column and key; every
+    cell still adds its units in ascending order, so the sums have the bits of one product per
+    column.
+    """
+    from scipy import sparse  # imported where used: every run resolves this module's metrics
+
+    replicates = against.shape[1]
+    if not columns:
+        return np.zeros((0, n_keys, replicates))
+    count = len(columns)
+    rows = (key_code[None, :] + n_keys * np.arange(count)[:, None]).reshape(-1)
+    matrix = sparse.csc_matrix((np.concatenate(columns), (rows, np.tile(unit_of, count))),
+                               shape=(count * n_keys, against.shape[0]))
+    return np.asarray(matrix @ against).reshape(count, n_keys, replicates)
 
 
 def _repeated_rows_state(metric: Any, rows: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
