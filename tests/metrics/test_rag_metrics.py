@@ -249,7 +249,7 @@ def summary_of(metrics, **kwargs) -> dict[str, tuple]:
 
 def test_robustness_metrics_on_hand_cases():
     found = summary_of(["noise_robustness", "noise_robustness_paired", "negative_rejection_rate",
-                        "false_rejection_rate", "counterfactual_consistency"])
+                        "false_rejection_rate", "counterfactual_consistency(similarity=token_f1)"])
     base = (1.0 + 1.0 + 1.0) / 3  # p1, p2, p3 (u1 has no reference; c1 is a variant)
     noisy = (official_f1("red", "red apple") + official_f1("grey sky", "blue sky")) / 2
     assert found["noise_robustness"][0] == pytest.approx(noisy / base)

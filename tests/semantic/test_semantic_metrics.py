@@ -103,11 +103,23 @@ def test_counterfactual_consistency_compares_the_two_responses_semantically(tmp_
 
     with session.use(session.Resources(embed_fn=LetterCounts())):
         ev = ef.evaluate(ef.read_rag(path), metrics=["counterfactual_consistency(similarity=embedding_similarity)",
-                                                     "counterfactual_consistency"])
+                                                     "counterfactual_consistency(similarity=token_f1)"])
     encode = LetterCounts()
     expected = _cosine(*encode(["The plan costs nine euros.", "The plan costs ten euros."]))
     assert _values(ev, "counterfactual_consistency(similarity=embedding_similarity)")["c"] == pytest.approx(expected)
     assert _values(ev, "counterfactual_consistency")["c"] == pytest.approx(0.75)  # token F1: 3 of 4 tokens ("the" dropped)
+
+
+@pytest.mark.parametrize(("installed", "expected"), [(True, "embedding_similarity"), (False, "token_f1")])
+def test_counterfactual_consistency_defaults_to_embeddings_when_the_extra_is_installed(monkeypatch, installed, expected):
+    from evalframe.metrics import registry, robustness
+
+    monkeypatch.setattr(models, "bundled_embedder_installed", lambda: installed)
+    metric = registry.resolve("counterfactual_consistency")
+    assert metric.similarity == expected
+    assert metric.name == ("counterfactual_consistency(similarity=embedding_similarity)" if installed
+                           else "counterfactual_consistency")
+    assert robustness.CounterfactualConsistency(similarity="token_f1").similarity == "token_f1"  # an explicit choice wins
 
 
 def test_a_model_that_is_not_on_disk_is_a_config_error_naming_what_to_provide(tmp_path, monkeypatch):
