@@ -9,9 +9,10 @@ interval rule):
   user weight; the rows are first summed per resampled unit (``Σ weight·value`` and
   ``Σ weight`` where the value is present), then the slice's replicate means are two matrix
   products, ``sᵀ · W`` and ``dᵀ · W`` (sums for count metrics);
-- **set metrics**: :meth:`~evalframe.metrics.base.SetMetric.values_under` on the slice's rows
-  with the weight matrix (one replicate state per ``state_id``), in blocks of replicate columns
-  that bound memory;
+- **set metrics**: :func:`~evalframe.metrics.base.values_under_grouped` on all slices of a
+  grouping at once with the weight matrix: each ``state_id``'s per-unit state is computed once
+  for every slice (one Polars plan) and turned into the replicate states by matrix products
+  (:mod:`evalframe.metrics.stacked`), in blocks of replicate columns that bound memory;
 - **across folds**: per replicate, the mean of the fold values (the folds with a value on the
   data); a replicate where one of them is undefined is undefined.
 
@@ -38,11 +39,10 @@ from evalframe.engine.replicates import poisson_counts
 
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
-#: At most this many row × replicate cells of a set metric's weight matrix at once. Each block
-#: recomputes the slice's per-unit states, so fewer, larger blocks cost less: at 1 << 25 (32 M
-#: cells) a 25,000-row slice takes its 1,000 replicates in one block; the bundled pipeline's
-#: bootstrap on sample × 5 then uses about 40% less CPU than at 1 << 22 (6 blocks), with 3% more
-#: peak memory.
+#: At most this many row × replicate cells of a set metric's largest slice at once (its replicate
+#: states, e.g. the ROC points × replicates, grow with it). Each block recomputes the grouping's
+#: per-unit states, so fewer, larger blocks cost less: at 1 << 25 (32 M cells) a 25,000-row slice
+#: takes its 1,000 replicates in one block.
 _BLOCK_CELLS = 1 << 25
 #: At most this many unit × replicate cells of a per-unit metric's weight matrix at once (64 MB).
 _UNIT_BLOCK_CELLS = 1 << 23
@@ -91,20 +91,25 @@ class _ResampledUnits:
             self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
         return self.cache[columns]
 
+    def _cached(self, columns: tuple[str, ...]) -> np.ndarray | None:
+        """The whole weight matrix (units × R), drawn once, when it has at most
+        :data:`_CACHED_WEIGHT_CELLS` cells; else None (weights are drawn block by block)."""
+        height = self._units(columns)[0].height
+        if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
+            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
+        return self.drawn.get(columns)
+
     def weights(self, columns: tuple[str, ...], units: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Replicate weights (float64, ``len(units) × (stop − start)``) of the units at positions
         ``units`` in replicates ``start … stop − 1``: exactly those rows and columns of
         :func:`~evalframe.engine.bootstrap.unit_weight_matrix` of all units."""
         stop = self.settings.resamples if stop is None else stop
-        height = self._units(columns)[0].height
-        if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
-            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
-        if columns in self.drawn:
-            matrix = self.drawn[columns]
-            if start == 0 and stop == matrix.shape[1] and units.size == height and np.array_equal(units, np.arange(height)):
-                return matrix  # all of it: no copy
-            return matrix[units, start:stop]
-        return self._draw(columns, units, start, stop)
+        matrix = self._cached(columns)
+        if matrix is None:
+            return self._draw(columns, units, start, stop)
+        if start == 0 and stop == matrix.shape[1] and np.array_equal(units, np.arange(matrix.shape[0])):
+            return matrix  # all of it: no copy
+        return matrix[units, start:stop]
 
     def blocks(self, columns: tuple[str, ...], unit_index: np.ndarray, scale: np.ndarray,
                largest_slice: int) -> Iterator[tuple[int, int, RowWeights]]:
@@ -114,18 +119,14 @@ class _ResampledUnits:
         weight matrix is used as it is (no copy of its rows); otherwise the rows' own units are drawn."""
         resamples = self.settings.resamples
         block = max(1, _BLOCK_CELLS // max(1, largest_slice))
-        height = self._units(columns)[0].height
-        if columns not in self.drawn and height * resamples <= _CACHED_WEIGHT_CELLS:
-            self.drawn[columns] = self._draw(columns, np.arange(height), 0, resamples)
-        if columns in self.drawn:
-            matrix = self.drawn[columns]
+        matrix = self._cached(columns)
+        if matrix is not None:
             if columns not in self.positive:
                 self.positive[columns] = (matrix > 0).astype(np.float64)
+            positive = self.positive[columns]
             for start in range(0, resamples, block):
                 stop = min(resamples, start + block)
-                whole = start == 0 and stop == resamples
-                yield start, stop, RowWeights(matrix if whole else matrix[:, start:stop], unit_index, scale,
-                                              self.positive[columns] if whole else self.positive[columns][:, start:stop])
+                yield start, stop, RowWeights(matrix[:, start:stop], unit_index, scale, positive[:, start:stop])
             return
         drawn, inverse = np.unique(unit_index, return_inverse=True)
         for start in range(0, resamples, block):

@@ -45,7 +45,7 @@ for 0 instead (``empty="zero"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import ClassVar, Literal
 
@@ -365,60 +365,12 @@ class SetMetric(Metric):
 
 
 def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
-    """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_slices`)."""
-    return values_under_slices(metrics, [(frame, weights)])[0]
+    """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_grouped`)."""
+    return values_under_grouped(metrics, frame, [np.arange(frame.height)], weights)[0]
 
 
 #: Stacked state rows finalized in one Polars batch (bounds memory; a batch is one ``collect_all``).
 _BATCH_ROWS = 1 << 22
-
-
-def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
-    """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
-
-    One stacked state per slice and ``state_id``; the metrics are finalized on the states of
-    many slices stacked (key ``_slice``) and collected in one ``collect_all`` per batch of about
-    :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the slices
-    and memory stays bounded. ``slices`` may be a generator: a slice's weights are dropped once
-    its states are computed.
-    """
-    results: list[dict[str, np.ndarray]] = []
-    replicates_of: list[int] = []
-    pending: dict[object, list[pl.DataFrame]] = {}
-    pending_rows = 0
-
-    def flush() -> None:
-        stacked = [m for m in metrics if m.state_id in pending]
-        plans = [m.finalize(pl.concat(pending[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE])
-                 for m in stacked]
-        for metric, table in zip(stacked, pl.collect_all(plans, engine="in-memory") if plans else [], strict=True):
-            for (position,), part in table.partition_by(SLICE, as_dict=True).items():
-                results[position][metric.name] = finalized_values(part, replicates_of[position])
-        pending.clear()
-
-    for position, (frame, weights) in enumerate(slices):
-        results.append({})
-        replicates_of.append(weights.shape[1])
-        states: dict[object, object] = {}
-        for metric in metrics:
-            if metric.state_id not in states:
-                states[metric.state_id] = state = metric.replicate_state(frame, weights)
-                if isinstance(state, ReplicateState):
-                    pending.setdefault(metric.state_id, []).append(
-                        state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
-                    pending_rows += state.table.height
-            state = states[metric.state_id]
-            if not isinstance(state, ReplicateState):  # a family's own vectorised evaluation (the ROC family)
-                results[position][metric.name] = metric.values_from_replicate_state(state)
-        if pending_rows >= _BATCH_ROWS:
-            flush()
-            pending_rows = 0
-    if pending:
-        flush()
-    return [
-        {metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics}
-        for found, replicates in zip(results, replicates_of, strict=True)
-    ]
 
 
 def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: Sequence[np.ndarray],
@@ -429,7 +381,8 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
     For metrics on the generic stacked state, each state is computed for every slice from one
     Polars plan (:func:`evalframe.metrics.stacked.stacked_states`), and the metrics are finalized
     on the states of many slices stacked (key ``_slice``) in one ``collect_all`` per batch of
-    about :data:`_BATCH_ROWS` state rows. Equal, slice by slice, to :func:`values_under_slices`.
+    about :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the
+    slices. Each slice's values have the bits it has alone (:func:`values_under_all`).
     """
     from evalframe.metrics.stacked import stacked_states
 

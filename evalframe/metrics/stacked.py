@@ -11,9 +11,9 @@ replicate. ``W`` is factored as ``W[i, r] = scale_i · units[u_i, r]`` (a row's 
 its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
 
 1. the state is computed once per unit (``state(rows, by=[_unit])`` with the rows' own weights);
-2. each state column is classified by how it depends on the weights, by computing the per-unit
+2. each state column is classified by how it depends on the weights, by computing the slice's
    state a second time with every weight doubled: a *weighted sum* doubles (``Σ w·x``), a *count*
-   of rows does not change (``n``);
+   of rows does not change (``n``) (doubling is exact in floating point, so equal means equal);
 3. the state of column ``r`` is then a product over units, for every state key ``k``::
 
        weighted sum:  S[k, r] = Σ_u s[u, k] · units[u, r]
@@ -22,10 +22,16 @@ its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
    and key ``k`` is in replicate ``r`` when one of its units is drawn (a row of weight 0 is
    absent, as in the state of the rows that column keeps).
 
-The products are sparse (units × keys) times dense (units × R) matrix products: no loop over
-rows or replicates. Exact: a state merges by summation (DESIGN §3), so the state of a multiset
-of units is the count-weighted sum of theirs. A state column that is neither (not linear in the
-weights) falls back to the rows repeated per replicate with their weights: correct, slower.
+The products are sparse (keys × units) times dense (units × R) matrix products, one for all the
+columns of a kind, stored by unit (each unit's row of weights is read once): no loop over rows
+or replicates, and each sum adds its units in ascending order. Exact: a state merges by
+summation (DESIGN §3), so the state of a multiset of units is the count-weighted sum of theirs.
+A state column that is neither (not linear in the weights) falls back to the rows repeated per
+replicate with their weights: correct, slower.
+
+:func:`stacked_states` does this for every slice of a grouping at once: steps 1 and 2 are one
+Polars batch (the slice a key of the group-by), step 3 runs slice by slice. The bootstrap calls
+it once per metric state, grouping and block of replicates, never per replicate.
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def replicate_count(state: object) -> int:
     return state.replicates  # type: ignore[attr-defined]
 
 
-#: The key of the slice a stacked replicate state belongs to (:func:`values_under_slices`).
+#: The key of the slice a stacked replicate state belongs to (:func:`~evalframe.metrics.base.values_under_grouped`).
 SLICE = "_slice"
 
 

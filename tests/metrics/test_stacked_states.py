@@ -1,5 +1,5 @@
 """Stacked states of many slices at once (``values_under_grouped``, ``stacked_states``): every
-slice's replicate values have the bits that the slice alone gives (``values_under_slices``)."""
+slice's replicate values have the bits that the slice alone gives (``SetMetric.values_under``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, TargetCategory, values_under_grouped, values_under_slices
+from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, TargetCategory, values_under_all, values_under_grouped
 from evalframe.metrics.registry import resolve
 
 
@@ -68,7 +68,8 @@ def test_every_slice_has_the_bits_it_has_alone(seed):
               frame.with_row_index("_row").group_by(by, maintain_order=True).agg("_row").get_column("_row").to_list()]
     metrics = [resolve(name) for name in METRICS] + [SquaredWeightShare()]
     grouped = values_under_grouped(metrics, frame, slices, weights)
-    alone = values_under_slices(metrics, [(frame[rows], weights.take(rows)) for rows in slices])
+    alone = [{m.name: m.values_under(frame[rows], weights.take(rows)) for m in metrics} for rows in slices]
+    assert values_under_all(metrics, frame[slices[0]], weights.take(slices[0])).keys() == alone[0].keys()
     assert len(grouped) == len(alone) == len(slices)
     for together, by_itself in zip(grouped, alone, strict=True):
         for metric in metrics:
