@@ -60,6 +60,7 @@ from evalframe.metrics.weight_matrices import (  # noqa: F401
     SLICE,
     ReplicateState,
     RowWeights,
+    finalized_slices,
     finalized_values,
     replicate_count,
     replicate_frame,
@@ -407,8 +408,8 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
             stacked = pl.concat(pending, how="vertical_relaxed").lazy()
             plans = [metric.finalize(stacked, [SLICE, REPLICATE]) for metric in sharing]
             for metric, table in zip(sharing, pl.collect_all(plans, engine="in-memory"), strict=True):
-                for (position,), part in table.partition_by(SLICE, as_dict=True).items():
-                    results[position][metric.name] = finalized_values(part, replicates)
+                for position, values in finalized_slices(table, replicates):
+                    results[position][metric.name] = values
             pending.clear()
 
         states = stacked_states(first, frame, slices, weights, weight=WEIGHT, replicate=REPLICATE)

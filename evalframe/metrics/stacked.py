@@ -119,9 +119,9 @@ def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -
         msg = f"`{metric.name}`: the state of doubled weights has other keys than the state itself"
         raise ValueError(msg)
     kinds = {}
-    for column in value_columns:
-        values = probed.get_column(column).cast(pl.Float64).fill_null(np.nan).to_numpy()
-        once, twice = values[0::2], values[1::2]
+    table = _as_floats(probed, value_columns, np.nan)
+    for position, column in enumerate(value_columns):
+        once, twice = table[0::2, position], table[1::2, position]
         if np.array_equal(twice, 2 * once, equal_nan=True):
             kinds[column] = "sum"
         elif np.array_equal(twice, once, equal_nan=True):
@@ -149,7 +149,7 @@ def _stacked_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, ke
     key_code = key_code - key_code[0]
     unit_of = first.get_column(UNIT).to_numpy()
     n_keys = int(key_code[-1]) + 1
-    values = {c: first.get_column(c).cast(pl.Float64).fill_null(0.0).to_numpy() for c in value_columns}
+    values = dict(zip(value_columns, _as_floats(first, value_columns, 0.0).T, strict=True))
     sums = [c for c in value_columns if kinds[c] == "sum"]
     # Presence (a key is in a replicate when one of its units is drawn) and counts of units go
     # with the drawn-unit indicator; sums with the weights.
@@ -166,10 +166,15 @@ def _stacked_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, ke
         data += key_rows[key_of].get_columns()
     for column in value_columns:
         stacked = stacked_of[column][key_of, replicate_of]
-        if schema[column].is_integer():
-            stacked = np.rint(stacked)
-        data.append(pl.Series(column, stacked).cast(schema[column]))
-    return pl.DataFrame(data)
+        data.append(pl.Series(column, np.rint(stacked) if schema[column].is_integer() else stacked))
+    return pl.DataFrame(data).cast({column: schema[column] for column in value_columns})
+
+
+def _as_floats(table: pl.DataFrame, columns: list[str], null: float) -> np.ndarray:
+    """``columns`` of ``table`` as one float64 matrix (rows × columns), nulls as ``null``."""
+    if not columns:
+        return np.zeros((table.height, 0))
+    return table.select(pl.col(columns).cast(pl.Float64).fill_null(null)).to_numpy()
 
 
 def _products(columns: list[np.ndarray], key_code: np.ndarray, unit_of: np.ndarray, n_keys: int,
