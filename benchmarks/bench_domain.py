@@ -23,6 +23,13 @@ two sides (``farm-bench --vs 'B' -- A``; quote the medians):
   - ``chapter``: the chapter's ``beyond_accuracy_report`` (``Counter`` of the flattened lists,
     list comprehensions) on Python lists.
 
+The ``chapter`` sides are the chapter's code as printed (seed 004 §21.3.1
+``compute_inter_annotator_agreement``, §21.4.2 ``beyond_accuracy_report``), on the inputs those
+functions take (a list of dicts; per-user lists and two dicts), built from the same Parquet files
+inside their time: they are plain loops, and at this size they are cheap (about 1.5 s and 17 s of
+CPU), so a side's fixed costs (start-up, ``import evalframe``, reading, the input contract) weigh
+in every ratio.
+
 Inputs are generated once (seeded) into ``benchmarks/data/`` (git-ignored) and read by every
 side; reading them is inside each side's time. Each run prints its figures on stdout.
 

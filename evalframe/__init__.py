@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from evalframe.analyses import ablation, tune_thresholds
     from evalframe.checks import check
     from evalframe.io.readers import register_reader
+    from evalframe.metrics.listing import list_metrics
     from evalframe.metrics.params import param
     from evalframe.metrics.registry import MetricSpec, Param, register_metric
     from evalframe.results import ResultFolder, load
@@ -112,6 +113,7 @@ _LAZY = {
     "MetricSpec": "evalframe.metrics.registry",
     "Param": "evalframe.metrics.registry",
     "param": "evalframe.metrics.params",
+    "list_metrics": "evalframe.metrics.listing",
     "ResultFolder": "evalframe.results",
     "dynamic_k_sweep": "evalframe.analyses.dynamic_k_sweep",
     "compare": "evalframe.stats.compare",

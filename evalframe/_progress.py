@@ -10,11 +10,14 @@ has not silenced it, so pipes, logs and CI output stay as they were:
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 _QUIET = False
+#: Per thread: work on a helper thread (:func:`quiet_here`) shows no bar of its own.
+_THREAD = threading.local()
 #: Seconds of work before the bar appears.
 DELAY = 1.0
 
@@ -25,8 +28,19 @@ def set_quiet(quiet: bool) -> None:
     _QUIET = quiet
 
 
+@contextmanager
+def quiet_here() -> Iterator[None]:
+    """No progress shown by this thread inside the block (a helper thread whose work runs beside
+    the main thread's bar)."""
+    _THREAD.quiet = True
+    try:
+        yield
+    finally:
+        _THREAD.quiet = False
+
+
 def _shown(quiet: bool = False) -> bool:
-    return not (quiet or _QUIET) and sys.stderr.isatty()
+    return not (quiet or _QUIET or getattr(_THREAD, "quiet", False)) and sys.stderr.isatty()
 
 
 @contextmanager

@@ -17,11 +17,14 @@ Exit codes (one table, used by every command):
 
 from __future__ import annotations
 
+import os
 import re
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from pathlib import Path
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -226,3 +229,12 @@ class ConfigError(EvalframeError):
     def of(cls, problems: Sequence[Problem], source: str = "configuration") -> ConfigError:
         """One error listing ``problems`` under ``source`` (a file or ``configuration``)."""
         return cls(render_problems(source, problems), problems)
+
+
+def path_argument(value: Any, what: str) -> Path:
+    """``value`` (a ``str`` or path-like) as a :class:`~pathlib.Path`; anything else is a
+    :class:`ConfigError` naming ``what`` (``ef.load(5)``, ``run_pipeline(input=5)``), never a
+    TypeError from deep inside (issue 21 part 5)."""
+    if isinstance(value, str | os.PathLike):
+        return Path(value)
+    raise ConfigError(f"{what} must be a path (a string or pathlib.Path), got {value!r}")

@@ -53,6 +53,11 @@ def run_checks(evaluation, *, expect: Mapping[str, Any] | None = None) -> pl.Dat
 
 def check(evaluation, *, expect: Mapping[str, Any] | None = None):
     """``evaluation`` with ``tables["checks"]`` (:func:`run_checks`); run it after the analyses."""
+    from evalframe.engine.result import Evaluation
+    from evalframe.errors import ConfigError
+
+    if not isinstance(evaluation, Evaluation):
+        raise ConfigError(f"check() takes an evaluation (ef.evaluate / ef.run_pipeline), got {evaluation!r}")
     return evaluation.with_tables(checks=run_checks(evaluation, expect=expect))
 
 

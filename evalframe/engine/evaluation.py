@@ -35,6 +35,7 @@ from evalframe.engine.plan import (
     Plan,
     ScorePrecision,
     build_groups,
+    check_argument_types,
 )
 from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
@@ -389,6 +390,8 @@ def make_plan(
 ) -> Plan:
     """The :class:`Plan` of :func:`evaluate`'s keyword arguments (see there), for the doors that
     run the engine on parts of the data (:mod:`evalframe.engine.kernel`)."""
+    check_argument_types(metrics, subsets=subsets, slices=slices, units=units, parameters=parameters,
+                         grouping_sets=grouping_sets)
     if slices is not None and grouping_sets is not None:
         raise ConfigError("pass `slices` or `grouping_sets` (the same thing), not both")
     chosen = slices if slices is not None else grouping_sets

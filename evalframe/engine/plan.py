@@ -103,6 +103,35 @@ class Plan:
         return next((name for name, keys in self.slices.items() if list(keys) == [self.across_folds]), None)
 
 
+def check_argument_types(metrics: Any, **mappings: Any) -> None:
+    """The engine's door for the shapes of ``evaluate``'s arguments (issue 21 part 5: a wrong
+    type is a :class:`ConfigError` naming the argument, never a TypeError from deep inside):
+    ``metrics`` a list of metric names or objects, or a mapping from subset name to such a list;
+    each of ``mappings`` (``subsets``, ``slices``, ``units``, ``parameters``, ``grouping_sets``)
+    None or a mapping, and the key lists of ``slices``, ``units`` and ``grouping_sets`` lists of
+    column names."""
+    def names(value: Any, where: str) -> None:
+        listed = value if isinstance(value, Mapping) else {"metrics": value}
+        for key, items in listed.items():
+            at = where if not isinstance(value, Mapping) else f"{where}[{key!r}]"
+            if isinstance(items, str | Metric) or not isinstance(items, Iterable):
+                raise ConfigError(f"`{at}` must be a list of metric names or metric objects, got {items!r}")
+            for item in items:
+                if not isinstance(item, str | Metric):
+                    raise ConfigError(f"`{at}` lists {item!r}, which is neither a metric name nor a metric object")
+
+    names(metrics, "metrics")
+    for argument, value in mappings.items():
+        if value is None:
+            continue
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"`{argument}` must be a mapping (a dict), got {value!r}")
+        if argument in ("slices", "units", "grouping_sets"):
+            for name, keys in value.items():
+                if isinstance(keys, str) or not isinstance(keys, Iterable) or not all(isinstance(k, str) for k in keys):
+                    raise ConfigError(f"`{argument}[{name!r}]` must be a list of column names, got {keys!r}")
+
+
 def build_groups(
     metrics: Iterable[str | Metric] | Mapping[str, Iterable[str | Metric]],
     subsets: Mapping[str, str | Subset] | None,

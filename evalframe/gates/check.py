@@ -102,7 +102,8 @@ def _noise_interval(gate: Gate, criteria: Criteria, candidate: RunOutputs, syste
     engine's draw (:mod:`evalframe.gates.noise`). Either way the cases must be the same."""
     found = _run_replicates(gate, candidate, system, baseline, baseline_system)
     if found is None:
-        return paired_delta_ci(_per_query(gate, baseline, baseline_system), _per_query(gate, candidate, system),
+        cases, weight = _weighted(gate, _per_query(gate, candidate, system), candidate, system)
+        return paired_delta_ci(_per_query(gate, baseline, baseline_system), cases, weight=weight,
                                **_noise_settings(criteria, candidate))
     sides = ((baseline, baseline_system), (candidate, system))
     if all(_has_per_query_values(gate, outputs) for outputs, _ in sides):  # a per-query metric: the same cases
@@ -112,12 +113,42 @@ def _noise_interval(gate: Gate, criteria: Criteria, candidate: RunOutputs, syste
     return replicate_delta_ci(base_replicates, cand_replicates, delta=value - base_value, n=n, confidence=confidence)
 
 
+#: The column of each case's unit weight in the noise check's fallback (a weighted run).
+_CASE_WEIGHT = "_case_weight"
+
+
+def _weighted(gate: Gate, cases: pl.DataFrame, outputs: RunOutputs, system: str) -> tuple[pl.DataFrame, str | None]:
+    """The candidate's per-query values with each case's unit weight, as the engine weighed it
+    (``_case_weight``), and that column's name; unchanged (and None) for a run without a weight
+    column, where every unit weighs 1. The weights come from the run's input, re-read by the
+    engine; a weighted run whose input cannot be re-read is an :class:`InputError`."""
+    from evalframe.metrics.base import WEIGHT
+    from evalframe.results.reader import read_result
+
+    if ((outputs.info or {}).get("parameters") or {}).get("weight") is None:
+        return cases, None
+    try:
+        queries, _plan = (outputs.folder or read_result(outputs.path)).data().rows()
+    except InputError as error:
+        raise InputError(str(outputs.path), Problem(None, None, NO_VALUE,
+                                                    f"the noise-aware gate `{gate.name}` weighs cases as the run did "
+                                                    f"(weight column `{outputs.info['parameters']['weight']}`) and needs "
+                                                    f"the run's input to read the weights: {error}")) from None
+    rows = queries.filter(pl.col("system") == system) if "system" in queries.columns else queries
+    weights = rows.select(pl.col("query_id").cast(cases.schema["query_id"]), pl.col(WEIGHT).alias(_CASE_WEIGHT))
+    weighted = cases.join(weights.unique("query_id", keep="first"), on="query_id", how="left")
+    unweighed = weighted.filter(pl.col(_CASE_WEIGHT).is_null() & pl.col("value").is_not_null()).height
+    if unweighed:
+        raise InputError(str(outputs.path), Problem(None, "query_id", NO_VALUE,
+                                                    f"{unweighed} cases of per_query.parquet are not in the run's input: "
+                                                    "the noise check cannot weigh them as the run did"))
+    return weighted, _CASE_WEIGHT
+
+
 def _has_per_query_values(gate: Gate, outputs: RunOutputs) -> bool:
     """Whether the run's ``per_query.parquet`` holds values of the gate's metric (a set metric has none)."""
-    if outputs.per_query_path is None:
-        return False
-    found = pl.scan_parquet(outputs.per_query_path).filter(pl.col("metric") == gate.metric.name).select(pl.len())
-    return found.collect().item() > 0
+    values = outputs.per_query
+    return values is not None and values.filter(pl.col("metric") == gate.metric.name).height > 0
 
 
 #: The settings that make two runs' bootstrap draws the same (replicate r weighs a unit alike).
@@ -146,7 +177,7 @@ def _replicate_row(gate: Gate, outputs: RunOutputs, system: str) -> np.ndarray |
     from evalframe.results.reader import read_result
 
     try:
-        data = read_result(outputs.path).data()
+        data = (outputs.folder or read_result(outputs.path)).data()
         replicates = data.replicates
         if replicates is None and data.recompute_replicates is not None:
             replicates = data.recompute_replicates([gate.slice.grouping])
@@ -177,7 +208,7 @@ def _noise_settings(criteria: Criteria, candidate: RunOutputs) -> dict[str, Any]
     if not engine:
         noise = criteria.noise
         return {"resamples": noise.resamples, "seed": noise.seed, "confidence": noise.confidence}
-    columns = pl.read_parquet_schema(candidate.per_query_path) if candidate.per_query_path is not None else {}
+    columns = candidate.per_query.columns if candidate.per_query is not None else []
     unit = tuple(engine.get("unit") or ("query_id",))
     strata = engine.get("strata")
     return {"resamples": int(engine["resamples"]), "seed": int(engine["seed"]), "confidence": float(engine["confidence"]),
@@ -263,11 +294,11 @@ def _baseline_value(gate: Gate, baseline: RunOutputs | None, system: str) -> tup
 
 def _per_query(gate: Gate, outputs: RunOutputs, system: str) -> pl.DataFrame:
     """Per-query values (``query_id``, ``value``) of the gate's metric, system and slice."""
-    if outputs.per_query_path is None:
+    if outputs.per_query is None:
         raise InputError(str(outputs.path), Problem(None, None, NO_VALUE,
                                                     f"has no {PER_QUERY}; the noise-aware gate `{gate.name}` pairs per-query values "
                                                     "(list it under the pipeline's `outputs:`)"))
-    rows = pl.read_parquet(outputs.per_query_path).filter(
+    rows = outputs.per_query.filter(
         (pl.col("metric") == gate.metric.name) & (pl.col("system") == system))
     for column, wanted in gate.slice.keys.items():
         values = rows.get_column(column) if column in rows.columns else None

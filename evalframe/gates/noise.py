@@ -20,12 +20,15 @@ written without it, are recomputed from the run's input by the engine
 **Without them** (a run without a bootstrap, runs whose draws differ, or an input that cannot be
 re-read), :func:`paired_delta_ci` pairs the per-query values of ``per_query.parquet`` under the
 engine's draw (:func:`evalframe.engine.bootstrap.unit_weight_matrix`, with the candidate run's
-settings, else the criteria's ``noise:``)::
+settings, else the criteria's ``noise:``) and the engine's weighting (each case weighs its
+unit's weight ``w_q``, the run's ``weight`` column, 1 without one)::
 
-    delta   = mean(d)
-    delta_r = Σ_q W_{u(q)r} · d_q / Σ_q W_{u(q)r}   (replicate r; one with Σ W = 0 is left out)
+    delta   = Σ_q w_q · d_q / Σ_q w_q                             (the summary's weighted mean)
+    delta_r = Σ_q W_{u(q)r} · w_q · d_q / Σ_q W_{u(q)r} · w_q       (replicate r; one with no weight is left out)
 
-(the per-query files carry no user weight: this fallback weighs cases equally).
+The per-query files carry no weight: a weighted run's weights are re-read from its input by the
+engine (:attr:`evalframe.results.data.ResultData.rows`, the input's sha256 checked), and a weighted
+run whose input cannot be re-read is an error rather than an unweighted interval.
 
 Cases whose value is null on both sides (skipped by the metric on both, e.g. no gold id) are
 left out; a case present (with a value) on one side only is an error naming how many there are,
@@ -68,13 +71,16 @@ def paired_delta_ci(
     confidence: float = 0.95,
     unit: tuple[str, ...] = ("query_id",),
     strata: str | None = None,
+    weight: str | None = None,
     what: str = "cases",
 ) -> DeltaInterval:
     """The paired bootstrap interval of ``mean(candidate) − mean(baseline)`` (module docstring).
 
     ``baseline`` and ``candidate`` have columns ``query_id`` and ``value`` (one metric, one slice),
-    and the candidate the ``unit`` columns (each case's resampled unit) and ``strata`` (the run's
-    ``bootstrap.strata`` column, when it has one: each stratum keeps its size, as in the engine).
+    and the candidate the ``unit`` columns (each case's resampled unit), ``strata`` (the run's
+    ``bootstrap.strata`` column, when it has one: each stratum keeps its size, as in the engine)
+    and ``weight`` (each case's unit weight, when the run has one; the means are then weighted
+    as the engine's).
 
     >>> base = pl.DataFrame({"query_id": ["a", "b", "c", "d"], "value": [1.0, 0.0, 1.0, 1.0]})
     >>> cand = base.with_columns(pl.col("value") * 0)
@@ -82,8 +88,13 @@ def paired_delta_ci(
     >>> interval.delta, interval.high < 0
     (-0.75, True)
     """
-    pairs = paired_cases(baseline, candidate, carry=(*unit, *([strata] if strata else [])), what=what)
+    pairs = paired_cases(baseline, candidate, carry=(*unit, *([strata] if strata else []), *([weight] if weight else [])),
+                         what=what)
     differences = (pairs.get_column("cand") - pairs.get_column("base")).to_numpy().astype(np.float64)
+    case_weights = (pairs.get_column(weight).cast(pl.Float64).to_numpy() if weight is not None
+                    else np.ones(pairs.height))
+    if not case_weights.sum() > 0:
+        raise InputError("per-query values", Problem(None, weight, NO_VALUE, f"every one of the {what} weighs 0"))
     units = pairs.select(list(unit)).unique().sort(list(unit), nulls_last=True)
     index = pairs.select(list(unit)).join(units.with_row_index("_unit"), on=list(unit), how="left", nulls_equal=True,
                                           maintain_order="left").get_column("_unit").to_numpy()
@@ -93,10 +104,10 @@ def paired_delta_ci(
         strata_of = pairs.select(*unit, strata).unique(list(unit)).sort(list(unit), nulls_last=True).get_column(strata)
         strata_of = strata_of.cast(pl.String).fill_null("").to_numpy()
     weights = unit_weight_matrix(units, settings, strata_of)[index]
-    # The engine's bootstrap arithmetic: replicate means (nan where a replicate draws no case,
+    # The engine's bootstrap arithmetic: replicate means (nan where a replicate draws no weight,
     # left out) and its percentile interval.
-    replicates = weighted_means(differences[:, None], np.ones((pairs.height, 1)), weights)
-    delta = float(differences.mean())
+    replicates = weighted_means((case_weights * differences)[:, None], case_weights[:, None], weights)
+    delta = float((case_weights * differences).sum() / case_weights.sum()) if weight is not None else float(differences.mean())
     found = intervals(replicates, np.array([delta]), confidence)
     return DeltaInterval(delta=delta, low=float(found.low[0]), high=float(found.high[0]), n=pairs.height,
                          resamples=resamples, confidence=confidence)

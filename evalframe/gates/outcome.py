@@ -31,6 +31,8 @@ class RunOutputs:
     summary: pl.DataFrame
     per_query_path: Path | None
     info: dict[str, Any] | None
+    #: The folder as the results room reads it (None for outputs built in memory, e.g. in tests).
+    folder: Any = None
 
     @classmethod
     def load(cls, path: str | Path, role: str = "results") -> RunOutputs:
@@ -38,7 +40,14 @@ class RunOutputs:
         from evalframe.results.reader import PER_QUERY, read_result
 
         folder = read_result(path, role=role, need_info=False)
-        return cls(path=folder.path, summary=folder.summary, per_query_path=folder.file(PER_QUERY), info=folder.info)
+        return cls(path=folder.path, summary=folder.summary, per_query_path=folder.file(PER_QUERY), info=folder.info,
+                   folder=folder)
+
+    @property
+    def per_query(self) -> pl.DataFrame | None:
+        """The run's per-query values (``per_query.parquet``, read once by the results room's
+        reader, whose errors name the file), or None when the folder has none."""
+        return self.folder.per_query if self.folder is not None else None
 
 
 @dataclass(frozen=True)

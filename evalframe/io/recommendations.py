@@ -43,6 +43,27 @@ def _renamed(frame: pl.DataFrame, user: str, item: str, name: str, *, item_to: s
     return frame.rename(mapping)
 
 
+def run_starts(keys: list[str]) -> pl.Expr:
+    """True on each row whose ``keys`` differ from the previous row's (the first row included):
+    the starts of the runs of equal keys, as a ranking lists each user's items together."""
+    return pl.any_horizontal([(pl.col(k) != pl.col(k).shift()).fill_null(True) for k in keys])
+
+
+def _users(run: pl.DataFrame) -> pl.DataFrame:
+    """The run's (system, query_id) pairs, each once, in order of first appearance.
+
+    A recommender's output lists each user's items together (as the bench and most exports do):
+    then the first row of each run of equal keys is the pair's first appearance, found in one
+    pass without hashing 20,000,000 string keys; the runs are checked to be distinct (a user's
+    rows apart fall back to the hash ``unique``, which gives the same table)."""
+    keys = ["system", "query_id"]
+    firsts = run.select(keys).filter(run_starts(keys))
+    distinct_hashes = firsts.select(pl.struct(keys).hash().n_unique()).item() == firsts.height  # all differ: distinct
+    if not distinct_hashes and firsts.select(pl.struct(keys).is_duplicated().any()).item():
+        return run.select(keys).unique(maintain_order=True)
+    return firsts
+
+
 def read_recommendations(recs: Source, *, ground_truth: Source | None = None, items: Source | None = None,
                          history: Source | None = None, similarity: Source | None = None,
                          user: str = "query_id", item: str = "doc_id") -> Tables:
@@ -60,7 +81,7 @@ def read_recommendations(recs: Source, *, ground_truth: Source | None = None, it
         if "relevance" not in truth_frame.columns:
             truth_frame = truth_frame.with_columns(relevance=pl.lit(1, dtype=pl.Int64))
         judgments = read_qrels(truth_frame.select("query_id", "doc_id", "relevance"))
-    queries = run.select("system", "query_id").unique(maintain_order=True)
+    queries = _users(run)
     tables = Tables.from_run(run, judgments, queries, source=name or "recommendations")
     # What a pipeline part may require: the recommendations' columns, and the held-out items when given.
     tables = replace(tables, source_columns=(*frame.columns, *(["ground_truth"] if truth_frame is not None else [])))

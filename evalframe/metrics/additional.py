@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -30,38 +30,50 @@ from evalframe.metrics.base import (
     SetMetric,
     TargetCategory,
 )
-from evalframe.metrics.params import cutoff
+from evalframe.metrics.params import cutoff, declared, param
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise
 
 NO_TIMING = "no timing"
 
 
-def _timing_key(key: str) -> str:
-    if not isinstance(key, str) or not key.replace("_", "").isalnum():
-        raise ConfigError(f"latency: timing_key must be a timing's name such as end_to_end, got {key!r}")
-    return key
+def timing_key() -> Any:
+    """The declaration of ``timing_key`` (which timing: a key of the sample's ``timings``, read
+    from the column ``latency_<timing_key>``), for every latency metric."""
+    return param("end_to_end", "which timing (a key of `timings`)")
 
 
-@dataclass(frozen=True)
-class MeanLatency(QueryMetric):
-    """Mean time of the samples (seconds, ``timings[timing_key]``)."""
+class _Timed:
+    """What the latency metrics share: the timing they read (``timing_key``, declared on each
+    with :func:`timing_key`), its column ``latency_<timing_key>``, their target and direction."""
 
-    timing_key: str = "end_to_end"
+    timing_key: str
     target: ClassVar[TargetCategory] = TargetCategory.LATENCY
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
 
     def __post_init__(self) -> None:
-        _timing_key(self.timing_key)
+        super().__post_init__()  # type: ignore[misc]  (the metric's declared parameters)
+        if not self.timing_key.replace("_", "").isalnum():  # it names a column
+            raise ConfigError(f"latency: timing_key must be a timing's name such as end_to_end, got {self.timing_key!r}")
 
     @property
     def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
         return {"queries": (f"latency_{self.timing_key}",)}
 
+    def _timing_suffix(self) -> str:
+        return "" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})"
+
+
+@dataclass(frozen=True)
+class MeanLatency(_Timed, QueryMetric):
+    """Mean time of the samples (seconds, ``timings[timing_key]``)."""
+
+    timing_key: str = timing_key()
+
     @property
     def name(self) -> str:
-        return "mean_latency" + ("" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})")
+        return "mean_latency" + self._timing_suffix()
 
     def expr(self) -> pl.Expr:
         return pl.col(f"latency_{self.timing_key}").cast(pl.Float64)
@@ -71,30 +83,18 @@ class MeanLatency(QueryMetric):
 
 
 @dataclass(frozen=True)
-class QuantileLatency(SetMetric):
+class QuantileLatency(_Timed, SetMetric):
     """Nearest-rank quantile of the samples' times (seconds): sorted[ceil(q·n) − 1]."""
 
-    quantile: float = 0.95
-    timing_key: str = "end_to_end"
-    target: ClassVar[TargetCategory] = TargetCategory.LATENCY
-    higher_is_better: ClassVar[bool] = False
-    value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
+    #: Set by the metric's name (``p95_latency``).
+    quantile: float = param(0.95, "the quantile, in (0, 1]", low=0, high=1, low_open=True)
+    timing_key: str = timing_key()
     state_keys: ClassVar[tuple[str, ...]] = ("latency",)
     subset: ClassVar[str] = "samples with a timing"
 
-    def __post_init__(self) -> None:
-        _timing_key(self.timing_key)
-        if not 0 < self.quantile <= 1:
-            raise ConfigError(f"latency quantile must be in (0, 1], got {self.quantile!r}")
-
-    @property
-    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
-        return {"queries": (f"latency_{self.timing_key}",)}
-
     @property
     def name(self) -> str:
-        percent = f"{self.quantile * 100:g}"
-        return f"p{percent}_latency" + ("" if self.timing_key == "end_to_end" else f"(timing_key={self.timing_key})")
+        return f"p{self.quantile * 100:g}_latency" + self._timing_suffix()
 
     @property
     def state_id(self) -> object:
@@ -128,15 +128,12 @@ class QuantileLatency(SetMetric):
 class DistinctN(SetMetric):
     """Unique / total n-grams over a slice's responses (distinct-n)."""
 
-    n: int = 2
+    #: Set by the metric's name (``distinct_2``).
+    n: int = param(2, "n-gram size", low=1)
     target: ClassVar[TargetCategory] = TargetCategory.DIVERSITY
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response",)}
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     state_keys: ClassVar[tuple[str, ...]] = ("ngram",)
-
-    def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise ConfigError(f"`distinct`: n must be a whole number >= 1, got {self.n!r}")
 
     @property
     def name(self) -> str:
@@ -227,9 +224,8 @@ def intra_list_diversity(embeddings: pl.Series, k: int) -> np.ndarray:
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    timing = Param("timing_key", str, "end_to_end", doc="which timing (a key of `timings`)")
     # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
     meanings = {
         "p50_latency": ("Median {timing_key} time, in seconds (half the questions are faster).", "score"),
@@ -238,13 +234,13 @@ def _specs():
         "p99_latency": ("99th percentile of the {timing_key} time, in seconds (1 in 100 questions is slower).", "score"),
     }
     quantiles = [
-        MetricSpec(f"p{q}_latency", lambda timing_key="end_to_end", q=q: QuantileLatency(q / 100, timing_key),
-                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", (timing,),
+        MetricSpec(f"p{q}_latency", lambda q=q, **kw: QuantileLatency(q / 100, **kw),
+                   f"Nearest-rank {q}th percentile of the samples' times (seconds)", declared(QuantileLatency, "timing_key"),
                    meaning=meanings[f"p{q}_latency"][0], kind=meanings[f"p{q}_latency"][1])
         for q in (50, 90, 95, 99)
     ]
     return [
-        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0], (timing,),
+        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0],
                    meaning="Mean {timing_key} time per question, in seconds.", kind="score"),
         *quantiles,
         MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)",

@@ -31,7 +31,6 @@ from typing import ClassVar, Literal
 import numpy as np
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics import lexical
 from evalframe.metrics.base import (
     WEIGHT,
@@ -41,6 +40,7 @@ from evalframe.metrics.base import (
 )
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise
+from evalframe.metrics.params import param
 
 SmoothMethod = Literal["exp", "floor", "add-k", "none"]
 SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
@@ -105,13 +105,6 @@ def bleu_from_counts(counts: np.ndarray, *, max_order: int = 4, smooth_method: s
     return np.where(any_match, score, 0.0)
 
 
-def _check(max_order: int, smooth_method: str, metric: str) -> None:
-    if isinstance(max_order, bool) or not isinstance(max_order, int) or max_order < 1:
-        raise ConfigError(f"`{metric}`: max_order must be a whole number >= 1, got {max_order!r}")
-    if smooth_method not in SMOOTH_DEFAULTS:
-        raise ConfigError(f"`{metric}`: smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {smooth_method!r}")
-
-
 def _params_suffix(max_order: int, smooth_method: str, smooth_value: float | None, default_smooth: str) -> str:
     params = [f"max_order={max_order}"] if max_order != 4 else []
     params += [f"smooth_method={smooth_method}"] if smooth_method != default_smooth else []
@@ -119,7 +112,14 @@ def _params_suffix(max_order: int, smooth_method: str, smooth_value: float | Non
     return f"({','.join(params)})" if params else ""
 
 
+@dataclass(frozen=True)
 class _Bleu:
+    """sacrebleu's options (its defaults), declared once for corpus and sentence BLEU."""
+
+    max_order: int = param(4, "longest n-gram", low=1)
+    smooth_method: SmoothMethod = param("exp", "sacrebleu's smoothing of zero precisions", kind=str,
+                                        choices=tuple(SMOOTH_DEFAULTS))
+    smooth_value: float | None = param(None, "value of the floor and add-k smoothing (sacrebleu's default when none)")
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("reference", "response")}
     target: ClassVar[TargetCategory] = TargetCategory.GENERATION_CORRECTNESS
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 100.0)
@@ -129,13 +129,6 @@ class _Bleu:
 @dataclass(frozen=True)
 class CorpusBleu(_Bleu, SetMetric):
     """Corpus BLEU of a slice's responses against their references (sacrebleu.corpus_bleu, 0-100)."""
-
-    max_order: int = 4
-    smooth_method: SmoothMethod = "exp"
-    smooth_value: float | None = None
-
-    def __post_init__(self) -> None:
-        _check(self.max_order, self.smooth_method, "bleu")
 
     @property
     def name(self) -> str:
@@ -180,14 +173,8 @@ class CorpusBleu(_Bleu, SetMetric):
 class SentenceBleu(_Bleu, QueryMetric):
     """Sentence BLEU of the response against its reference (sacrebleu.sentence_bleu, 0-100)."""
 
-    max_order: int = 4
-    smooth_method: SmoothMethod = "exp"
-    smooth_value: float | None = None
     subset_where: ClassVar[str | None] = "reference IS NOT NULL"
     outside_reason: ClassVar[str] = "no reference answer"
-
-    def __post_init__(self) -> None:
-        _check(self.max_order, self.smooth_method, "sentence_bleu")
 
     @property
     def name(self) -> str:
@@ -201,17 +188,12 @@ class SentenceBleu(_Bleu, QueryMetric):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    params = (
-        Param("max_order", int, 4, doc="longest n-gram"),
-        Param("smooth_method", str, "exp", tuple(SMOOTH_DEFAULTS), doc="sacrebleu's smoothing of zero precisions"),
-        Param("smooth_value", float, None, doc="value of the floor and add-k smoothing (sacrebleu's default when none)"),
-    )
     return [
-        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], params, aliases=("corpus_bleu",),
+        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], aliases=("corpus_bleu",),
                    meaning="Corpus BLEU (0-100) of the answers against the references, as sacrebleu.", kind="score"),
-        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0], params,
+        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0],
                    meaning="BLEU (0-100) of each answer against its reference, averaged.", kind="score"),
     ]
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import polars as pl
 
-from evalframe.errors import ConfigError
 from evalframe.metrics import lexical
 from evalframe.metrics.base import QueryMetric, TargetCategory
+from evalframe.metrics.params import cutoff, declared, param
 
 
 def rowwise(function: Callable[..., np.ndarray], *columns: str, key: object = None) -> pl.Expr:
@@ -52,27 +52,13 @@ def rowwise(function: Callable[..., np.ndarray], *columns: str, key: object = No
     return pl.struct(*columns).map_batches(batch, return_dtype=pl.Float64)
 
 
-def _bool(value: object, name: str, metric: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ConfigError(f"`{metric}`: parameter `{name}` must be true or false, got {value!r}")
-
-
 @dataclass(frozen=True)
 class _Normalised:
     """The three normalisation options of seed 000 §4.1 (all on: SQuAD v1.1)."""
 
-    ignore_case: bool = True
-    ignore_punctuation: bool = True
-    ignore_articles: bool = True
-
-    def __post_init__(self) -> None:
-        for name in ("ignore_case", "ignore_punctuation", "ignore_articles"):
-            object.__setattr__(self, name, _bool(getattr(self, name), name, self.base_name))
-
-    base_name: ClassVar[str] = ""
+    ignore_case: bool = param(True, "lower-case before comparing")
+    ignore_punctuation: bool = param(True, "drop ASCII punctuation")
+    ignore_articles: bool = param(True, "drop the words a, an, the")
 
     def options(self) -> dict[str, bool]:
         return {"ignore_case": self.ignore_case, "ignore_punctuation": self.ignore_punctuation,
@@ -100,7 +86,6 @@ class AnswerExactMatch(_WithReference, _Normalised, QueryMetric):
 
     target: ClassVar[TargetCategory] = TargetCategory.GENERATION_CORRECTNESS
     is_rate: ClassVar[bool] = True
-    base_name: ClassVar[str] = "answer_exact_match"
 
     @property
     def name(self) -> str:
@@ -139,7 +124,6 @@ class TokenF1(_WithReference, _Normalised, QueryMetric):
     """SQuAD v1.1 token F1 between the response and the reference answer."""
 
     target: ClassVar[TargetCategory] = TargetCategory.GENERATION_CORRECTNESS
-    base_name: ClassVar[str] = "token_f1"
 
     @property
     def name(self) -> str:
@@ -152,6 +136,58 @@ class TokenF1(_WithReference, _Normalised, QueryMetric):
 
 RougeVariant = Literal["rouge1", "rouge2", "rougeL"]
 CompareTo = Literal["reference", "query"]
+EvidenceSource = Literal["retrieved", "relevant"]
+
+
+def compare_to() -> Any:
+    """The declaration of ``compare_to`` (what the response is compared with), for the metrics
+    that build on :class:`Compared`."""
+    return param("reference", "compare the response with the reference or the query", kind=str,
+                 choices=("reference", "query"))
+
+
+def evidence_source() -> Any:
+    """The declaration of ``evidence_source`` (which documents are the evidence), with the
+    evidence's top-``k``: ``evidence_overlap_faithfulness`` and ``llm_faithfulness``."""
+    return param("retrieved", "which documents are the evidence", kind=str, choices=("retrieved", "relevant"))
+
+
+def evidence_cutoff() -> Any:
+    """The declaration of the evidence's ``k`` (top-k retrieved documents; none: all)."""
+    return cutoff(None, "top-k retrieved documents (none: all)")
+
+
+class Compared:
+    """A metric of the response against the reference answer or the query (``compare_to``,
+    declared on the metric with :func:`compare_to`): the column compared, the target it measures
+    (correctness against the reference, relevance against the query) and the subset that follows
+    (samples that have that text; the others are outside it, counted)."""
+
+    compare_to: CompareTo
+
+    @property
+    def against(self) -> str:
+        return "reference" if self.compare_to == "reference" else "query_text"
+
+    @property
+    def target(self) -> TargetCategory:  # type: ignore[override]
+        return TargetCategory.GENERATION_CORRECTNESS if self.compare_to == "reference" else TargetCategory.GENERATION_RELEVANCE
+
+    @property
+    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
+        return {"queries": (self.against, "response")}
+
+    @property
+    def subset(self) -> str:  # type: ignore[override]
+        return "samples with a reference answer" if self.compare_to == "reference" else "samples with a query text"
+
+    @property
+    def subset_where(self) -> str:  # type: ignore[override]
+        return f"{self.against} IS NOT NULL"
+
+    @property
+    def outside_reason(self) -> str:  # type: ignore[override]
+        return "no reference answer" if self.compare_to == "reference" else "no query text"
 
 
 def rouge_fmeasure(target: pl.Series, prediction: pl.Series, variant: str, *, use_stemmer: bool = True) -> np.ndarray:
@@ -184,44 +220,13 @@ def rouge_fmeasure(target: pl.Series, prediction: pl.Series, variant: str, *, us
 
 
 @dataclass(frozen=True)
-class Rouge(QueryMetric):
+class Rouge(Compared, QueryMetric):
     """ROUGE F-measure of the response against the reference (or the query), as rouge-score."""
 
-    variant: RougeVariant = "rougeL"
-    use_stemmer: bool = True
-    compare_to: CompareTo = "reference"
+    variant: RougeVariant = param("rougeL", "ROUGE-1, ROUGE-2 or ROUGE-L", kind=str, choices=("rouge1", "rouge2", "rougeL"))
+    use_stemmer: bool = param(True, "Porter-stem tokens longer than 3 characters (rouge-score)")
+    compare_to: CompareTo = compare_to()
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
-
-    def __post_init__(self) -> None:
-        if self.variant not in ("rouge1", "rouge2", "rougeL"):
-            raise ConfigError(f"ROUGE variant must be rouge1, rouge2 or rougeL, got {self.variant!r}")
-        if self.compare_to not in ("reference", "query"):
-            raise ConfigError(f"`{self.variant}`: compare_to must be reference or query, got {self.compare_to!r}")
-        object.__setattr__(self, "use_stemmer", _bool(self.use_stemmer, "use_stemmer", self.variant))
-
-    @property
-    def target(self) -> TargetCategory:  # type: ignore[override]
-        return TargetCategory.GENERATION_CORRECTNESS if self.compare_to == "reference" else TargetCategory.GENERATION_RELEVANCE
-
-    @property
-    def _against(self) -> str:
-        return "reference" if self.compare_to == "reference" else "query_text"
-
-    @property
-    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
-        return {"queries": (self._against, "response")}
-
-    @property
-    def subset(self) -> str:  # type: ignore[override]
-        return "samples with a reference answer" if self.compare_to == "reference" else "samples with a query text"
-
-    @property
-    def subset_where(self) -> str:  # type: ignore[override]
-        return f"{self._against} IS NOT NULL"
-
-    @property
-    def outside_reason(self) -> str:  # type: ignore[override]
-        return "no reference answer" if self.compare_to == "reference" else "no query text"
 
     @property
     def name(self) -> str:
@@ -230,10 +235,9 @@ class Rouge(QueryMetric):
 
     def expr(self) -> pl.Expr:
         return rowwise(lambda target, response: rouge_fmeasure(target, response, self.variant, use_stemmer=self.use_stemmer),
-                       self._against, "response", key=self)
+                       self.against, "response", key=self)
 
 
-EvidenceSource = Literal["retrieved", "relevant"]
 NO_NGRAM = "the response has no n-gram, or the evidence no text"
 
 
@@ -247,20 +251,12 @@ class EvidenceOverlapFaithfulness(QueryMetric):
     A response without n-grams, or evidence without text, is null (its reason counted).
     """
 
-    n: int = 1
-    evidence_source: EvidenceSource = "retrieved"
-    k: int | None = None
+    n: int = param(1, "n-gram size", low=1)
+    evidence_source: EvidenceSource = evidence_source()
+    k: int | None = evidence_cutoff()
     target: ClassVar[TargetCategory] = TargetCategory.GENERATION_FAITHFULNESS
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     is_rate: ClassVar[bool] = True
-
-    def __post_init__(self) -> None:
-        if isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 1:
-            raise ConfigError(f"`evidence_overlap_faithfulness`: n must be a whole number >= 1, got {self.n!r}")
-        if self.evidence_source not in ("retrieved", "relevant"):
-            raise ConfigError(f"`evidence_overlap_faithfulness`: evidence_source must be retrieved or relevant, got {self.evidence_source!r}")
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
-            raise ConfigError(f"`evidence_overlap_faithfulness`: k must be a whole number >= 1, got {self.k!r}")
 
     @property
     def _evidence(self) -> str:
@@ -296,15 +292,8 @@ class EvidenceOverlapFaithfulness(QueryMetric):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    flag = lambda name, doc: Param(name, str, "true", ("true", "false"), doc=doc)  # noqa: E731
-    normalisation = (
-        flag("ignore_case", "lower-case before comparing"),
-        flag("ignore_punctuation", "drop ASCII punctuation"),
-        flag("ignore_articles", "drop the words a, an, the"),
-    )
-    stemmer = flag("use_stemmer", "Porter-stem tokens longer than 3 characters (rouge-score)")
     # What each metric means for a reader (reports, `evalframe metrics`), and its kind of number.
     meanings = {
         "rouge1_answer": ("Shared words between the answer and the reference (ROUGE-1 F).", "score"),
@@ -319,24 +308,20 @@ def _specs():
         for compare_to, suffix, what in (("reference", "answer", "the reference answer"), ("query", "query", "the query")):
             rouge.append(MetricSpec(
                 f"{variant}_{suffix}",
-                lambda use_stemmer="true", variant=variant, compare_to=compare_to: Rouge(variant, use_stemmer, compare_to),
+                lambda variant=variant, compare_to=compare_to, **kw: Rouge(variant, compare_to=compare_to, **kw),
                 f"{variant.upper().replace('L', '-L')} F-measure of the response against {what} (rouge-score)",
-                (stemmer,),
+                declared(Rouge, "use_stemmer"),
                 meaning=meanings[f"{variant}_{suffix}"][0], kind=meanings[f"{variant}_{suffix}"][1],
             ))
     return [
-        MetricSpec("answer_exact_match", AnswerExactMatch, AnswerExactMatch.__doc__.splitlines()[0], normalisation,
+        MetricSpec("answer_exact_match", AnswerExactMatch, AnswerExactMatch.__doc__.splitlines()[0],
                    aliases=("em", "squad_em"),
                    meaning="Share of answers equal to the reference after SQuAD normalisation.", kind="rate"),
-        MetricSpec("token_f1", TokenF1, TokenF1.__doc__.splitlines()[0], normalisation, aliases=("squad_f1",),
+        MetricSpec("token_f1", TokenF1, TokenF1.__doc__.splitlines()[0], aliases=("squad_f1",),
                    meaning="Word overlap (SQuAD F1) between the answer and the reference.", kind="score"),
         *rouge,
         MetricSpec("evidence_overlap_faithfulness", EvidenceOverlapFaithfulness,
-                   EvidenceOverlapFaithfulness.__doc__.splitlines()[0],
-                   (Param("n", int, 1, doc="n-gram size"),
-                    Param("evidence_source", str, "retrieved", ("retrieved", "relevant"), doc="which documents are the evidence"),
-                    Param("k", int, None, doc="top-k retrieved documents (none: all)")),
-                   aliases=("faithfulness",),
+                   EvidenceOverlapFaithfulness.__doc__.splitlines()[0], aliases=("faithfulness",),
                    meaning="Share of the answer's words ({n}-grams) found in the {evidence_source} documents: a lexical proxy for being supported by evidence.", kind="rate"),
     ]
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 import polars as pl
@@ -35,6 +35,8 @@ import polars as pl
 from evalframe.errors import ConfigError
 from evalframe.metrics import lexical
 from evalframe.metrics.base import Metric, QueryMetric, TargetCategory
+from evalframe.metrics.generation_overlap import EvidenceSource, evidence_cutoff, evidence_source
+from evalframe.metrics.params import param
 from evalframe.metrics.robustness import _patterns as _split
 from evalframe.semantic import session
 from evalframe.semantic.critic import LLMCritic, Request, Verdict
@@ -66,13 +68,18 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return template
 
 
+def _scale(default: str) -> Any:
+    """The declaration of ``scale`` (the judge metrics differ in its default only)."""
+    return param(default, "the range the judge answers in, LOW-HIGH (normalised to [0, 1])")
+
+
 @dataclass(frozen=True)
 class _Judged(QueryMetric):
     """What the judge metrics share: the critic, the template, the scale, asking once."""
 
     critic: LLMCritic | None = field(default=None, compare=False, repr=False)
-    scale: str = "0-1"
-    prompt: str | None = None
+    scale: str = _scale("0-1")
+    prompt: str | None = param(None, "a prompt template file (default: evalframe/semantic/prompts/)", kind=str)
 
     base_name: ClassVar[str] = ""
     default_prompt: ClassVar[str] = ""
@@ -80,6 +87,7 @@ class _Judged(QueryMetric):
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         parse_scale(self.scale)
         if self.critic is not None and not isinstance(self.critic, LLMCritic):
             raise ConfigError(f"`{self.base_name}`: critic must be an LLMCritic, got {type(self.critic).__name__}")
@@ -146,8 +154,8 @@ class _Judged(QueryMetric):
 class LLMFaithfulnessScore(_Judged):
     """LLM-judged support of the answer by the evidence, normalised to [0, 1] (seed §4.4.2)."""
 
-    evidence_source: Literal["retrieved", "relevant"] = "retrieved"
-    k: int | None = None
+    evidence_source: EvidenceSource = evidence_source()
+    k: int | None = evidence_cutoff()
 
     target: ClassVar[TargetCategory] = TargetCategory.GENERATION_FAITHFULNESS
     subset: ClassVar[str] = "samples with a response"
@@ -155,13 +163,6 @@ class LLMFaithfulnessScore(_Judged):
     outside_reason: ClassVar[str] = "no response"
     base_name: ClassVar[str] = "llm_faithfulness"
     default_prompt: ClassVar[str] = "faithfulness.txt"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.evidence_source not in ("retrieved", "relevant"):
-            raise ConfigError(f"`llm_faithfulness`: evidence_source must be retrieved or relevant, got {self.evidence_source!r}")
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
-            raise ConfigError(f"`llm_faithfulness`: k must be a whole number >= 1, got {self.k!r}")
 
     @property
     def _evidence(self) -> str:
@@ -196,10 +197,10 @@ class LLMFaithfulnessScore(_Judged):
 class LLMAnswerQuality(_Judged):
     """LLM-judged answer quality: one dimension, as llm_answer_quality[relevance], or the mean of its dimensions (seed §5)."""
 
-    dimension: str | None = None
-    dimensions: str = DEFAULT_DIMENSIONS
-    weights: str | None = None
-    scale: str = "1-5"
+    dimension: str | None = param(None, "one dimension (written llm_answer_quality[relevance])", kind=str)
+    dimensions: str = param(DEFAULT_DIMENSIONS, "the dimensions averaged, separated by |")
+    weights: str | None = param(None, "a weight per dimension, separated by | (default: equal)", kind=str)
+    scale: str = _scale("1-5")
 
     target: ClassVar[TargetCategory] = TargetCategory.GENERATION_RELEVANCE
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("query_text", "response")}
@@ -269,21 +270,12 @@ class LLMAnswerQuality(_Judged):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    scale = lambda default: Param("scale", str, default, doc="the range the judge answers in, LOW-HIGH (normalised to [0, 1])")  # noqa: E731
-    prompt = Param("prompt", str, None, doc="a prompt template file (default: evalframe/semantic/prompts/)")
     return [
         MetricSpec("llm_faithfulness", LLMFaithfulnessScore, LLMFaithfulnessScore.__doc__.splitlines()[0],
-                   (Param("evidence_source", str, "retrieved", ("retrieved", "relevant"), doc="which documents are the evidence"),
-                    Param("k", int, None, doc="top-k retrieved documents (none: all)"), scale("0-1"), prompt),
                    meaning="How much of the answer an LLM judge finds supported by the evidence (0 none, 1 all).", kind="score"),
-        MetricSpec("llm_answer_quality", LLMAnswerQuality, LLMAnswerQuality.__doc__.splitlines()[0],
-                   (Param("dimension", str, None, doc="one dimension (written llm_answer_quality[relevance])"),
-                    Param("dimensions", str, DEFAULT_DIMENSIONS, doc="the dimensions averaged, separated by |"),
-                    Param("weights", str, None, doc="a weight per dimension, separated by | (default: equal)"),
-                    scale("1-5"), prompt),
-                   bracket="dimension",
+        MetricSpec("llm_answer_quality", LLMAnswerQuality, LLMAnswerQuality.__doc__.splitlines()[0], bracket="dimension",
                    meaning="An LLM judge's rating of the answer (relevance, helpfulness, clarity), 1–5 scaled to [0, 1].",
                    kind="score"),
     ]

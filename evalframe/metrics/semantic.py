@@ -24,7 +24,7 @@ the subset ("no reference answer" / "no query text").
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -33,51 +33,24 @@ import polars as pl
 
 from evalframe.errors import ConfigError
 from evalframe.metrics import lexical
-from evalframe.metrics.base import QueryMetric, TargetCategory
-from evalframe.metrics.generation_overlap import _bool as _flag, rowwise
+from evalframe.metrics.base import QueryMetric
+from evalframe.metrics.generation_overlap import CompareTo, Compared, compare_to, rowwise
+from evalframe.metrics.params import param, params_of
 from evalframe.semantic import session
 from evalframe.semantic.encoding import DEFAULT_BATCH_SIZE, cosine_pairs, encoder_for
 
-CompareTo = Literal["reference", "query"]
 #: bert-score layer of the bundled all-MiniLM-L6-v2 (bert-score's tuned layer of 6-layer DistilBERT).
 MINILM_NUM_LAYERS = 5
 ZERO_EMBEDDING = "zero embedding (cosine undefined)"
 
 
-def _whole(value: Any, name: str, metric: str, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"`{metric}`: `{name}` must be a whole number >= {minimum}, got {value!r}")
-    return value
+def _model() -> Any:
+    """The declaration of ``model`` (shared: a pipeline's ``parameters: {model: …}`` reaches every model-backed metric)."""
+    return param(None, "a local Hugging Face model directory (default: the bundled all-MiniLM-L6-v2)", kind=str, shared=True)
 
 
-class _Compared:
-    """The column a response is compared with (``compare_to``) and the subset that follows."""
-
-    compare_to: CompareTo
-
-    @property
-    def against(self) -> str:
-        return "reference" if self.compare_to == "reference" else "query_text"
-
-    @property
-    def target(self) -> TargetCategory:  # type: ignore[override]
-        return TargetCategory.GENERATION_CORRECTNESS if self.compare_to == "reference" else TargetCategory.GENERATION_RELEVANCE
-
-    @property
-    def required_columns(self) -> Mapping[str, tuple[str, ...]]:  # type: ignore[override]
-        return {"queries": (self.against, "response")}
-
-    @property
-    def subset(self) -> str:  # type: ignore[override]
-        return "samples with a reference answer" if self.compare_to == "reference" else "samples with a query text"
-
-    @property
-    def subset_where(self) -> str:  # type: ignore[override]
-        return f"{self.against} IS NOT NULL"
-
-    @property
-    def outside_reason(self) -> str:  # type: ignore[override]
-        return "no reference answer" if self.compare_to == "reference" else "no query text"
+def _batch_size() -> Any:
+    return param(DEFAULT_BATCH_SIZE, "texts encoded per model call", low=1)
 
 
 def embedding_cosine(first: pl.Series, second: pl.Series, *, embed_fn: Callable | None = None, model: str | None = None,
@@ -91,20 +64,18 @@ def embedding_cosine(first: pl.Series, second: pl.Series, *, embed_fn: Callable 
 
 
 @dataclass(frozen=True)
-class EmbeddingSimilarity(_Compared, QueryMetric):
+class EmbeddingSimilarity(Compared, QueryMetric):
     """Cosine similarity of the response's and the reference's (or query's) embeddings (seed §4.3.2)."""
 
-    compare_to: CompareTo = "reference"
-    model: str | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
+    compare_to: CompareTo = compare_to()
+    model: str | None = _model()
+    batch_size: int = _batch_size()
     #: ``list[str] -> 2-D array``; None: the run's, else the model's. Not part of the name.
     embed_fn: Callable[[list[str]], Any] | None = field(default=None, compare=False, repr=False)
     value_range: ClassVar[tuple[float, float] | None] = (-1.0, 1.0)
 
     def __post_init__(self) -> None:
-        if self.compare_to not in ("reference", "query"):
-            raise ConfigError(f"`embedding_similarity`: compare_to must be reference or query, got {self.compare_to!r}")
-        _whole(self.batch_size, "batch_size", "embedding_similarity")
+        super().__post_init__()
         if self.embed_fn is not None and not callable(self.embed_fn):
             raise ConfigError("`embedding_similarity`: embed_fn must be callable (list[str] -> 2-D array)")
 
@@ -172,27 +143,23 @@ _COLUMN = {"precision": 0, "recall": 1, "f1": 2}
 
 
 @dataclass(frozen=True)
-class BertScore(_Compared, QueryMetric):
+class BertScore(Compared, QueryMetric):
     """BERTScore of the response against the reference (or query), through bert-score (seed §4.3.1)."""
 
+    #: Which of the three numbers (set by the metric's name, ``bertscore_recall``; not a parameter).
     part: Part = "f1"
-    compare_to: CompareTo = "reference"
-    model: str | None = None
-    num_layers: int | None = None
-    idf: bool = False
-    batch_size: int = DEFAULT_BATCH_SIZE
+    compare_to: CompareTo = compare_to()
+    model: str | None = _model()
+    num_layers: int | None = param(None, f"the model layer used (default {MINILM_NUM_LAYERS} for the bundled MiniLM; "
+                                         "required for another model)", kind=int, low=1)
+    idf: bool = param(False, "idf weights from the references")
+    batch_size: int = _batch_size()
     value_range: ClassVar[tuple[float, float] | None] = (-1.0, 1.0)
 
     def __post_init__(self) -> None:
-        metric = f"bertscore_{self.part}"
         if self.part not in _COLUMN:
             raise ConfigError(f"BERTScore part must be precision, recall or f1, got {self.part!r}")
-        if self.compare_to not in ("reference", "query"):
-            raise ConfigError(f"`{metric}`: compare_to must be reference or query, got {self.compare_to!r}")
-        if self.num_layers is not None:
-            _whole(self.num_layers, "num_layers", metric)
-        _whole(self.batch_size, "batch_size", metric)
-        object.__setattr__(self, "idf", _flag(self.idf, "idf", metric))
+        super().__post_init__()
 
     def prepare(self, tables: object) -> None:
         """A model that is not on disk, or one without ``num_layers``, is an error before anything is computed."""
@@ -227,23 +194,16 @@ class BertScore(_Compared, QueryMetric):
 
 
 def _specs():
-    from evalframe.metrics.registry import MetricSpec, Param
+    from evalframe.metrics.registry import MetricSpec
 
-    compare = Param("compare_to", str, "reference", ("reference", "query"), doc="compare the response with the reference or the query")
-    model = Param("model", str, None, doc="a local Hugging Face model directory (default: the bundled all-MiniLM-L6-v2)")
-    batch = Param("batch_size", int, DEFAULT_BATCH_SIZE, doc="texts encoded per model call")
-    bert = (compare, model,
-            Param("num_layers", int, None, doc=f"the model layer used (default {MINILM_NUM_LAYERS} for the bundled MiniLM; required for another model)"),
-            Param("idf", str, "false", ("true", "false"), doc="idf weights from the references"),
-            batch)
     meaning = "Cosine similarity of the response's and the {compare_to}'s sentence embeddings (1 = same direction)."
     return [
-        MetricSpec("embedding_similarity", lambda **kw: EmbeddingSimilarity(**kw), EmbeddingSimilarity.__doc__.splitlines()[0],
-                   (compare, model, batch), aliases=("embedding_cosine",), meaning=meaning, kind="score", shared=("model",)),
+        MetricSpec("embedding_similarity", EmbeddingSimilarity, EmbeddingSimilarity.__doc__.splitlines()[0],
+                   aliases=("embedding_cosine",), meaning=meaning, kind="score"),
         *(MetricSpec(f"bertscore_{part}", lambda part=part, **kw: BertScore(part, **kw),
-                     f"BERTScore {label} of the response against the reference (bert-score, local model)", bert,
+                     f"BERTScore {label} of the response against the reference (bert-score, local model)", params_of(BertScore),
                      meaning=f"BERTScore {label}: greedy matching of contextual token embeddings between the response and the "
-                             "{compare_to} (bert-score, no baseline rescaling).", kind="score", shared=("model",))
+                             "{compare_to} (bert-score, no baseline rescaling).", kind="score")
           for part, label in (("precision", "precision"), ("recall", "recall"), ("f1", "F1"))),
     ]
 

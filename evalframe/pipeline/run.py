@@ -16,7 +16,7 @@ import polars as pl
 
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
-from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem, path_argument
 from evalframe.analyses.domain_tables import with_plot_tables
 from evalframe.pipeline.overrides import apply_overrides
 from evalframe.pipeline.preflight import preflight
@@ -227,7 +227,7 @@ def _with_sweep(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
 
 def pipeline_path(pipeline: str | Path) -> Path:
     """The YAML file of a pipeline path, or of a bundled pipeline's name (``evidence_contract``)."""
-    path = Path(pipeline)
+    path = path_argument(pipeline, "the pipeline (a YAML file or a bundled pipeline's name)")
     if path.is_file():
         return path
     bundled = bundled_dir("pipelines") / f"{path.stem}.yaml"
@@ -325,6 +325,8 @@ def run_pipeline(
     >>> ev = ef.run_pipeline("evidence_contract", input="my.csv", set={"slices.domain": ["domain"]},
     ...                      bootstrap=False, outputs=["summary.csv"], baseline="bm25")  # doctest: +SKIP
     """
+    if input is not None and not isinstance(input, pl.DataFrame):
+        path_argument(input, "`input`")
     loaded = load_pipeline(pipeline, config=config, set=set, bootstrap=False if bootstrap is False else None,
                            outputs=outputs, baseline=baseline)
     if bootstrap:

@@ -31,7 +31,7 @@ from typing import Any
 
 import polars as pl
 
-from evalframe.errors import NO_VALUE, InputError, Problem
+from evalframe.errors import NO_VALUE, InputError, Problem, path_argument
 from evalframe.results.data import ResultData
 
 SUMMARY = "summary.parquet"
@@ -168,7 +168,7 @@ def read_result(path: str | Path, *, role: str = "result", need_info: bool = Tru
     """Read the folder ``path`` written by ``evalframe run`` (module docstring); ``role`` names it
     in errors (``"baseline"``). Raises :class:`~evalframe.errors.InputError` naming the folder
     and what is missing."""
-    folder = Path(path)
+    folder = path_argument(path, f"the {role} folder")
     source = str(folder)
     if not folder.is_dir():
         raise _problem(source, f"{role} folder not found (no such directory); pass the --out folder of `evalframe run`")

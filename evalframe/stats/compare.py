@@ -34,6 +34,7 @@ across-folds rows are not slices of units and get no comparison.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -148,14 +149,20 @@ def compare(
 
     rows = _summary_pairs(data, baseline, systems, metrics, chosen_groupings)
     per_unit_metrics = [m for m in rows.get_column("metric").unique(maintain_order=True).to_list() if data.levels.get(m) != "set"]
-    statistics, notes = _per_unit_tests(data, baseline, systems, per_unit_metrics, chosen_groupings, tests, permutations, seed, unpaired)
+    # A folder without replicates.parquet has its replicates recomputed from the input (a
+    # bootstrap of the run): on its own thread while the per-unit tests run (both release the GIL
+    # in Polars and NumPy).
+    with ThreadPoolExecutor(max_workers=1) as background:
+        replicates_found = background.submit(_quietly, _replicates, data, chosen_groupings)
+        statistics, notes = _per_unit_tests(data, baseline, systems, per_unit_metrics, chosen_groupings, tests,
+                                            permutations, seed, unpaired)
+        replicates = replicates_found.result()
     if data.weight is not None and statistics is not None:
         notes.append(f"the per-unit tests weigh every pair 1 (the weight column `{data.weight}` is not used by them)")
     set_metrics = [m for m in rows.get_column("metric").unique(maintain_order=True).to_list() if data.levels.get(m) == "set"]
     keys = ["system", "grouping", *slice_keys, "metric", "subset"]
     if statistics is not None:
         rows = rows.join(statistics, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    replicates = _replicates(data, chosen_groupings)
     if set_metrics and "randomization" in tests and set_permutations is None:
         rows = _bootstrap_pvalues(rows, data, baseline, replicates, set_metrics, keys)
     elif set_metrics and "randomization" in tests:
@@ -578,6 +585,14 @@ def _width(replicates) -> int | None:
         return None
     values = replicates.get_column("values")
     return values.dtype.size if values.dtype.base_type() is pl.Array else int(values.list.len().max() or 0)
+
+
+def _quietly(function, *args):
+    """``function(*args)`` without progress bars (it runs on a helper thread beside the main one's)."""
+    from evalframe._progress import quiet_here
+
+    with quiet_here():
+        return function(*args)
 
 
 def _replicates(data, groupings: list[str]) -> pl.DataFrame | None:

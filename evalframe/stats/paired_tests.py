@@ -152,24 +152,34 @@ def shared_sign_flip_pvalues(
             values = filled[present[:, column], column]
             p[column] = _as_extreme(values @ np.where(enumeration_bits(values.size), 1.0, -1.0), observed[column]).mean()
         sampled = np.nonzero(~exact & (counts > 0))[0]
-        prepared.append((np.asarray(rows), np.ascontiguousarray(filled[:, sampled].T), observed[sampled], sampled, p, exact,
-                         np.zeros(sampled.size, dtype=np.int64)))
+        extreme = np.zeros(sampled.size, dtype=np.int64)
+        prepared.append((np.asarray(rows), np.ascontiguousarray(filled[:, sampled].T), observed[sampled], sampled, p, exact, extreme))
     if any(entry[3].size for entry in prepared):
+        from threadpoolctl import threadpool_limits  # imported where used
+
         block = max(1, _BLOCK_CELLS // max(1, hashes.size))
-        for start in range(0, permutations, block):
-            count = min(block, permutations - start)
-            kept = permutation_bits(hashes, seed, start, count).astype(np.float64)
-            for rows, transposed, observed, sampled, _p, _exact, extreme in prepared:
-                if sampled.size:
-                    statistics = 2.0 * (transposed @ kept[rows]) - observed[:, None]
-                    extreme += _as_extreme(statistics.T, observed).sum(axis=0)
-            if progress is not None:
-                progress.advance(count)
+        # One BLAS thread: the products are small and many; threads that wait for a busy core
+        # cost more than they save (the bootstrap's rule too, engine/uncertainty.py).
+        with threadpool_limits(limits=1, user_api="blas"):
+            _count_extreme(hashes, prepared, permutations, block, seed, progress)
     results = []
     for _rows, _transposed, _observed, sampled, p, exact, extreme in prepared:
         p[sampled] = (1.0 + extreme) / (1.0 + permutations)
         results.append((p, exact))
     return results
+
+
+def _count_extreme(hashes: np.ndarray, prepared: list, permutations: int, block: int, seed: int, progress) -> None:
+    """Add to each prepared slice's ``extreme`` counts, ``block`` permutations at a time."""
+    for start in range(0, permutations, block):
+        count = min(block, permutations - start)
+        kept = permutation_bits(hashes, seed, start, count).astype(np.float64)
+        for rows, transposed, observed, sampled, _p, _exact, extreme in prepared:
+            if sampled.size:
+                statistics = 2.0 * (transposed @ kept[rows]) - observed[:, None]
+                extreme += _as_extreme(statistics.T, observed).sum(axis=0)
+        if progress is not None:
+            progress.advance(count)
 
 
 def randomization_test(
@@ -262,15 +272,53 @@ def _small_wilcoxon(rows: pl.DataFrame, keys: list[str], result: pl.DataFrame) -
             statistics.append(None)
             pvalues.append(None)
             continue
-        outcome = stats.wilcoxon(d)
-        statistics.append(float(outcome.statistic))
-        pvalues.append(None if np.isnan(outcome.pvalue) else float(outcome.pvalue))
+        statistic, pvalue = _enumerated_wilcoxon(d) if _wilcoxon_enumerates(d) else stats.wilcoxon(d)
+        statistics.append(float(statistic))
+        pvalues.append(None if np.isnan(pvalue) else float(pvalue))
     found = grouped.select(keys).with_columns(_w=pl.Series(statistics, dtype=pl.Float64), _pw=pl.Series(pvalues, dtype=pl.Float64))
     small_group = pl.col("_size") <= WILCOXON_EXACT_MAX
     return result.join(found, on=keys, how="left", nulls_equal=True, maintain_order="left").with_columns(
         wilcoxon=pl.when(small_group).then(pl.col("_w")).otherwise(pl.col("wilcoxon")),
         p_wilcoxon=pl.when(small_group).then(pl.col("_pw")).otherwise(pl.col("p_wilcoxon")),
     ).drop("_w", "_pw")
+
+
+#: scipy.stats.wilcoxon enumerates every sign vector (its permutation rule) up to this many pairs
+#: when zeros or ties occur (2^13 ≤ its 9,999 resamples).
+WILCOXON_ENUMERATED_MAX = 13
+
+
+def _wilcoxon_enumerates(d: np.ndarray) -> bool:
+    """Whether ``scipy.stats.wilcoxon(d)`` (``method="auto"``) takes its permutation rule: at most
+    :data:`WILCOXON_ENUMERATED_MAX` pairs with a zero difference or tied magnitudes."""
+    nonzero = np.abs(d[d != 0])
+    return d.size <= WILCOXON_ENUMERATED_MAX and (nonzero.size < d.size or np.unique(nonzero).size < nonzero.size)
+
+
+def _enumerated_wilcoxon(d: np.ndarray) -> tuple[float, float]:
+    """``scipy.stats.wilcoxon(d)``'s statistic and p-value when it enumerates sign vectors
+    (:func:`_wilcoxon_enumerates`), for all ``2^n`` vectors in one matrix product.
+
+    Zero differences are dropped from the ranks (``zero_method="wilcox"``), the others ranked by
+    magnitude with ties averaged. ``W+(s) = Σ rank_u [s_u d_u > 0]`` over every sign vector ``s``
+    is the null distribution; with scipy's tolerance ``γ = 100·eps·W+``,
+    ``p = 2·min(#{W+(s) ≤ W+ + γ}, #{W+(s) ≥ W+ − γ}) / 2^n`` (at most 1). Ranks are multiples of
+    ½, so every sum is exact and the p-value is scipy's to the bit.
+    """
+    from scipy.stats import rankdata
+
+    nonzero = d != 0
+    ranks = np.zeros(d.size)
+    ranks[nonzero] = rankdata(np.abs(d[nonzero]), method="average")
+    r_plus, r_minus = ranks[d > 0].sum(), ranks[d < 0].sum()
+    keep = enumeration_bits(d.size)                           # units × 2^n: True keeps the sign
+    positive = np.where(keep, (d > 0)[:, None], (d < 0)[:, None])
+    null = ranks @ positive
+    gamma = abs(np.finfo(np.float64).eps * 100 * r_plus)
+    total = 2**d.size
+    less = np.count_nonzero(null <= r_plus + gamma) / total
+    greater = np.count_nonzero(null >= r_plus - gamma) / total
+    return min(r_plus, r_minus), float(np.clip(min(less, greater) * 2, 0.0, 1.0))
 
 
 def paired_t_test(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:

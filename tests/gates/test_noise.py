@@ -154,3 +154,52 @@ def test_a_folder_without_replicates_gets_them_recomputed_by_the_engine(two_runs
     kept = _gate_interval(tmp_path, two_runs[("candidate", True)], two_runs[("baseline", True)])
     recomputed = _gate_interval(tmp_path, two_runs[("candidate", False)], two_runs[("baseline", False)])
     assert (recomputed.low, recomputed.high, recomputed.delta) == (kept.low, kept.high, kept.delta)
+
+
+@pytest.fixture(scope="module")
+def weighted_runs(tmp_path_factory):
+    """Baseline and candidate runs of the sample gold set's first 80 cases with a weight column
+    (`w`, 0.5–3), bootstrapped with one draw (200 replicates, seed 3)."""
+    import json
+
+    from evalframe.cli import main
+
+    folder = tmp_path_factory.mktemp("weighted_noise_runs")
+    runs = {}
+    for system in ("baseline", "candidate"):
+        records = [json.loads(line) for line in (REPO / "data_samples/gold_set" / f"{system}.jsonl").read_text().splitlines()[:80]]
+        source = folder / f"{system}.jsonl"
+        source.write_text("".join(json.dumps({**record, "w": 0.5 + (i * 7 % 11) / 4}) + "\n" for i, record in enumerate(records)))
+        runs[system] = folder / system
+        assert main(["run", str(REPO / "pipelines/retrieval_gate.yaml"), "--input", str(source), "--out", str(runs[system]),
+                     "--set", "bootstrap={resamples: 200, seed: 3}", "--set", "slices={overall: []}", "--set", "weight=w",
+                     "--outputs", "per_query.parquet,summary.parquet,run.json"]) == 0
+    return runs
+
+
+def test_the_fallback_weighs_cases_as_the_engine(weighted_runs, tmp_path, monkeypatch):
+    """Without the runs' replicates, the per-query fallback weighs each case by its unit's weight
+    (the run's weight column) under the engine's draw: it gives the runs' own replicate interval
+    and the summary's weighted delta; unweighted it would not."""
+    monkeypatch.chdir(REPO)
+    from_replicates = _gate_interval(tmp_path, weighted_runs["candidate"], weighted_runs["baseline"])
+    monkeypatch.setattr("evalframe.gates.check._run_replicates", lambda *args: None)
+    fallback = _gate_interval(tmp_path, weighted_runs["candidate"], weighted_runs["baseline"])
+    assert fallback.delta == pytest.approx(from_replicates.delta, abs=1e-12)
+    assert (fallback.low, fallback.high) == (pytest.approx(from_replicates.low, abs=1e-12),
+                                             pytest.approx(from_replicates.high, abs=1e-12))
+    values = {system: pl.read_parquet(weighted_runs[system] / "per_query.parquet").filter(pl.col("metric") == "recall@5")
+              for system in ("baseline", "candidate")}
+    unweighted = paired_delta_ci(values["baseline"], values["candidate"], resamples=200, seed=3)
+    assert unweighted.delta != pytest.approx(fallback.delta, abs=1e-6)
+
+
+def test_a_weighted_run_whose_input_is_gone_is_an_error_not_an_unweighted_interval(weighted_runs, tmp_path, monkeypatch):
+    monkeypatch.setattr("evalframe.gates.check._run_replicates", lambda *args: None)
+    source = weighted_runs["candidate"].parent / "candidate.jsonl"
+    source.rename(source.with_suffix(".gone"))
+    try:
+        with pytest.raises(ef.InputError, match="weighs cases as the run did"):
+            _gate_interval(tmp_path, weighted_runs["candidate"], weighted_runs["baseline"])
+    finally:
+        source.with_suffix(".gone").rename(source)

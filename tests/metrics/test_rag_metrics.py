@@ -258,7 +258,7 @@ def test_robustness_metrics_on_hand_cases():
     assert "(n=2)" in found["noise_robustness_paired"][2]
     assert found["negative_rejection_rate"][:2] == (1.0, 1)
     assert found["false_rejection_rate"][:2] == (0.0, 6)
-    assert found["counterfactual_consistency"][:2] == (pytest.approx(official_f1("red pear", "red apple")), 1)
+    assert found["counterfactual_consistency(similarity=token_f1)"][:2] == (pytest.approx(official_f1("red pear", "red apple")), 1)
 
 
 def test_noise_robustness_is_null_when_the_base_score_is_zero():

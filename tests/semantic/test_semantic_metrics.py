@@ -107,7 +107,7 @@ def test_counterfactual_consistency_compares_the_two_responses_semantically(tmp_
     encode = LetterCounts()
     expected = _cosine(*encode(["The plan costs nine euros.", "The plan costs ten euros."]))
     assert _values(ev, "counterfactual_consistency(similarity=embedding_similarity)")["c"] == pytest.approx(expected)
-    assert _values(ev, "counterfactual_consistency")["c"] == pytest.approx(0.75)  # token F1: 3 of 4 tokens ("the" dropped)
+    assert _values(ev, "counterfactual_consistency(similarity=token_f1)")["c"] == pytest.approx(0.75)  # token F1: 3 of 4 tokens ("the" dropped)
 
 
 @pytest.mark.parametrize(("installed", "expected"), [(True, "embedding_similarity"), (False, "token_f1")])
@@ -117,8 +117,8 @@ def test_counterfactual_consistency_defaults_to_embeddings_when_the_extra_is_ins
     monkeypatch.setattr(models, "bundled_embedder_installed", lambda: installed)
     metric = registry.resolve("counterfactual_consistency")
     assert metric.similarity == expected
-    assert metric.name == ("counterfactual_consistency(similarity=embedding_similarity)" if installed
-                           else "counterfactual_consistency")
+    assert metric.name == f"counterfactual_consistency(similarity={expected})"
+    assert registry.resolve(metric.name) == metric  # the name read back from a result folder is what ran
     assert robustness.CounterfactualConsistency(similarity="token_f1").similarity == "token_f1"  # an explicit choice wins
 
 

@@ -241,3 +241,32 @@ def test_the_default_family_is_one_metric_on_one_slice_across_systems():
     for (_, _, _), rows in table.group_by(["grouping", "fold", "metric"]):
         p = rows.get_column("p_t").to_numpy()
         np.testing.assert_allclose(rows.get_column("p_t_adjusted").to_numpy(), np.minimum(1.0, p * len(p)))
+
+
+def test_a_helper_threads_progress_stays_hidden(monkeypatch):
+    """compare recomputes replicates on a helper thread (quiet_here) beside the main thread's bar:
+    only the main thread's bar is drawn on the terminal."""
+    import io
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evalframe import _progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def draw(label: str) -> None:
+        with _progress.Progress(2, label) as progress:
+            progress.advance(2)
+
+    def quietly() -> None:
+        with _progress.quiet_here():
+            draw("helper")
+
+    terminal = Terminal()
+    monkeypatch.setattr(_progress, "DELAY", 0.0)
+    monkeypatch.setattr("sys.stderr", terminal)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(quietly).result()
+    draw("main")
+    assert "main [" in terminal.getvalue() and "helper" not in terminal.getvalue()

@@ -113,3 +113,17 @@ def test_columns_with_missing_pairs_use_their_own_units():
     alone, _ = sign_flip_pvalues(d[:30, 1], hashes[:30], permutations=5000, seed=1)
     assert p[1] == alone[0]
     assert not exact.any()
+
+
+@settings(max_examples=15, deadline=None)  # the oracle (scipy's permutation_test) is the slow side
+@given(d=st.lists(st.sampled_from([-1.0, -0.5, -0.25, 0.0, 0.1, 0.25, 1 / 3, 0.5, 1.0]), min_size=1, max_size=13))
+def test_small_wilcoxon_with_zeros_or_ties_is_scipys_permutation_rule_to_the_bit(d):
+    """Up to 13 pairs with a zero or a tie, scipy enumerates every sign vector; so does evalframe
+    (one matrix product instead of scipy's per-vector statistic): the same statistic and p-value."""
+    d = np.array(d)
+    if not np.any(d != 0):
+        return
+    row = paired_statistics(pl.DataFrame({"d": d}), []).row(0, named=True)
+    expected = stats.wilcoxon(d)
+    assert row["wilcoxon"] == float(expected.statistic)
+    assert row["p_wilcoxon"] == float(expected.pvalue)

@@ -1,0 +1,62 @@
+"""The shortcuts of the beyond-accuracy path at scale give the tables of the general path.
+
+- the recommendations reader's users from the runs of equal keys = the hash ``unique``;
+- each user's list lined up with the queries row by row = the join;
+- the item counts grouped by the streaming engine (whole weights) = the in-memory engine's
+  (fractional weights take that one), value for value.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import evalframe as ef
+from evalframe.engine.recommended import with_recommended
+from evalframe.io.recommendations import _users
+from evalframe.metrics.base import WEIGHT
+from evalframe.metrics.recommendation import RECOMMENDED, Gini, PopularityBias, UniqueItems
+from evalframe.data.catalog import catalog
+
+ROWS = [("u1", "a", 1), ("u1", "b", 2), ("u2", "c", 1), ("u2", "a", 2), ("u3", "b", 1), ("u4", "a", 1)]
+LISTS = {"u1": ["a", "b"], "u2": ["c", "a"], "u3": ["b"], "u4": ["a"]}
+EQUAL_ROWS = [("u1", "a", 1), ("u1", "b", 2), ("u2", "c", 1), ("u2", "a", 2), ("u3", "b", 1), ("u3", "d", 3)]
+EQUAL_LISTS = {"u1": ["a", "b"], "u2": ["c", "a"], "u3": ["b", "d"]}
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2, 3, 4, 5), (0, 2, 1, 3, 4, 5), (5, 4, 3, 2, 1, 0)])
+@pytest.mark.parametrize(("rows", "expected"), [(ROWS, LISTS), (EQUAL_ROWS, EQUAL_LISTS)], ids=["lengths vary", "k each"])
+def test_users_and_lists_equal_the_general_path(order, rows, expected):
+    frame = pl.DataFrame([rows[i] for i in order], schema=["query_id", "doc_id", "rank"], orient="row")
+    tables = ef.read_recommendations(frame)
+    run = tables.ranking
+    assert _users(run).equals(run.select("system", "query_id").unique(maintain_order=True))
+    lists = with_recommended(tables, tables.queries)
+    joined = with_recommended(tables, tables.queries.reverse()).reverse()  # not lined up: the join
+    assert lists.equals(joined)
+    assert dict(lists.select("query_id", RECOMMENDED).iter_rows()) == expected
+
+
+@pytest.mark.parametrize("weights", [[1.0, 2.0, 0.0, 3.0], [0.5, 1.25, 0.0, 3.0]])
+def test_item_counts_equal_whichever_engine_groups_them(weights):
+    items = pl.DataFrame({"item_id": ["a", "b", "c", "d"], "popularity": [10.5, 3.0, 1.0, 7.0]})
+    rows = pl.LazyFrame({RECOMMENDED: [["a", "b"], ["c", "a"], ["b"], ["a", "d"]], WEIGHT: weights})
+    bound = catalog(items)
+    for metric in (Gini(k=2), UniqueItems(k=2), PopularityBias(k=2, catalog=bound)):
+        got = metric.compute(rows, by=[]).collect().get_column("value").item()
+        counts = {}
+        for recs, w in zip([["a", "b"], ["c", "a"], ["b"], ["a", "d"]], weights):
+            for item in recs[:2]:
+                counts[item] = counts.get(item, 0.0) + w
+        present = {i: c for i, c in counts.items() if c > 0}
+        total = sum(present.values())
+        if isinstance(metric, UniqueItems):
+            expected = len(present)
+        elif isinstance(metric, PopularityBias):
+            pop = dict(zip(items["item_id"], items["popularity"]))
+            expected = sum(c * pop[i] for i, c in present.items()) / total / (sum(pop.values()) / len(pop))
+        else:
+            ordered = sorted(present.values())
+            n = len(ordered)
+            expected = (2 * sum((j + 1) * c for j, c in enumerate(ordered)) - (n + 1) * total) / (n * total)
+        assert got == pytest.approx(expected, rel=1e-12)
