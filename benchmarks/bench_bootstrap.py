@@ -20,7 +20,7 @@ queries, 1,477 posts):
 
 Each evalframe figure is the median of ``--runs`` runs (default 5) in this process after one
 warm-up run. Prints the medians, the ratios (target: CIs ≥ 30× faster than the loop, and at
-most 5× the run without CIs) and writes ``benchmarks/results/bootstrap.json``.
+most 3× the run without CIs, issue 22) and writes ``benchmarks/results/bootstrap.json``.
 
 Usage::
 

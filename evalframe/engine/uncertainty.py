@@ -9,9 +9,10 @@ interval rule):
   user weight; the rows are first summed per resampled unit (``Σ weight·value`` and
   ``Σ weight`` where the value is present), then the slice's replicate means are two matrix
   products, ``sᵀ · W`` and ``dᵀ · W`` (sums for count metrics);
-- **set metrics**: :meth:`~evalframe.metrics.base.SetMetric.values_under` on the slice's rows
-  with the weight matrix (one replicate state per ``state_id``), in blocks of replicate columns
-  that bound memory;
+- **set metrics**: :func:`~evalframe.metrics.base.values_under_grouped` on all slices of a
+  grouping at once with the weight matrix: each ``state_id``'s per-unit state is computed once
+  for every slice (one Polars plan) and turned into the replicate states by matrix products
+  (:mod:`evalframe.metrics.stacked`), in blocks of replicate columns that bound memory;
 - **across folds**: per replicate, the mean of the fold values (the folds with a value on the
   data); a replicate where one of them is undefined is undefined.
 
@@ -23,7 +24,7 @@ and blocks of replicate columns.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import polars as pl
 
@@ -32,18 +33,17 @@ from evalframe._progress import Progress
 from evalframe.data.units import SYSTEM
 from evalframe.engine.partials import Partials
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_slices
+from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_grouped
 from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, stratum_scale
 
 np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
-#: At most this many row × replicate cells of a set metric's weight matrix at once. Each block
-#: recomputes the slice's per-unit states, so fewer, larger blocks cost less: at 1 << 25 (32 M
-#: cells) a 25,000-row slice takes its 1,000 replicates in one block; the bundled pipeline's
-#: bootstrap on sample × 5 then uses about 40% less CPU than at 1 << 22 (6 blocks), with 3% more
-#: peak memory.
+#: At most this many row × replicate cells of a set metric's largest slice at once (its replicate
+#: states, e.g. the ROC points × replicates, grow with it). Each block recomputes the grouping's
+#: per-unit states, so fewer, larger blocks cost less: at 1 << 25 (32 M cells) a 25,000-row slice
+#: takes its 1,000 replicates in one block.
 _BLOCK_CELLS = 1 << 25
 #: At most this many unit × replicate cells of a per-unit metric's weight matrix at once (64 MB).
 _UNIT_BLOCK_CELLS = 1 << 23
@@ -70,7 +70,7 @@ class _ResampledUnits:
     """
 
     def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
-        self.queries, self.settings, self.cache, self.drawn = queries, settings, {}, {}
+        self.queries, self.settings, self.cache, self.drawn, self.positive = queries, settings, {}, {}, {}
 
     def _units(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray | None, np.ndarray | None]:
         """The distinct units (``_unit`` and ``columns``), their stratum codes and each stratum's scale."""
@@ -92,17 +92,47 @@ class _ResampledUnits:
             self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
         return self.cache[columns]
 
+    def _cached(self, columns: tuple[str, ...]) -> np.ndarray | None:
+        """The whole weight matrix (units × R), drawn once, when it has at most
+        :data:`_CACHED_WEIGHT_CELLS` cells; else None (weights are drawn block by block)."""
+        height = self._units(columns)[0].height
+        if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
+            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
+        return self.drawn.get(columns)
+
     def weights(self, columns: tuple[str, ...], units: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Replicate weights (float64, ``len(units) × (stop − start)``) of the units at positions
         ``units`` in replicates ``start … stop − 1``: exactly those rows and columns of
         :func:`~evalframe.engine.bootstrap.unit_weight_matrix` of all units."""
         stop = self.settings.resamples if stop is None else stop
-        height = self._units(columns)[0].height
-        if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
-            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
-        if columns in self.drawn:
-            return self.drawn[columns][units, start:stop]
-        return self._draw(columns, units, start, stop)
+        matrix = self._cached(columns)
+        if matrix is None:
+            return self._draw(columns, units, start, stop)
+        if start == 0 and stop == matrix.shape[1] and np.array_equal(units, np.arange(matrix.shape[0])):
+            return matrix  # all of it: no copy
+        return matrix[units, start:stop]
+
+    def blocks(self, columns: tuple[str, ...], unit_index: np.ndarray, scale: np.ndarray,
+               largest_slice: int) -> Iterator[tuple[int, int, RowWeights]]:
+        """Replicates ``start … stop − 1`` and the weights of rows whose units are at ``unit_index``
+        (user weights ``scale``), block by block: a block has at most :data:`_BLOCK_CELLS` //
+        ``largest_slice`` replicates, so a slice's rows × replicates stay bounded. A whole cached
+        weight matrix is used as it is (no copy of its rows); otherwise the rows' own units are drawn."""
+        resamples = self.settings.resamples
+        block = max(1, _BLOCK_CELLS // max(1, largest_slice))
+        matrix = self._cached(columns)
+        if matrix is not None:
+            if columns not in self.positive:
+                self.positive[columns] = (matrix > 0).astype(np.float64)
+            positive = self.positive[columns]
+            for start in range(0, resamples, block):
+                stop = min(resamples, start + block)
+                yield start, stop, RowWeights(matrix[:, start:stop], unit_index, scale, positive[:, start:stop])
+            return
+        drawn, inverse = np.unique(unit_index, return_inverse=True)
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            yield start, stop, RowWeights(self._draw(columns, drawn, start, stop), inverse.reshape(-1), scale)
 
     def _draw(self, columns: tuple[str, ...], units: np.ndarray, start: int, stop: int) -> np.ndarray:
         """The weights of the units at positions ``units`` in replicates ``start … stop − 1``,
@@ -215,37 +245,23 @@ def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progr
     unit_index = units.index(rows_frame, columns)
     user = rows_frame.get_column(WEIGHT).to_numpy()
     read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
-    out = []
     columns_read = rows_frame.select(read)
+    out = []
     for grouping, keys in by.items():
         if not partials.applies[(unit, grouping)]:
             continue
-        # Every slice of the grouping, in blocks of replicate columns, evaluated in one batch.
-        found_slices = []
-        where: list[tuple[int, int, int]] = []
-
-        def batch(keys=keys):
-            """Each slice's frame and weights, block by block, made only when asked for."""
-            for slice_row in _slices(rows_frame, keys).iter_rows(named=True):
-                rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
-                frame = columns_read[rows]
-                # The slice's own units only: products then run over the units the slice holds.
-                drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
-                block = max(1, _BLOCK_CELLS // max(1, rows.size))
-                for start in range(0, settings.resamples, block):
-                    stop = min(settings.resamples, start + block)
-                    block_weights = units.weights(columns, drawn, start, stop)
-                    where.append((len(found_slices), start, stop))
-                    # Factored: the rows' units and user weights, never a rows × R copy up front.
-                    yield frame, RowWeights(block_weights, inverse.reshape(-1), user[rows])
-                found_slices.append(slice_row)
-
-        computed = values_under_slices(metrics, batch())
-        values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in found_slices]
-        for (position, start, stop), found in zip(where, computed, strict=True):
-            for name, array in found.items():
-                values[position][name][start:stop] = array
-        for slice_row, slice_values in zip(found_slices, values, strict=True):
+        # Every slice of the grouping at once, in blocks of replicate columns: each state is
+        # computed once per slice and block (values_under_grouped), never per replicate.
+        found = _slices(rows_frame, keys)
+        slice_rows = [np.asarray(rows, dtype=np.int64) for rows in found.get_column("_row").to_list()]
+        values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in slice_rows]
+        largest = max((rows.size for rows in slice_rows), default=1)
+        for start, stop, weights in units.blocks(columns, unit_index, user, largest):
+            computed = values_under_grouped(metrics, columns_read, slice_rows, weights)
+            for position, slice_values in enumerate(computed):
+                for name, array in slice_values.items():
+                    values[position][name][start:stop] = array
+        for slice_row, slice_values in zip(found.drop("_row").iter_rows(named=True), values, strict=True):
             for metric in metrics:
                 out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
                             "_g": g, "_values": slice_values[metric.name], "_acceleration": np.nan})

@@ -45,7 +45,7 @@ for 0 instead (``empty="zero"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import ClassVar, Literal
 
@@ -60,6 +60,7 @@ from evalframe.metrics.weight_matrices import (  # noqa: F401
     SLICE,
     ReplicateState,
     RowWeights,
+    finalized_slices,
     finalized_values,
     replicate_count,
     replicate_frame,
@@ -367,60 +368,62 @@ class SetMetric(Metric):
 
 
 def values_under_all(metrics: list[SetMetric], frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> dict[str, np.ndarray]:
-    """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_slices`)."""
-    return values_under_slices(metrics, [(frame, weights)])[0]
+    """:meth:`SetMetric.values_under` of several metrics on one slice (:func:`values_under_grouped`)."""
+    return values_under_grouped(metrics, frame, [np.arange(frame.height)], weights)[0]
 
 
 #: Stacked state rows finalized in one Polars batch (bounds memory; a batch is one ``collect_all``).
 _BATCH_ROWS = 1 << 22
 
 
-def values_under_slices(metrics: list[SetMetric], slices: Iterable[tuple[pl.DataFrame, np.ndarray | RowWeights]]) -> list[dict[str, np.ndarray]]:
-    """:meth:`SetMetric.values_under` of several metrics on several slices, each a ``(frame, weights)``.
+def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: Sequence[np.ndarray],
+                         weights: np.ndarray | RowWeights) -> list[dict[str, np.ndarray]]:
+    """:meth:`SetMetric.values_under` of several metrics on several slices of one ``frame``
+    (``slices``: each slice's row positions) under one weight matrix of ``frame``'s rows.
 
-    One stacked state per slice and ``state_id``; the metrics are finalized on the states of
-    many slices stacked (key ``_slice``) and collected in one ``collect_all`` per batch of about
-    :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the slices
-    and memory stays bounded. ``slices`` may be a generator: a slice's weights are dropped once
-    its states are computed.
+    For metrics on the generic stacked state, each state is computed for every slice from one
+    Polars plan (:func:`evalframe.metrics.stacked.stacked_states`), and the metrics are finalized
+    on the states of many slices stacked (key ``_slice``) in one ``collect_all`` per batch of
+    about :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the
+    slices. Each slice's values have the bits it has alone (:func:`values_under_all`).
     """
-    results: list[dict[str, np.ndarray]] = []
-    replicates_of: list[int] = []
-    pending: dict[object, list[pl.DataFrame]] = {}
-    pending_rows = 0
+    from evalframe.metrics.stacked import stacked_states
 
-    def flush() -> None:
-        stacked = [m for m in metrics if m.state_id in pending]
-        plans = [m.finalize(pl.concat(pending[m.state_id], how="vertical_relaxed").lazy(), [SLICE, REPLICATE])
-                 for m in stacked]
-        for metric, table in zip(stacked, pl.collect_all(plans, engine="in-memory") if plans else [], strict=True):
-            for (position,), part in table.partition_by(SLICE, as_dict=True).items():
-                results[position][metric.name] = finalized_values(part, replicates_of[position])
-        pending.clear()
+    weights = row_weights(frame, weights)
+    replicates = weights.shape[1]
+    results: list[dict[str, np.ndarray]] = [{} for _ in slices]
+    by_state: dict[object, list[SetMetric]] = {}
+    for metric in metrics:
+        by_state.setdefault(metric.state_id, []).append(metric)
+    for sharing in by_state.values():
+        first = sharing[0]
+        if type(first).replicate_state is not SetMetric.replicate_state:  # a state of its own: slice by slice
+            for found, rows in zip(results, slices, strict=True):
+                state = first.replicate_state(frame[rows], weights.take(rows))
+                for metric in sharing:
+                    found[metric.name] = metric.values_from_replicate_state(state)
+            continue
+        pending: list[pl.DataFrame] = []
+        pending_rows = 0
 
-    for position, (frame, weights) in enumerate(slices):
-        results.append({})
-        replicates_of.append(weights.shape[1])
-        states: dict[object, object] = {}
-        for metric in metrics:
-            if metric.state_id not in states:
-                states[metric.state_id] = state = metric.replicate_state(frame, weights)
-                if isinstance(state, ReplicateState):
-                    pending.setdefault(metric.state_id, []).append(
-                        state.table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
-                    pending_rows += state.table.height
-            state = states[metric.state_id]
-            if not isinstance(state, ReplicateState):  # a family's own vectorised evaluation (the ROC family)
-                results[position][metric.name] = metric.values_from_replicate_state(state)
-        if pending_rows >= _BATCH_ROWS:
+        def flush(sharing=sharing, pending=pending) -> None:
+            stacked = pl.concat(pending, how="vertical_relaxed").lazy()
+            plans = [metric.finalize(stacked, [SLICE, REPLICATE]) for metric in sharing]
+            for metric, table in zip(sharing, pl.collect_all(plans, engine="in-memory"), strict=True):
+                for position, values in finalized_slices(table, replicates):
+                    results[position][metric.name] = values
+            pending.clear()
+
+        states = stacked_states(first, frame, slices, weights, weight=WEIGHT, replicate=REPLICATE)
+        for position, table in enumerate(states):
+            pending.append(table.with_columns(pl.lit(position, dtype=pl.Int64).alias(SLICE)))
+            pending_rows += table.height
+            if pending_rows >= _BATCH_ROWS:
+                flush()
+                pending_rows = 0
+        if pending:
             flush()
-            pending_rows = 0
-    if pending:
-        flush()
-    return [
-        {metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics}
-        for found, replicates in zip(results, replicates_of, strict=True)
-    ]
+    return [{metric.name: found.get(metric.name, np.full(replicates, np.nan)) for metric in metrics} for found in results]
 
 
 def merge_states(states: list[pl.LazyFrame], by: list[str], state_keys: tuple[str, ...]) -> pl.LazyFrame:

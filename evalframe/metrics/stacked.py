@@ -11,9 +11,9 @@ replicate. ``W`` is factored as ``W[i, r] = scale_i · units[u_i, r]`` (a row's 
 its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
 
 1. the state is computed once per unit (``state(rows, by=[_unit])`` with the rows' own weights);
-2. each state column is classified by how it depends on the weights, by computing the per-unit
+2. each state column is classified by how it depends on the weights, by computing the slice's
    state a second time with every weight doubled: a *weighted sum* doubles (``Σ w·x``), a *count*
-   of rows does not change (``n``);
+   of rows does not change (``n``) (doubling is exact in floating point, so equal means equal);
 3. the state of column ``r`` is then a product over units, for every state key ``k``::
 
        weighted sum:  S[k, r] = Σ_u s[u, k] · units[u, r]
@@ -22,14 +22,21 @@ its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
    and key ``k`` is in replicate ``r`` when one of its units is drawn (a row of weight 0 is
    absent, as in the state of the rows that column keeps).
 
-The products are sparse (units × keys) times dense (units × R) matrix products: no loop over
-rows or replicates. Exact: a state merges by summation (DESIGN §3), so the state of a multiset
-of units is the count-weighted sum of theirs. A state column that is neither (not linear in the
-weights) falls back to the rows repeated per replicate with their weights: correct, slower.
+The products are sparse (keys × units) times dense (units × R) matrix products, one for all the
+columns of a kind, stored by unit (each unit's row of weights is read once): no loop over rows
+or replicates, and each sum adds its units in ascending order. Exact: a state merges by
+summation (DESIGN §3), so the state of a multiset of units is the count-weighted sum of theirs.
+A state column that is neither (not linear in the weights) falls back to the rows repeated per
+replicate with their weights: correct, slower.
+
+:func:`stacked_states` does this for every slice of a grouping at once: steps 1 and 2 are one
+Polars batch (the slice a key of the group-by), step 3 runs slice by slice. The bootstrap calls
+it once per metric state, grouping and block of replicates, never per replicate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,6 +48,8 @@ UNIT = "_stacked_unit"
 PROBE = "_stacked_probe"
 #: Dense code of a state key while a per-unit state is computed.
 CODE = "_stacked_key"
+#: Key of the slice a row belongs to, while the per-unit states of several slices are computed.
+SLICE_CODE = "_stacked_slice"
 
 
 def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:
@@ -49,73 +58,145 @@ def stacked_state(metric: Any, frame: pl.DataFrame, weights: Any, *, weight: str
 
     The rows' weight column is ``weight``. Columns ``replicate``, the metric's ``state_keys`` and
     its state columns, rows ordered by replicate; a replicate without a row of positive weight
-    has no row (module docstring).
+    has no row (module docstring). The one slice of :func:`stacked_states`.
+    """
+    return next(stacked_states(metric, frame, [np.arange(frame.height)], weights, weight=weight, replicate=replicate))
+
+
+def stacked_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray], weights: Any, *, weight: str,
+                   replicate: str) -> Iterator[pl.DataFrame]:
+    """:func:`stacked_state` of each slice of ``frame`` (``slices``: the row positions of each), in
+    order, under ``weights`` (a :class:`~evalframe.metrics.base.RowWeights` of ``frame``'s rows).
+
+    The per-unit states of every slice come from one Polars plan (the slice is a key of its
+    group-by, so each slice's per-unit state is the one it has alone); the products then run
+    slice by slice as the caller asks for them, so one slice's stacked state is made at a time.
     """
     WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
+    order = np.concatenate(slices) if len(slices) else np.zeros(0, np.int64)
+    slice_code = np.repeat(np.arange(len(slices), dtype=np.int64), [s.size for s in slices])
+    rows = frame[order].with_columns(pl.Series(SLICE_CODE, slice_code))
+    weights = weights.take(order)
     if type(metric).slice_columns.__qualname__ != "SetMetric.slice_columns":  # columns over the whole slice first
-        frame = metric.slice_columns(frame.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), []).drop(WEIGHT).collect(engine="in-memory")
+        rows = metric.slice_columns(rows.lazy().with_columns(pl.lit(1.0).alias(WEIGHT)), [SLICE_CODE]).drop(WEIGHT).collect(engine="in-memory")
     kept = weights.scale > 0
-    rows = frame.filter(pl.Series(kept)) if not kept.all() else frame
-    rows = rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
-                             pl.Series(WEIGHT, weights.scale[kept], dtype=pl.Float64))
+    kept_rows = rows.filter(pl.Series(kept)) if not kept.all() else rows
+    kept_rows = kept_rows.with_columns(pl.Series(UNIT, weights.index[kept], dtype=pl.Int64),
+                                       pl.Series(WEIGHT, weights.scale[kept], dtype=pl.Float64))
     keys = list(metric.state_keys)
     probes = pl.concat([
-        rows.lazy().with_columns(pl.lit(0, dtype=pl.Int8).alias(PROBE)),
-        rows.lazy().with_columns(pl.lit(1, dtype=pl.Int8).alias(PROBE), (pl.col(WEIGHT) * 2.0).alias(WEIGHT)),
+        kept_rows.lazy().with_columns(pl.lit(0, dtype=pl.Int8).alias(PROBE)),
+        kept_rows.lazy().with_columns(pl.lit(1, dtype=pl.Int8).alias(PROBE), (pl.col(WEIGHT) * 2.0).alias(WEIGHT)),
     ])
-    # One plan: the per-unit state of both probes, sorted so that a (key, unit)'s two probes are
-    # neighbours, with a dense code per distinct key.
-    code = (pl.struct(keys).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
-    per_unit = (
-        metric.state_of(probes, [PROBE, UNIT])
-        .sort([*keys, UNIT, PROBE], nulls_last=True)
-        .with_columns(code.cast(pl.Int64).alias(CODE))
-        .collect(engine="in-memory")
-    )
-    schema = per_unit.schema
-    value_columns = [c for c in per_unit.columns if c not in (PROBE, UNIT, CODE, *keys)]
-    probe = per_unit.get_column(PROBE).to_numpy()
-    if per_unit.height % 2 or (probe[0::2] != 0).any() or (probe[1::2] != 1).any():
+    # One batch of two plans: the per-unit state of every slice, sorted by key and unit with a
+    # dense code per distinct key (over all slices: each slice's codes are then made to start at
+    # 0), and each slice's state under its weights and under them doubled (the probes), a key's
+    # two probes neighbours.
+    code = (pl.struct([SLICE_CODE, *keys]).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
+    per_unit, probed = pl.collect_all([
+        metric.state_of(kept_rows.lazy(), [SLICE_CODE, UNIT])
+        .sort([SLICE_CODE, *keys, UNIT], nulls_last=True)
+        .with_columns(code.cast(pl.Int64).alias(CODE)),
+        metric.state_of(probes, [SLICE_CODE, PROBE]).sort([SLICE_CODE, *keys, PROBE], nulls_last=True),
+    ], engine="in-memory")
+    unit_bounds = np.searchsorted(per_unit.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
+    probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
+    per_unit, probed = per_unit.drop(SLICE_CODE), probed.drop(SLICE_CODE)
+    for position in range(len(slices)):
+        in_slice = slice_code == position
+        yield _stacked_slice(metric, per_unit[int(unit_bounds[position]):int(unit_bounds[position + 1])],
+                             probed[int(probe_bounds[position]):int(probe_bounds[position + 1])], keys, weights, in_slice,
+                             lambda in_slice=in_slice: rows.filter(pl.Series(in_slice)).drop(SLICE_CODE),
+                             weight=WEIGHT, replicate=REPLICATE)
+
+
+def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -> dict[str, str] | None:
+    """How each state column depends on the weights, from a slice's state under its weights and
+    under them doubled (rows of probe 0 and 1 in turn): ``sum`` (doubles), ``count`` (unchanged);
+    None when a column is neither (not linear in the weights)."""
+    probe = probed.get_column(PROBE).to_numpy()
+    if probed.height % 2 or (probe[0::2] != 0).any() or (probe[1::2] != 1).any():
         msg = f"`{metric.name}`: the state of doubled weights has other keys than the state itself"
         raise ValueError(msg)
-    first = per_unit[0::2]
     kinds = {}
-    for column in value_columns:
-        values = per_unit.get_column(column).cast(pl.Float64).fill_null(np.nan).to_numpy()
-        once, twice = values[0::2], values[1::2]
+    table = _as_floats(probed, value_columns, np.nan)
+    for position, column in enumerate(value_columns):
+        once, twice = table[0::2, position], table[1::2, position]
         if np.array_equal(twice, 2 * once, equal_nan=True):
             kinds[column] = "sum"
         elif np.array_equal(twice, once, equal_nan=True):
             kinds[column] = "count"
         else:
-            return _repeated_rows_state(metric, rows.drop(UNIT), weights.take(kept), weight=WEIGHT, replicate=REPLICATE)
-    if first.height == 0:
+            return None
+    return kinds
+
+
+def _stacked_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, keys: list[str], weights: Any,
+                   in_slice: np.ndarray, slice_rows, *, weight: str, replicate: str) -> pl.DataFrame:
+    """One slice's stacked state from its per-unit state and its probes (:func:`stacked_states`);
+    ``slice_rows()`` gives the slice's rows (for a state not linear in the weights)."""
+    WEIGHT, REPLICATE = weight, replicate  # noqa: N806
+    schema = per_unit.schema
+    value_columns = [c for c in per_unit.columns if c not in (UNIT, CODE, *keys)]
+    kinds = _column_kinds(metric, probed, value_columns)
+    if kinds is None:
+        return _repeated_rows_state(metric, slice_rows(), weights.take(in_slice), weight=WEIGHT, replicate=REPLICATE)
+    if per_unit.height == 0:
         return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
+    first = per_unit
 
     key_code = first.get_column(CODE).to_numpy()
+    key_code = key_code - key_code[0]
     unit_of = first.get_column(UNIT).to_numpy()
-    shape = (int(key_code[-1]) + 1, weights.units.shape[0])
-
-    def product(values: np.ndarray, against: np.ndarray) -> np.ndarray:
-        """(keys × units) sparse matrix of ``values`` times ``against`` (units × R)."""
-        from scipy import sparse  # imported where used: every run resolves this module's metrics
-
-        return np.asarray(sparse.csr_matrix((values, (key_code, unit_of)), shape=shape) @ against)
-
-    positive = weights.positive_units
-    present = product(np.ones(first.height), positive) > 0          # keys × R
+    n_keys = int(key_code[-1]) + 1
+    values = dict(zip(value_columns, _as_floats(first, value_columns, 0.0).T, strict=True))
+    sums = [c for c in value_columns if kinds[c] == "sum"]
+    # Presence (a key is in a replicate when one of its units is drawn) and counts of units go
+    # with the drawn-unit indicator; sums with the weights.
+    with_positive = _products([np.ones(first.height), *(values[c] for c in value_columns if kinds[c] == "count")],
+                              key_code, unit_of, n_keys, weights.positive_units)
+    with_weights = _products([values[c] for c in sums], key_code, unit_of, n_keys, weights.units)
+    stacked_of = dict(zip(sums, with_weights, strict=True))
+    stacked_of.update(zip([c for c in value_columns if kinds[c] == "count"], with_positive[1:], strict=True))
+    present = with_positive[0] > 0                                  # keys × R
     replicate_of, key_of = np.nonzero(present.T)                   # ordered by replicate, then key
     data: list[pl.Series] = [pl.Series(REPLICATE, replicate_of.astype(np.int64))]
     if keys:
         key_rows = first.filter(pl.col(CODE).is_first_distinct()).select(keys)
         data += key_rows[key_of].get_columns()
     for column in value_columns:
-        values = first.get_column(column).cast(pl.Float64).fill_null(0.0).to_numpy()
-        stacked = product(values, weights.units if kinds[column] == "sum" else positive)[key_of, replicate_of]
-        if schema[column].is_integer():
-            stacked = np.rint(stacked)
-        data.append(pl.Series(column, stacked).cast(schema[column]))
-    return pl.DataFrame(data)
+        stacked = stacked_of[column][key_of, replicate_of]
+        data.append(pl.Series(column, np.rint(stacked) if schema[column].is_integer() else stacked))
+    return pl.DataFrame(data).cast({column: schema[column] for column in value_columns})
+
+
+def _as_floats(table: pl.DataFrame, columns: list[str], null: float) -> np.ndarray:
+    """``columns`` of ``table`` as one float64 matrix (rows × columns), nulls as ``null``."""
+    if not columns:
+        return np.zeros((table.height, 0))
+    return table.select(pl.col(columns).cast(pl.Float64).fill_null(null)).to_numpy()
+
+
+def _products(columns: list[np.ndarray], key_code: np.ndarray, unit_of: np.ndarray, n_keys: int,
+              against: np.ndarray) -> np.ndarray:
+    """``S_c · against`` for each per-unit state column ``c`` (``S_c``: keys × units, the value of
+    row ``i`` at ``(key_code[i], unit_of[i])``): (columns × keys × R).
+
+    One sparse product for all columns, stored by unit (CSC): each unit's row of ``against`` is
+    read once for every column and key it adds to, instead of once per column and key; every
+    cell still adds its units in ascending order, so the sums have the bits of one product per
+    column.
+    """
+    from scipy import sparse  # imported where used: every run resolves this module's metrics
+
+    replicates = against.shape[1]
+    if not columns:
+        return np.zeros((0, n_keys, replicates))
+    count = len(columns)
+    rows = (key_code[None, :] + n_keys * np.arange(count)[:, None]).reshape(-1)
+    matrix = sparse.csc_matrix((np.concatenate(columns), (rows, np.tile(unit_of, count))),
+                               shape=(count * n_keys, against.shape[0]))
+    return np.asarray(matrix @ against).reshape(count, n_keys, replicates)
 
 
 def _repeated_rows_state(metric: Any, rows: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:

@@ -32,7 +32,7 @@ def replicate_count(state: object) -> int:
     return state.replicates  # type: ignore[attr-defined]
 
 
-#: The key of the slice a stacked replicate state belongs to (:func:`values_under_slices`).
+#: The key of the slice a stacked replicate state belongs to (:func:`~evalframe.metrics.base.values_under_grouped`).
 SLICE = "_slice"
 
 
@@ -154,6 +154,23 @@ def finalized_values(table: pl.DataFrame, replicates: int) -> np.ndarray:
     values = np.full(replicates, np.nan)
     values[table.get_column(REPLICATE).to_numpy()] = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
     return values
+
+
+def finalized_slices(table: pl.DataFrame, replicates: int) -> list[tuple[int, np.ndarray]]:
+    """:func:`finalized_values` of each slice of ``finalize(..., by=[_slice, _replicate])``:
+    ``(slice, values)`` pairs, one NumPy pass over the whole table."""
+    slice_of = table.get_column(SLICE).to_numpy()
+    replicate_of = table.get_column(REPLICATE).to_numpy()
+    value = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()
+    order = np.argsort(slice_of, kind="stable")
+    found, starts = np.unique(slice_of[order], return_index=True)
+    out = []
+    for position, start, stop in zip(found.tolist(), starts.tolist(), [*starts[1:].tolist(), order.size], strict=True):
+        values = np.full(replicates, np.nan)
+        chosen = order[start:stop]
+        values[replicate_of[chosen]] = value[chosen]
+        out.append((position, values))
+    return out
 
 
 #: The slice key of a state built per replicate (:func:`replicate_frame`).

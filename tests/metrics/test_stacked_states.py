@@ -1,0 +1,76 @@
+"""Stacked states of many slices at once (``values_under_grouped``, ``stacked_states``): every
+slice's replicate values have the bits that the slice alone gives (``SetMetric.values_under``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pytest
+
+from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, TargetCategory, values_under_all, values_under_grouped
+from evalframe.metrics.registry import resolve
+
+
+@dataclass(frozen=True)
+class SquaredWeightShare(SetMetric):
+    """A toy set metric whose state is not linear in the weights (Σ w² / Σ w): the slow path."""
+
+    target = TargetCategory.CLASSIFICATION
+    required_columns = {"queries": ("label",)}
+
+    @property
+    def name(self) -> str:
+        return "squared_weight_share"
+
+    def state(self, rows, by):
+        aggregations = [pl.len().cast(pl.Int64).alias("n"), (pl.col(WEIGHT) ** 2).sum().alias("squares"),
+                        pl.col(WEIGHT).sum().alias("weight")]
+        return rows.group_by(by).agg(aggregations) if by else rows.select(aggregations)
+
+    def finalize(self, state, by):
+        aggregations = [pl.col("n").sum().cast(pl.Int64), (pl.col("squares").sum() / pl.col("weight").sum()).alias("value"),
+                        pl.lit(None, dtype=pl.String).alias("note")]
+        return state.group_by(by).agg(aggregations) if by else state.select(aggregations)
+
+
+METRICS = ["auroc", "tpr@fpr=0.3", "ece", "ece(bins=3)", "f1", "mcc", "tp", "micro_f1", "label_macro_f1", "weighted_f1"]
+
+
+def _frame(seed: int) -> pl.DataFrame:
+    """Posts of 1–4 criteria in 3 folds; a few rows without prob; ties in prob."""
+    rng = np.random.default_rng(seed)
+    posts = int(rng.integers(5, 40))
+    criteria = rng.integers(1, 5, posts)
+    post = np.repeat(np.arange(posts), criteria)
+    criterion = np.concatenate([np.arange(c) for c in criteria])
+    prob = np.round(rng.random(post.size), 1)
+    prob = np.where(rng.random(post.size) < 0.05, np.nan, prob)
+    return pl.DataFrame({
+        "post_id": [f"p{p}" for p in post], "criterion_id": [f"c{c}" for c in criterion],
+        "fold": rng.integers(0, 3, posts)[post], "label": rng.integers(0, 2, post.size),
+        "prob": prob,
+    }).with_columns(pl.col("prob").fill_nan(None))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_slice_has_the_bits_it_has_alone(seed):
+    frame = _frame(seed)
+    rng = np.random.default_rng(100 + seed)
+    post = frame.get_column("post_id").rank("dense").cast(pl.Int64).to_numpy() - 1
+    # Unit weights (a post's resample counts, some units never drawn) and user weights (some 0).
+    units = rng.poisson(1.0, (post.max() + 3, 7)).astype(np.float64)
+    user = np.where(rng.random(frame.height) < 0.1, 0.0, rng.integers(1, 4, frame.height).astype(np.float64))
+    weights = RowWeights(units, post, user)
+    by = ["fold"] if seed % 2 else ["fold", "criterion_id"]
+    slices = [np.asarray(rows, dtype=np.int64) for rows in
+              frame.with_row_index("_row").group_by(by, maintain_order=True).agg("_row").get_column("_row").to_list()]
+    metrics = [resolve(name) for name in METRICS] + [SquaredWeightShare()]
+    grouped = values_under_grouped(metrics, frame, slices, weights)
+    alone = [{m.name: m.values_under(frame[rows], weights.take(rows)) for m in metrics} for rows in slices]
+    assert values_under_all(metrics, frame[slices[0]], weights.take(slices[0])).keys() == alone[0].keys()
+    assert len(grouped) == len(alone) == len(slices)
+    for together, by_itself in zip(grouped, alone, strict=True):
+        for metric in metrics:
+            np.testing.assert_array_equal(together[metric.name], by_itself[metric.name], err_msg=metric.name)
