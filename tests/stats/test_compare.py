@@ -264,7 +264,8 @@ def test_a_helper_threads_progress_stays_hidden(monkeypatch):
             draw("helper")
 
     terminal = Terminal()
-    monkeypatch.setattr(_progress, "DELAY", 0.0)
+    monkeypatch.setattr(_progress, "DELAY", -1.0)  # shown at once, whatever the clock's resolution
+    monkeypatch.setattr(_progress, "_QUIET", False)  # an earlier CLI test in this worker may have run with -q
     monkeypatch.setattr("sys.stderr", terminal)
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(quietly).result()
