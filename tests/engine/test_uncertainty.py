@@ -341,6 +341,8 @@ def test_without_bootstrap_the_columns_are_null():
     ev = ef.evaluate(_clustered(n_posts=5), metrics=["brier", "auroc"])
     assert ev.replicates is None and ev.plan.bootstrap is None
     assert ev.summary.select(pl.col("se", "ci_low", "ci_high").null_count().sum()).row(0) == (2, 2, 2)
+    with_ci = ef.evaluate(_clustered(n_posts=5), metrics=["brier", "auroc"], bootstrap=ef.Bootstrap(resamples=20))
+    assert with_ci.summary["value"].to_list() == ev.summary["value"].to_list()  # the bootstrap adds intervals only
 
 
 def test_a_unit_that_varies_within_a_metric_unit_is_an_error():

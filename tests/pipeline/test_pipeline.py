@@ -22,7 +22,7 @@ import pandas as pd
 import polars as pl
 import pytest
 import yaml
-from built_once import TEST_RESAMPLES, build_once
+from built_once import build_once
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -268,11 +268,12 @@ def test_subset_column_and_skip_reasons(handmade):
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     """The pipeline's result (its summary, per_query and info) and the reference on the bundled
-    sample, once per test run; the bootstrap with TEST_RESAMPLES resamples (no check here reads
-    an interval)."""
+    sample, once per test run; without the bootstrap (no check here reads an interval; the
+    bundled runs in tests/cli and tests/docs keep it, and tests/engine/test_uncertainty holds
+    values equal with and without it)."""
     def build(_folder):
         spec = contract_spec()
-        spec["bootstrap"]["resamples"] = TEST_RESAMPLES
+        del spec["bootstrap"]
         result = ef.Pipeline.from_mapping(spec).run(SAMPLE)
         kept = SimpleNamespace(summary=result.summary, per_query=result.per_query, info=result.info)
         return kept, reference_summary(SAMPLE, ALL_SLICES)
