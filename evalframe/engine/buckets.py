@@ -206,7 +206,11 @@ def _split(scans: Mapping[str, Scan], key: list[str], n: int, folder: Path) -> d
     """Sink every table into ``folder/<table>/_bucket=<b>/`` by the hash of ``key`` (streaming).
 
     A table without the key columns (a run or qrels when the key is a coarser unit's) gets
-    each query's bucket from the queries table."""
+    each query's bucket from the queries table; its rows of a query the queries table lacks go
+    to the bucket of that query id, so the engine counts them there as it does in memory (the
+    note "N judged queries are not in the queries table and were ignored"), never dropped. A
+    query whose units fall in two buckets is an error naming it (the in-memory path would see
+    both units' rows in one place)."""
     schemas: dict[str, pl.Schema] = {}
     queries = scans.get("queries")
     bucket_of_query = None
@@ -214,15 +218,21 @@ def _split(scans: Mapping[str, Scan], key: list[str], n: int, folder: Path) -> d
         if queries is None or not set(key) <= set(queries.frame.collect_schema().names()):
             raise ConfigError(f"buckets: metrics of a coarser unit need a queries table with its key columns {key}")
         bucket_of_query = (queries.frame.select(pl.col("query_id").cast(pl.String), _hash(key, n).alias("_bucket"))
-                           .unique("query_id").collect(engine="streaming"))
+                           .unique().collect(engine="streaming"))
+        split = bucket_of_query.filter(pl.col("query_id").is_duplicated())
+        if split.height:
+            raise ConfigError(f"buckets: query {split.get_column('query_id').sort()[0]!r} belongs to units {key} that fall "
+                              "in different buckets; give each query one unit, or evaluate without buckets")
     for name, scan in scans.items():
         frame = scan.frame
         schemas[name] = frame.collect_schema()
         if set(key) <= set(schemas[name].names()):
             keyed = frame.with_columns(_hash(key, n).alias("_bucket"))
         else:
-            keyed = frame.join(bucket_of_query.lazy(), left_on=pl.col("query_id").cast(pl.String), right_on="query_id",
-                               how="inner", maintain_order="left").select(*schemas[name].names(), "_bucket")
+            keyed = (frame.join(bucket_of_query.lazy(), left_on=pl.col("query_id").cast(pl.String), right_on="query_id",
+                                how="left", maintain_order="left")
+                     .with_columns(pl.coalesce("_bucket", _hash(["query_id"], n)).alias("_bucket"))
+                     .select(*schemas[name].names(), "_bucket"))
         keyed.sink_parquet(pl.PartitionBy(folder / name, key="_bucket", include_key=False), mkdir=True,
                            compression="lz4", engine="streaming")
     return schemas

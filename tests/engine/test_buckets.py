@@ -183,3 +183,46 @@ def test_cli_trec_with_buckets_prints_what_trec_prints(tmp_path):
     assert list(tmp_path.iterdir()) == []
     refused = _cli("trec", qrels, run, "--buckets", "auto", "--memory=-3GB")
     assert refused.returncode == 2 and "`--memory` must be a positive size" in refused.stderr
+
+
+def _posts_with_an_orphan() -> dict[str, pl.DataFrame]:
+    """Six posts of two criteria (a query each), one system; plus a query ``zz|c0`` that is ranked
+    and judged but absent from the queries table."""
+    query_ids = [f"p{p}|c{c}" for p in range(6) for c in range(2)]
+    run = pl.DataFrame({
+        "system": "s",
+        "query_id": [q for q in [*query_ids, "zz|c0"] for _ in range(3)],
+        "doc_id": [f"{q}_d{i}" for q in [*query_ids, "zz|c0"] for i in range(3)],
+        "rank": [1, 2, 3] * (len(query_ids) + 1),
+    })
+    qrels = pl.DataFrame({"query_id": [*query_ids, "zz|c0"], "doc_id": [f"{q}_d{i % 3}" for i, q in enumerate([*query_ids, "zz|c0"])],
+                          "relevance": 1})
+    queries = pl.DataFrame({
+        "system": "s", "query_id": query_ids, "post_id": [q.split("|")[0] for q in query_ids],
+        "criterion_id": [q.split("|")[1] for q in query_ids], "label": [i % 2 for i in range(len(query_ids))],
+        "prob": [round(0.1 + 0.07 * i, 2) for i in range(len(query_ids))],
+    })
+    return {"run": run, "qrels": qrels, "queries": queries}
+
+
+@pytest.mark.parametrize("n_buckets", [1, 3])
+def test_per_post_buckets_keep_the_rows_of_a_query_the_queries_table_lacks(n_buckets, tmp_path):
+    """Per-post metrics bucket by post; the run's and qrels' rows of a query absent from the queries
+    table go to that query id's bucket, where the engine notes them as it does in memory."""
+    data = _posts_with_an_orphan()
+    tables = ef.Tables.from_run(ef.read_run(data["run"]), ef.read_qrels(data["qrels"]), data["queries"])
+    options = dict(metrics=["macro_f1", "recall@3", "mrr"])
+    whole = ef.evaluate(tables, **options)
+    in_buckets = ef.evaluate(tables, **options, buckets=n_buckets, bucket_dir=tmp_path)
+    assert "1 judged queries are not in the queries table and were ignored" in whole.notes
+    assert "1 judged queries are not in the queries table and were ignored" in in_buckets.notes
+    assert_same_evaluation(in_buckets, whole)
+
+
+def test_a_query_whose_units_fall_in_two_buckets_is_an_error_naming_it(tmp_path):
+    data = _posts_with_an_orphan()
+    queries = pl.concat([data["queries"], data["queries"].head(1).with_columns(system=pl.lit("t"), post_id=pl.lit("p9"))])
+    run = pl.concat([data["run"], data["run"].head(3).with_columns(system=pl.lit("t"))])
+    tables = ef.Tables.from_run(ef.read_run(run), ef.read_qrels(data["qrels"]), queries)
+    with pytest.raises(ConfigError, match=r"query 'p0\|c0' belongs to units \['post_id'\] that fall in different buckets"):
+        ef.evaluate(tables, metrics=["macro_f1"], buckets=64, bucket_dir=tmp_path)
