@@ -240,14 +240,14 @@ def _specs():
         for q in (50, 90, 95, 99)
     ]
     return [
-        MetricSpec("mean_latency", MeanLatency, MeanLatency.__doc__.splitlines()[0],
+        MetricSpec("mean_latency", MeanLatency,
                    meaning="Mean {timing_key} time per question, in seconds.", kind="score"),
         *quantiles,
         MetricSpec("distinct_1", lambda: DistinctN(1), "Unique / total words over a slice's responses (distinct-1)",
                    meaning="Unique words over all words of the answers: low means repetitive answers.", kind="rate"),
         MetricSpec("distinct_2", lambda: DistinctN(2), "Unique / total word bigrams over a slice's responses (distinct-2)",
                    meaning="Unique word pairs over all word pairs of the answers.", kind="rate"),
-        MetricSpec("intra_list_diversity", IntraListDiversity, IntraListDiversity.__doc__.splitlines()[0],
+        MetricSpec("intra_list_diversity", IntraListDiversity,
                    at="k", aliases=("ild",),
                    meaning="How different the top {k} retrieved documents are from each other (1 − mean cosine).", kind="score"),
     ]

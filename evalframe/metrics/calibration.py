@@ -127,12 +127,11 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("brier", Brier, Brier.__doc__.splitlines()[0], aliases=("brier_score",),
+        MetricSpec("brier", Brier, aliases=("brier_score",),
                    meaning="Mean squared gap between the predicted probability and the outcome (0 = perfect).", kind="score"),
         MetricSpec(
             "ece",
             ExpectedCalibrationError,
-            ExpectedCalibrationError.__doc__.splitlines()[0],
                    meaning="Gap between predicted probabilities and observed frequencies, over {bins} bins (0 = calibrated).", kind="score"),
     ]
 

@@ -127,15 +127,14 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("selected_k", SelectedK, SelectedK.__doc__.splitlines()[0],
+        MetricSpec("selected_k", SelectedK,
                    meaning="Sentences the system chose to extract per query (dynamic K).", kind="score"),
-        MetricSpec("n_extracted", NumExtracted, NumExtracted.__doc__.splitlines()[0],
+        MetricSpec("n_extracted", NumExtracted,
                    meaning="Sentences extracted, summed over the queries: the reading workload.", kind="count"),
-        MetricSpec("evidence_recall", EvidenceRecallAtSelectedK, EvidenceRecallAtSelectedK.__doc__.splitlines()[0],
+        MetricSpec("evidence_recall", EvidenceRecallAtSelectedK,
                    at="k", at_required=True,
                    meaning="Share of a query's gold evidence sentences that the system extracted.", kind="rate"),
-        MetricSpec("evidence_precision", EvidencePrecisionAtSelectedK,
-                   EvidencePrecisionAtSelectedK.__doc__.splitlines()[0], at="k", at_required=True,
+        MetricSpec("evidence_precision", EvidencePrecisionAtSelectedK, at="k", at_required=True,
                    meaning="Share of the extracted sentences that are gold evidence.", kind="rate"),
     ]
 

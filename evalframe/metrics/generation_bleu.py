@@ -191,9 +191,9 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("bleu", CorpusBleu, CorpusBleu.__doc__.splitlines()[0], aliases=("corpus_bleu",),
+        MetricSpec("bleu", CorpusBleu, aliases=("corpus_bleu",),
                    meaning="Corpus BLEU (0-100) of the answers against the references, as sacrebleu.", kind="score"),
-        MetricSpec("sentence_bleu", SentenceBleu, SentenceBleu.__doc__.splitlines()[0],
+        MetricSpec("sentence_bleu", SentenceBleu,
                    meaning="BLEU (0-100) of each answer against its reference, averaged.", kind="score"),
     ]
 

@@ -314,14 +314,13 @@ def _specs():
                 meaning=meanings[f"{variant}_{suffix}"][0], kind=meanings[f"{variant}_{suffix}"][1],
             ))
     return [
-        MetricSpec("answer_exact_match", AnswerExactMatch, AnswerExactMatch.__doc__.splitlines()[0],
+        MetricSpec("answer_exact_match", AnswerExactMatch,
                    aliases=("em", "squad_em"),
                    meaning="Share of answers equal to the reference after SQuAD normalisation.", kind="rate"),
-        MetricSpec("token_f1", TokenF1, TokenF1.__doc__.splitlines()[0], aliases=("squad_f1",),
+        MetricSpec("token_f1", TokenF1, aliases=("squad_f1",),
                    meaning="Word overlap (SQuAD F1) between the answer and the reference.", kind="score"),
         *rouge,
-        MetricSpec("evidence_overlap_faithfulness", EvidenceOverlapFaithfulness,
-                   EvidenceOverlapFaithfulness.__doc__.splitlines()[0], aliases=("faithfulness",),
+        MetricSpec("evidence_overlap_faithfulness", EvidenceOverlapFaithfulness, aliases=("faithfulness",),
                    meaning="Share of the answer's words ({n}-grams) found in the {evidence_source} documents: a lexical proxy for being supported by evidence.", kind="rate"),
     ]
 

@@ -273,9 +273,9 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("llm_faithfulness", LLMFaithfulnessScore, LLMFaithfulnessScore.__doc__.splitlines()[0],
+        MetricSpec("llm_faithfulness", LLMFaithfulnessScore,
                    meaning="How much of the answer an LLM judge finds supported by the evidence (0 none, 1 all).", kind="score"),
-        MetricSpec("llm_answer_quality", LLMAnswerQuality, LLMAnswerQuality.__doc__.splitlines()[0], bracket="dimension",
+        MetricSpec("llm_answer_quality", LLMAnswerQuality, bracket="dimension",
                    meaning="An LLM judge's rating of the answer (relevance, helpfulness, clarity), 1–5 scaled to [0, 1].",
                    kind="score"),
     ]

@@ -247,18 +247,18 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("legal_exact_match", LegalExactMatch, LegalExactMatch.__doc__.splitlines()[0],
+        MetricSpec("legal_exact_match", LegalExactMatch,
                    meaning="Share of questions whose answer text matches the gold answer exactly.", kind="rate"),
-        MetricSpec("legal_span_f1", LegalSpanF1, LegalSpanF1.__doc__.splitlines()[0],
+        MetricSpec("legal_span_f1", LegalSpanF1,
                    meaning="Word overlap (F1) between the answer span and the gold span.", kind="score"),
-        MetricSpec("legal_recall", LegalRecallAtK, LegalRecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
+        MetricSpec("legal_recall", LegalRecallAtK, at="k", at_required=True,
                    meaning="Share of a question's gold passages found in the top {k}.", kind="rate"),
-        MetricSpec("legal_ndcg", LegalNDCGAtK, LegalNDCGAtK.__doc__.splitlines()[0], at="k", at_required=True,
+        MetricSpec("legal_ndcg", LegalNDCGAtK, at="k", at_required=True,
                    meaning="Quality of the top {k} order of passages against the ideal one (1 = gold first).", kind="score"),
-        MetricSpec("span_precision", SpanPrecisionAtK, SpanPrecisionAtK.__doc__.splitlines()[0], at="k",
+        MetricSpec("span_precision", SpanPrecisionAtK, at="k",
                    at_required=True,
                    meaning="Share of the text of the top {k} passages that lies inside gold spans.", kind="rate"),
-        MetricSpec("span_recall", SpanRecallAtK, SpanRecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
+        MetricSpec("span_recall", SpanRecallAtK, at="k", at_required=True,
                    meaning="Share of the gold spans' text covered by the top {k} passages.", kind="rate"),
     ]
 

@@ -65,7 +65,7 @@ def _specs():
         "n_positive": ("Queries with evidence in the slice.", "count"),
         "positive_rate": ("Share of the slice's queries that have evidence (a random ranker's precision).", "rate"),
     }
-    return [MetricSpec(cls.name, cls, cls.__doc__.splitlines()[0], meaning=meanings[cls.name][0], kind=meanings[cls.name][1]) for cls in (NumQueries, NumPositive, PositiveRate)]
+    return [MetricSpec(cls.name, cls, meaning=meanings[cls.name][0], kind=meanings[cls.name][1]) for cls in (NumQueries, NumPositive, PositiveRate)]
 
 
 SPECS = _specs()

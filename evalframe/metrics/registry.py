@@ -52,7 +52,8 @@ class MetricSpec:
 
     name: str
     build: Callable[..., Metric]
-    doc: str
+    #: One line on what the metric is; by default the first line of the build class's docstring.
+    doc: str = ""
     #: The parameters a metric string may set. None (the default): those the build class
     #: declares with :func:`evalframe.metrics.params.param` (declared once, on the class); a
     #: spec whose ``build`` is a function lists them here.
@@ -78,6 +79,8 @@ class MetricSpec:
     bracket: str | None = None
 
     def __post_init__(self) -> None:
+        if not self.doc and isinstance(self.build, type) and self.build.__doc__:
+            object.__setattr__(self, "doc", self.build.__doc__.strip().splitlines()[0])
         params = self.params if self.params is not None else params_of(self.build) if isinstance(self.build, type) else ()
         object.__setattr__(self, "params", tuple(params))
         shared = (*self.shared, *(p.name for p in params if p.shared and p.name not in self.shared))

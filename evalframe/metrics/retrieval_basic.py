@@ -160,21 +160,21 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("recall", RecallAtK, RecallAtK.__doc__.splitlines()[0], at="k", at_required=True,
+        MetricSpec("recall", RecallAtK, at="k", at_required=True,
                    aliases=("r",),
                    meaning="Share of a query's gold evidence sentences that appear in the top {k}.", kind="rate"),
-        MetricSpec("precision", PrecisionAtK, PrecisionAtK.__doc__.splitlines()[0],
+        MetricSpec("precision", PrecisionAtK,
                    at="k", at_required=True,
                    aliases=("p",), without_cutoff="ppv",
                    meaning="Share of the top {k} sentences shown that are gold evidence.", kind="rate"),
-        MetricSpec("hit_rate", HitRateAtK, HitRateAtK.__doc__.splitlines()[0], at="k", at_required=True,
+        MetricSpec("hit_rate", HitRateAtK, at="k", at_required=True,
                    aliases=("success", "hitrate"),
                    meaning="Of 100 queries with evidence, how many have a gold sentence in the top {k}.", kind="rate"),
-        MetricSpec("num_ret", NumRetrieved, NumRetrieved.__doc__.splitlines()[0],
+        MetricSpec("num_ret", NumRetrieved,
                    meaning="Sentences retrieved per query.", kind="count"),
-        MetricSpec("num_rel", NumRelevant, NumRelevant.__doc__.splitlines()[0],
+        MetricSpec("num_rel", NumRelevant,
                    meaning="Gold evidence sentences per query.", kind="count"),
-        MetricSpec("num_rel_ret", NumRelevantRetrieved, NumRelevantRetrieved.__doc__.splitlines()[0],
+        MetricSpec("num_rel_ret", NumRelevantRetrieved,
                    meaning="Gold evidence sentences retrieved per query.", kind="count"),
     ]
 

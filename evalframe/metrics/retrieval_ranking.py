@@ -168,17 +168,17 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("mrr", MRRAtK, MRRAtK.__doc__.splitlines()[0], at="k",
+        MetricSpec("mrr", MRRAtK, at="k",
                    aliases=("recip_rank", "rr", "reciprocal_rank"),
                    meaning="How high the first gold sentence ranks: 1 at rank 1, 1/2 at rank 2, … (0 beyond the cut).", kind="score"),
-        MetricSpec("map", MeanAveragePrecision, MeanAveragePrecision.__doc__.splitlines()[0],
+        MetricSpec("map", MeanAveragePrecision,
                    at="k",
                    aliases=("ap",),
                    meaning="Precision at each gold sentence's rank, averaged: rewards putting all evidence early.", kind="score"),
-        MetricSpec("ndcg", NDCGAtK, NDCGAtK.__doc__.splitlines()[0],
+        MetricSpec("ndcg", NDCGAtK,
                    at="k",
                    meaning="Quality of the top {k} order against the ideal one (1 = all evidence first).", kind="score"),
-        MetricSpec("r_precision", RPrecision, RPrecision.__doc__.splitlines()[0],
+        MetricSpec("r_precision", RPrecision,
                    aliases=("rprec",),
                    meaning="Share of gold sentences in the top R, R being the query's number of gold sentences.", kind="rate"),
     ]

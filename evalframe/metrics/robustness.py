@@ -281,15 +281,15 @@ def _specs():
     from evalframe.metrics.registry import MetricSpec
 
     return [
-        MetricSpec("noise_robustness", NoiseRobustness, NoiseRobustness.__doc__.splitlines()[0],
+        MetricSpec("noise_robustness", NoiseRobustness,
                    meaning="Quality on paraphrased or misspelt questions relative to the originals (1 = no loss).", kind="score"),
-        MetricSpec("noise_robustness_paired", PairedNoiseRobustness, PairedNoiseRobustness.__doc__.splitlines()[0],
+        MetricSpec("noise_robustness_paired", PairedNoiseRobustness,
                    meaning="As noise robustness, on originals that have a noisy variant and those variants only.", kind="score"),
-        MetricSpec("negative_rejection_rate", NegativeRejectionRate, NegativeRejectionRate.__doc__.splitlines()[0],
+        MetricSpec("negative_rejection_rate", NegativeRejectionRate,
                    meaning="Of 100 unanswerable questions, how many the system declines to answer.", kind="rate"),
-        MetricSpec("false_rejection_rate", FalseRejectionRate, FalseRejectionRate.__doc__.splitlines()[0],
+        MetricSpec("false_rejection_rate", FalseRejectionRate,
                    meaning="Of 100 answerable questions, how many the system wrongly declines.", kind="rate"),
-        MetricSpec("counterfactual_consistency", CounterfactualConsistency, CounterfactualConsistency.__doc__.splitlines()[0],
+        MetricSpec("counterfactual_consistency", CounterfactualConsistency,
                    meaning="Similarity ({similarity}) between answers to a question and to its counterfactual variant.",
                    kind="score"),
     ]

@@ -198,7 +198,7 @@ def _specs():
 
     meaning = "Cosine similarity of the response's and the {compare_to}'s sentence embeddings (1 = same direction)."
     return [
-        MetricSpec("embedding_similarity", EmbeddingSimilarity, EmbeddingSimilarity.__doc__.splitlines()[0],
+        MetricSpec("embedding_similarity", EmbeddingSimilarity,
                    aliases=("embedding_cosine",), meaning=meaning, kind="score"),
         *(MetricSpec(f"bertscore_{part}", lambda part=part, **kw: BertScore(part, **kw),
                      f"BERTScore {label} of the response against the reference (bert-score, local model)", params_of(BertScore),
