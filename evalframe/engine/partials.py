@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -24,6 +24,7 @@ from evalframe.engine.per_unit import (
     query_unit_values,
 )
 from evalframe.engine.plan import Plan
+from evalframe.engine.replicate_sums import ReplicateSums
 from evalframe.engine.slicing import rows_of_slices
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import (
@@ -50,7 +51,9 @@ class Partials:
       LazyFrame over files when the bucket path keeps them on disk, :mod:`~evalframe.engine.buckets`);
     - ``moments[(g, unit, grouping)]``: their moments per slice (:mod:`~evalframe.engine.aggregate`);
     - ``states[(g, grouping, state_id)]``: set-metric states per slice;
-    - ``inside[(g, unit)]``: per system, the units inside the group's subset (for skip counts).
+    - ``inside[(g, unit)]``: per system, the units inside the group's subset (for skip counts);
+    - ``replicate_sums[(g, unit, grouping)]``: with a bootstrap, the per-unit metrics' exact
+      replicate sums per slice (:mod:`~evalframe.engine.replicate_sums`), which add.
 
     Parts of the data split by unit evaluate to partials that :meth:`merge` into those of the
     whole: sizes, sums and states add, ``m2`` by the parallel-axis rule, values concatenate.
@@ -66,6 +69,7 @@ class Partials:
     states: Mapping[tuple[int, str, object], pl.DataFrame]
     inside: Mapping[tuple[int, str], pl.DataFrame]
     notes: tuple[str, ...] = ()
+    replicate_sums: Mapping[tuple[int, str, str], ReplicateSums] = field(default_factory=dict)
 
     def merge(self, *others: Partials) -> Partials:
         """The partials of the union of disjoint parts (same plan, units split between parts).
@@ -103,6 +107,10 @@ class Partials:
                 if applies[(set_metrics[(key[0], key[2])].unit, key[1])]
             },
             inside={key: added([p.inside[key] for p in parts], [SYSTEM]) for key in self.inside},
+            replicate_sums={
+                key: sums.merge(*(p.replicate_sums[key] for p in parts[1:]))
+                for key, sums in self.replicate_sums.items() if applies[key[1:]]
+            },
             notes=tuple(dict.fromkeys(note for p in parts for note in p.notes)),
         )
 
@@ -267,9 +275,14 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
     states = {key[1:]: frame for key, frame in collected.items() if key[0] == "state"}
     moments = {key[1:]: frame for key, frame in collected.items() if key[0] == "moments"}
     inside_counts = {key[1:]: frame for key, frame in collected.items() if key[0] == "inside"}
+    sums = {}
+    if plan.bootstrap is not None:  # the bootstrap's sums, where the values are (merged by adding)
+        from evalframe.engine.uncertainty import part_replicate_sums
+
+        sums = part_replicate_sums(plan, units, queries, values, applies)
     return Partials(
         plan=plan, units=units, queries=queries, applies=applies, sizes=sizes, values=values, moments=moments,
-        states=states, inside=inside_counts, notes=tuple(dict.fromkeys([*notes, *unit_notes])),
+        states=states, inside=inside_counts, notes=tuple(dict.fromkeys([*notes, *unit_notes])), replicate_sums=sums,
     )
 
 

@@ -2,7 +2,7 @@
 
 Each frame of :class:`~evalframe.engine.partials.Partials` becomes one row of
 :data:`PARTIALS_SCHEMA`: ``part`` (an id shared by one part's rows), ``kind`` (``queries``,
-``sizes``, ``values``, ``moments``, ``states``, ``inside``, ``facts``), ``key`` (JSON: the frame's
+``sizes``, ``values``, ``moments``, ``states``, ``inside``, ``replicate_sums``, ``facts``), ``key`` (JSON: the frame's
 key in the partials; a set metric's state is named by its position among the plan's distinct
 states) and ``payload`` (the frame as an Arrow IPC stream). The bound plan travels pickled in the
 ``facts`` row: read only partials that evalframe wrote (like any pickle, a file from elsewhere
@@ -23,6 +23,7 @@ import pyarrow as pa
 from evalframe.data.units import Units
 from evalframe.engine.partials import Partials
 from evalframe.engine.plan import Plan
+from evalframe.engine.replicate_sums import ReplicateSums
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import SetMetric
 
@@ -73,6 +74,8 @@ def to_arrow(partials: Partials, *, part: str | None = None) -> pa.Table:
         for key, frame in getattr(partials, kind).items():
             key = (key[0], key[1], state_index[key[2]]) if kind == "states" else key
             rows.append((kind, json.dumps(list(key)), _ipc(frame)))
+    for key, sums in partials.replicate_sums.items():
+        rows.append(("replicate_sums", json.dumps(list(key)), _ipc(sums.to_frame())))
     kinds, keys, payloads = zip(*rows, strict=True)
     return pa.Table.from_arrays(
         [pa.array([part] * len(rows), pa.string()), pa.array(kinds, pa.string()), pa.array(keys, pa.string()),
@@ -104,11 +107,15 @@ def _partials(part: str, rows: list[tuple[str, str, bytes]]) -> Partials:
     state_ids = _state_ids(plan)
     frames: dict[str, dict] = {kind: {} for kind in _FRAMES}
     queries = None
+    sums: dict[tuple, ReplicateSums] = {}
     for kind, key, payload in rows:
         if kind == "facts":
             continue
         if kind == "queries":
             queries = _frame(payload)
+            continue
+        if kind == "replicate_sums":
+            sums[tuple(json.loads(key))] = ReplicateSums.from_frame(_frame(payload))
             continue
         if kind not in frames:
             raise ConfigError(f"serialised partials of part {part!r}: unknown kind {kind!r}")
@@ -124,5 +131,6 @@ def _partials(part: str, rows: list[tuple[str, str, bytes]]) -> Partials:
         queries=queries,
         applies={(unit, grouping): bool(flag) for unit, grouping, flag in about["applies"]},
         notes=tuple(about["notes"]),
+        replicate_sums=sums,
         **frames,
     )

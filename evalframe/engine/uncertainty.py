@@ -6,9 +6,12 @@ replicate weight vectors at once (:mod:`evalframe.engine.bootstrap` for the sett
 interval rule):
 
 - **per-unit metrics**: each row's replicate weight is its resampled unit's count times its
-  user weight; the rows are first summed per resampled unit (``Σ weight·value`` and
-  ``Σ weight`` where the value is present), then the slice's replicate means are two matrix
-  products, ``sᵀ · W`` and ``dᵀ · W`` (sums for count metrics);
+  user weight; a slice's replicate mean is ``Σ c·w·v / Σ c·w`` (over rows with a value; the
+  total alone for count metrics). The two sums are computed where the per-unit values are, per
+  part of the data, exactly (:func:`part_replicate_sums`, :mod:`~evalframe.engine.replicate_sums`:
+  integer digit totals from matrix products over blocks of rows), and merged parts add: the bucket
+  path accumulates them bucket by bucket and never holds all units' values, and every partition
+  gives the in-memory run's replicate values bit for bit. BCa's jackknife alone reads the values;
 - **set metrics**: :func:`~evalframe.metrics.base.values_under_grouped` on all slices of a
   grouping at once with the weight matrix: each ``state_id``'s per-unit state is computed once
   for every slice (one Polars plan) and turned into the replicate states by matrix products
@@ -25,16 +28,21 @@ and blocks of replicate columns.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from evalframe._lazy import lazy_module
 from evalframe._progress import Progress
 from evalframe.data.units import SYSTEM
-from evalframe.engine.partials import Partials
+from evalframe.engine import replicate_sums
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_grouped
 from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, stratum_scale
+
+if TYPE_CHECKING:
+    from evalframe.engine.partials import Partials
 
 np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
@@ -71,6 +79,7 @@ class _ResampledUnits:
 
     def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
         self.queries, self.settings, self.cache, self.drawn, self.positive = queries, settings, {}, {}, {}
+        self.stratum_names: dict[tuple[str, ...], np.ndarray] = {}
 
     def _units(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray | None, np.ndarray | None]:
         """The distinct units (``_unit`` and ``columns``), their stratum codes and each stratum's scale."""
@@ -87,7 +96,9 @@ class _ResampledUnits:
             codes = scale = None
             if strata_column:
                 strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy()
-                codes = np.unique(strata, return_inverse=True)[1].reshape(-1)
+                names, codes = np.unique(strata, return_inverse=True)
+                codes = codes.reshape(-1)
+                self.stratum_names[columns] = names
                 scale = stratum_scale(keys, codes, self.settings, _BLOCK_CELLS)
             self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
         return self.cache[columns]
@@ -99,6 +110,11 @@ class _ResampledUnits:
         if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
             self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
         return self.drawn.get(columns)
+
+    def strata(self, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """The strata's texts (sorted; a null stratum is "") and their factors (strata × R)."""
+        scale = self._units(columns)[2]
+        return self.stratum_names[columns], scale
 
     def weights(self, columns: tuple[str, ...], units: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
         """Replicate weights (float64, ``len(units) × (stop − start)``) of the units at positions
@@ -170,8 +186,8 @@ def replicate_unit_weights(queries: pl.DataFrame, settings: Bootstrap, frame: pl
     return _ResampledUnits(queries, settings).rows(frame, columns)
 
 
-def _resampled_columns(settings: Bootstrap, partials: Partials, unit: str, available: Sequence[str]) -> tuple[str, ...]:
-    columns = settings.unit_columns or tuple(k for k in partials.units.key_columns(unit) if k != SYSTEM)
+def _resampled_columns(settings: Bootstrap, units, unit: str, available: Sequence[str]) -> tuple[str, ...]:
+    columns = settings.unit_columns or tuple(k for k in units.key_columns(unit) if k != SYSTEM)
     missing = [c for c in columns if c not in available]
     if missing:
         raise ConfigError(
@@ -186,11 +202,70 @@ def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return frame.with_row_index("_row").group_by(list(by), maintain_order=True).agg(pl.col("_row"))
 
 
+def part_replicate_sums(plan, units, queries: pl.DataFrame, values, applies) -> dict:
+    """The per-unit metrics' exact replicate sums of one part (:mod:`~evalframe.engine.replicate_sums`),
+    per (group, unit, grouping set): computed where the part's values are, merged by adding.
+
+    ``values`` maps (group, unit) to the part's per-unit values (wide), ``queries`` is the part's
+    queries table (its resampled units), ``applies`` says which grouping sets group which unit."""
+    settings = plan.bootstrap
+    counts_only = _ResampledUnits(queries, replace(settings, strata=None))  # strata: applied when read
+    by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+    out = {}
+    from threadpoolctl import threadpool_limits  # imported where used
+
+    with threadpool_limits(limits=1, user_api="blas"):  # thin products: one thread is faster
+        for (g, unit), wide in values.items():
+            metrics = [m for m in plan.groups[g].metrics if m.unit == unit and not isinstance(m, SetMetric)]
+            columns = _resampled_columns(settings, units, unit, wide.columns)
+            if settings.strata and settings.strata not in wide.columns:
+                raise ConfigError(f"bootstrap `strata` column `{settings.strata}` varies within a `{unit}` "
+                                  "(or is not a column); stratify by a column with one value per unit")
+            unit_index = counts_only.index(wide, columns)
+            groupings = {grouping: keys for grouping, keys in by.items() if applies[(unit, grouping)]}
+            found = replicate_sums.part_sums(
+                wide, [m.name for m in metrics], WEIGHT if plan.weight is not None else None, unit_index,
+                lambda positions, columns=columns: counts_only.weights(columns, positions),
+                groupings, settings.strata, settings.resamples)
+            out |= {(g, unit, grouping): sums for grouping, sums in found.items()}
+    return out
+
+
 def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
-    # Units in key order, whatever order the parts were merged in: the sums below then add in
-    # one order, and merged partials give the in-memory run's intervals to the last bit.
-    wide = partials.values[(g, unit)].lazy().sort(partials.units.key_columns(unit), nulls_last=True).collect()  # values may be on disk
-    columns = _resampled_columns(settings, partials, unit, wide.columns)
+    """Replicate values of the per-unit metrics from the merged exact sums (no per-unit values
+    read, but for BCa's jackknife)."""
+    scale_of = None
+    if settings.strata:
+        columns = _resampled_columns(settings, partials.units, unit, partials.values[(g, unit)].lazy().collect_schema().names())
+        names, scale = units.strata(columns)
+        scale_of = {name: scale[code] for code, name in enumerate(names)}
+    summed = np.array([m.summary == "sum" for m in metrics])
+    out = []
+    for grouping, keys in by.items():
+        if not partials.applies[(unit, grouping)]:
+            continue
+        slices, totals, weight_totals = replicate_sums.replicate_totals(
+            partials.replicate_sums[(g, unit, grouping)], len(metrics), settings.resamples, scale_of)
+        means = np.divide(totals, weight_totals, out=np.full(totals.shape, np.nan), where=weight_totals > 0)
+        replicate_values = np.where(summed[None, :, None], totals, means)
+        if settings.method == "bca":
+            accelerations = _accelerations(partials, units, settings, g, unit, metrics, keys, slices)
+        else:
+            accelerations = np.full((slices.height, len(metrics)), np.nan)
+        for position, slice_row in enumerate(slices.iter_rows(named=True)):
+            for m, metric in enumerate(metrics):
+                out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit, "_g": g,
+                            "_values": replicate_values[position, m], "_acceleration": accelerations[position, m]})
+            progress.advance()
+    return out
+
+
+def _accelerations(partials, units, settings, g, unit, metrics, keys, slices: pl.DataFrame) -> np.ndarray:
+    """BCa's jackknife acceleration (slices × metrics; nan for count metrics), from the per-unit
+    values summed per resampled unit (BCa alone reads every per-unit value into memory)."""
+    # Units in key order, whatever order the parts were merged in: the sums then add in one order.
+    wide = partials.values[(g, unit)].lazy().sort(partials.units.key_columns(unit), nulls_last=True).collect()
+    columns = _resampled_columns(settings, partials.units, unit, wide.columns)
     unit_index = units.index(wide, columns)
     values = wide.select(pl.col(m.name).cast(pl.Float64) for m in metrics).to_numpy()
     present = ~np.isnan(values)
@@ -198,50 +273,22 @@ def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) ->
     numerators = np.where(present, values * user[:, None], 0.0)
     denominators = np.where(present, user[:, None], 0.0)
     summed = np.array([m.summary == "sum" for m in metrics])
-    out = []
-    for grouping, keys in by.items():
-        if not partials.applies[(unit, grouping)]:
-            continue
-        for slice_row in _slices(wide, keys).iter_rows(named=True):
-            rows = np.asarray(slice_row.pop("_row"), dtype=np.int64)
-            drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
-            # Sum the slice's rows per resampled unit first: the products then run over units.
-            s = np.zeros((drawn.size, len(metrics)))
-            d = np.zeros((drawn.size, len(metrics)))
-            if drawn.size == rows.size:  # a row per unit (the usual case): the sums are the rows
-                s[inverse.reshape(-1)] += numerators[rows]
-                d[inverse.reshape(-1)] += denominators[rows]
-            else:
-                np.add.at(s, inverse.reshape(-1), numerators[rows])
-                np.add.at(d, inverse.reshape(-1), denominators[rows])
-            totals, weight_totals = replicate_sums(s, d, lambda chosen: units.weights(columns, drawn[chosen]), settings.resamples)
-            means = np.divide(totals, weight_totals, out=np.full(totals.shape, np.nan), where=weight_totals > 0)
-            replicate_values = np.where(summed[:, None], totals, means)
-            acceleration = jackknife_acceleration(s, d) if settings.method == "bca" else np.full(len(metrics), np.nan)
-            acceleration = np.where(summed, np.nan, acceleration)
-            for position, metric in enumerate(metrics):
-                out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
-                            "_g": g, "_values": replicate_values[position], "_acceleration": acceleration[position]})
-            progress.advance()
+    found = _slices(wide, keys)
+    position_of = {tuple(row[:-1]): i for i, row in enumerate(found.iter_rows())}
+    out = np.full((slices.height, len(metrics)), np.nan)
+    for position, slice_row in enumerate(slices.iter_rows()):
+        rows = np.asarray(found.get_column("_row")[position_of[tuple(slice_row)]], dtype=np.int64)
+        drawn, inverse = np.unique(unit_index[rows], return_inverse=True)
+        s = np.zeros((drawn.size, len(metrics)))
+        d = np.zeros((drawn.size, len(metrics)))
+        np.add.at(s, inverse.reshape(-1), numerators[rows])
+        np.add.at(d, inverse.reshape(-1), denominators[rows])
+        out[position] = np.where(summed, np.nan, jackknife_acceleration(s, d))
     return out
 
 
-def replicate_sums(numerators: np.ndarray, denominators: np.ndarray, weights_of, resamples: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(sᵀ · W, dᵀ · W)`` (metrics × R) over units in blocks of :data:`_UNIT_BLOCK_CELLS` // R
-    units, ``weights_of(positions)`` drawing a block's rows of ``W``; the blocks add in order."""
-    block = max(1, _UNIT_BLOCK_CELLS // max(1, resamples))
-    totals = np.zeros((numerators.shape[1], resamples))
-    weight_totals = np.zeros((numerators.shape[1], resamples))
-    for start in range(0, numerators.shape[0], block):
-        chosen = np.arange(start, min(numerators.shape[0], start + block))
-        weights = weights_of(chosen)
-        totals += numerators[chosen].T @ weights
-        weight_totals += denominators[chosen].T @ weights
-    return totals, weight_totals
-
-
 def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progress) -> list[dict]:
-    columns = _resampled_columns(settings, partials, unit, rows_frame.columns)
+    columns = _resampled_columns(settings, partials.units, unit, rows_frame.columns)
     unit_index = units.index(rows_frame, columns)
     user = rows_frame.get_column(WEIGHT).to_numpy()
     read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
