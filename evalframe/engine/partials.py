@@ -277,7 +277,7 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
     inside_counts = {key[1:]: frame for key, frame in collected.items() if key[0] == "inside"}
     sums = {}
     if plan.bootstrap is not None:  # the bootstrap's sums, where the values are (merged by adding)
-        from evalframe.engine.uncertainty import part_replicate_sums
+        from evalframe.engine.resampled import part_replicate_sums
 
         sums = part_replicate_sums(plan, units, queries, values, applies)
     return Partials(

@@ -27,9 +27,7 @@ and blocks of replicate columns.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -37,29 +35,15 @@ from evalframe._lazy import lazy_module
 from evalframe._progress import Progress
 from evalframe.data.units import SYSTEM
 from evalframe.engine import replicate_sums
-from evalframe.errors import ConfigError
-from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, values_under_grouped
-from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration, stratum_scale
-
-if TYPE_CHECKING:
-    from evalframe.engine.partials import Partials
+from evalframe.engine.partials import Partials
+from evalframe.engine.resampled import ResampledUnits, resampled_columns
+from evalframe.metrics.base import WEIGHT, SetMetric, values_under_grouped
+from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_acceleration
 
 np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 #: The columns the stage adds to the summary, before ``note``.
 CI_COLUMNS = ("se", "ci_low", "ci_high")
-#: At most this many row × replicate cells of a set metric's largest slice at once (its replicate
-#: states, e.g. the ROC points × replicates, grow with it). Each block recomputes the grouping's
-#: per-unit states, so fewer, larger blocks cost less: at 1 << 25 (32 M cells) a 25,000-row slice
-#: takes its 1,000 replicates in one block.
-_BLOCK_CELLS = 1 << 25
-#: At most this many unit × replicate cells of a per-unit metric's weight matrix at once (64 MB).
-_UNIT_BLOCK_CELLS = 1 << 23
-#: Up to this many unit × replicate cells (1 GiB of float64), a tuple of unit columns keeps its
-#: whole weight matrix once drawn: every slice and block then reads rows of it instead of hashing
-#: its units again (the sample's bootstrap drew the same weights once per slice: 23% of its time).
-#: Above it (e.g. a million queries × 1,000), weights are drawn block by block on demand.
-_CACHED_WEIGHT_CELLS = 1 << 27
 
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
@@ -68,133 +52,13 @@ def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in CI_COLUMNS).select(*columns, *CI_COLUMNS, "note")
 
 
-class _ResampledUnits:
-    """Replicate weights of the distinct resampled units, per tuple of unit columns.
-
-    The units of a tuple of columns are its distinct key values in sorted order (``_unit``, their
-    position); their weights are drawn on demand for any subset of units and block of replicates
-    (:meth:`weights`), never as one units × R matrix, so memory stays bounded however many units
-    there are. With strata, each stratum's replicate totals are summed once, block by block.
-    """
-
-    def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
-        self.queries, self.settings, self.cache, self.drawn, self.positive = queries, settings, {}, {}, {}
-        self.stratum_names: dict[tuple[str, ...], np.ndarray] = {}
-
-    def _units(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray | None, np.ndarray | None]:
-        """The distinct units (``_unit`` and ``columns``), their stratum codes and each stratum's scale."""
-        if columns not in self.cache:
-            missing = [c for c in (*columns, *([self.settings.strata] if self.settings.strata else [])) if c not in self.queries.columns]
-            if missing:
-                raise ConfigError(f"bootstrap: no column {missing} in the queries table (columns: {self.queries.columns})")
-            strata_column = self.settings.strata
-            selected = [*columns, *([strata_column] if strata_column and strata_column not in columns else [])]
-            distinct = self.queries.select(selected).unique().sort(selected, nulls_last=True)
-            keys = distinct.select(columns)
-            if keys.is_duplicated().any():
-                raise ConfigError(f"bootstrap `strata` column `{strata_column}` varies within a resampled unit {list(columns)}")
-            codes = scale = None
-            if strata_column:
-                strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy()
-                names, codes = np.unique(strata, return_inverse=True)
-                codes = codes.reshape(-1)
-                self.stratum_names[columns] = names
-                scale = stratum_scale(keys, codes, self.settings, _BLOCK_CELLS)
-            self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
-        return self.cache[columns]
-
-    def _cached(self, columns: tuple[str, ...]) -> np.ndarray | None:
-        """The whole weight matrix (units × R), drawn once, when it has at most
-        :data:`_CACHED_WEIGHT_CELLS` cells; else None (weights are drawn block by block)."""
-        height = self._units(columns)[0].height
-        if columns not in self.drawn and height * self.settings.resamples <= _CACHED_WEIGHT_CELLS:
-            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
-        return self.drawn.get(columns)
-
-    def strata(self, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """The strata's texts (sorted; a null stratum is "") and their factors (strata × R)."""
-        scale = self._units(columns)[2]
-        return self.stratum_names[columns], scale
-
-    def weights(self, columns: tuple[str, ...], units: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
-        """Replicate weights (float64, ``len(units) × (stop − start)``) of the units at positions
-        ``units`` in replicates ``start … stop − 1``: exactly those rows and columns of
-        :func:`~evalframe.engine.bootstrap.unit_weight_matrix` of all units."""
-        stop = self.settings.resamples if stop is None else stop
-        matrix = self._cached(columns)
-        if matrix is None:
-            return self._draw(columns, units, start, stop)
-        if start == 0 and stop == matrix.shape[1] and np.array_equal(units, np.arange(matrix.shape[0])):
-            return matrix  # all of it: no copy
-        return matrix[units, start:stop]
-
-    def blocks(self, columns: tuple[str, ...], unit_index: np.ndarray, scale: np.ndarray,
-               largest_slice: int) -> Iterator[tuple[int, int, RowWeights]]:
-        """Replicates ``start … stop − 1`` and the weights of rows whose units are at ``unit_index``
-        (user weights ``scale``), block by block: a block has at most :data:`_BLOCK_CELLS` //
-        ``largest_slice`` replicates, so a slice's rows × replicates stay bounded. A whole cached
-        weight matrix is used as it is (no copy of its rows); otherwise the rows' own units are drawn."""
-        resamples = self.settings.resamples
-        block = max(1, _BLOCK_CELLS // max(1, largest_slice))
-        matrix = self._cached(columns)
-        if matrix is not None:
-            if columns not in self.positive:
-                self.positive[columns] = (matrix > 0).astype(np.float64)
-            positive = self.positive[columns]
-            for start in range(0, resamples, block):
-                stop = min(resamples, start + block)
-                yield start, stop, RowWeights(matrix[:, start:stop], unit_index, scale, positive[:, start:stop])
-            return
-        drawn, inverse = np.unique(unit_index, return_inverse=True)
-        for start in range(0, resamples, block):
-            stop = min(resamples, start + block)
-            yield start, stop, RowWeights(self._draw(columns, drawn, start, stop), inverse.reshape(-1), scale)
-
-    def _draw(self, columns: tuple[str, ...], units: np.ndarray, start: int, stop: int) -> np.ndarray:
-        """The weights of the units at positions ``units`` in replicates ``start … stop − 1``,
-        hashed from their keys (:func:`~evalframe.engine.replicates.poisson_counts`)."""
-        keys, codes, scale = self._units(columns)
-        from evalframe.engine.replicates import poisson_counts
-
-        counts = poisson_counts(keys.select(columns)[units], stop - start, self.settings.seed, first=start).astype(np.float64)
-        if scale is not None:
-            counts *= scale[codes[units], start:stop]
-        return counts
-
-    def matrix(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray]:
-        """The units and their whole weight matrix (units × R): for callers that need it all."""
-        keys = self._units(columns)[0]
-        return keys, self.weights(columns, np.arange(keys.height))
-
-    def index(self, frame: pl.DataFrame, columns: tuple[str, ...]) -> np.ndarray:
-        """Each row's resampled-unit position."""
-        keys = self._units(columns)[0]
-        index = frame.select(columns).join(keys, on=list(columns), how="left", nulls_equal=True, maintain_order="left")
-        return index.get_column("_unit").to_numpy()
-
-    def rows(self, frame: pl.DataFrame, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's resampled-unit index, and the units' weight matrix."""
-        return self.index(frame, columns), self.matrix(columns)[1]
-
-
 def replicate_unit_weights(queries: pl.DataFrame, settings: Bootstrap, frame: pl.DataFrame, unit: str,
                            units) -> tuple[np.ndarray, np.ndarray]:
     """The engine's replicate draw for the rows of ``frame`` (metrics of ``unit``): each row's
     resampled-unit index and the units' weight matrix (units × R), exactly as the summary's CIs
     draw them (same unit columns, seed and strata), for stages after the engine (the ROC band)."""
     columns = settings.unit_columns or tuple(k for k in units.key_columns(unit) if k != SYSTEM)
-    return _ResampledUnits(queries, settings).rows(frame, columns)
-
-
-def _resampled_columns(settings: Bootstrap, units, unit: str, available: Sequence[str]) -> tuple[str, ...]:
-    columns = settings.unit_columns or tuple(k for k in units.key_columns(unit) if k != SYSTEM)
-    missing = [c for c in columns if c not in available]
-    if missing:
-        raise ConfigError(
-            f"bootstrap `unit` {list(columns)}: {missing} varies within a `{unit}` (or is not a column), so `{unit}` "
-            f"metrics cannot be resampled by it; resample `{unit}`s or a coarser unit"
-        )
-    return columns
+    return ResampledUnits(queries, settings).rows(frame, columns)
 
 
 def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
@@ -202,41 +66,12 @@ def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return frame.with_row_index("_row").group_by(list(by), maintain_order=True).agg(pl.col("_row"))
 
 
-def part_replicate_sums(plan, units, queries: pl.DataFrame, values, applies) -> dict:
-    """The per-unit metrics' exact replicate sums of one part (:mod:`~evalframe.engine.replicate_sums`),
-    per (group, unit, grouping set): computed where the part's values are, merged by adding.
-
-    ``values`` maps (group, unit) to the part's per-unit values (wide), ``queries`` is the part's
-    queries table (its resampled units), ``applies`` says which grouping sets group which unit."""
-    settings = plan.bootstrap
-    counts_only = _ResampledUnits(queries, replace(settings, strata=None))  # strata: applied when read
-    by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
-    out = {}
-    from threadpoolctl import threadpool_limits  # imported where used
-
-    with threadpool_limits(limits=1, user_api="blas"):  # thin products: one thread is faster
-        for (g, unit), wide in values.items():
-            metrics = [m for m in plan.groups[g].metrics if m.unit == unit and not isinstance(m, SetMetric)]
-            columns = _resampled_columns(settings, units, unit, wide.columns)
-            if settings.strata and settings.strata not in wide.columns:
-                raise ConfigError(f"bootstrap `strata` column `{settings.strata}` varies within a `{unit}` "
-                                  "(or is not a column); stratify by a column with one value per unit")
-            unit_index = counts_only.index(wide, columns)
-            groupings = {grouping: keys for grouping, keys in by.items() if applies[(unit, grouping)]}
-            found = replicate_sums.part_sums(
-                wide, [m.name for m in metrics], WEIGHT if plan.weight is not None else None, unit_index,
-                lambda positions, columns=columns: counts_only.weights(columns, positions),
-                groupings, settings.strata, settings.resamples)
-            out |= {(g, unit, grouping): sums for grouping, sums in found.items()}
-    return out
-
-
 def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
     """Replicate values of the per-unit metrics from the merged exact sums (no per-unit values
     read, but for BCa's jackknife)."""
     scale_of = None
     if settings.strata:
-        columns = _resampled_columns(settings, partials.units, unit, partials.values[(g, unit)].lazy().collect_schema().names())
+        columns = resampled_columns(settings, partials.units, unit, partials.values[(g, unit)].lazy().collect_schema().names())
         names, scale = units.strata(columns)
         scale_of = {name: scale[code] for code, name in enumerate(names)}
     summed = np.array([m.summary == "sum" for m in metrics])
@@ -265,7 +100,7 @@ def _accelerations(partials, units, settings, g, unit, metrics, keys, slices: pl
     values summed per resampled unit (BCa alone reads every per-unit value into memory)."""
     # Units in key order, whatever order the parts were merged in: the sums then add in one order.
     wide = partials.values[(g, unit)].lazy().sort(partials.units.key_columns(unit), nulls_last=True).collect()
-    columns = _resampled_columns(settings, partials.units, unit, wide.columns)
+    columns = resampled_columns(settings, partials.units, unit, wide.columns)
     unit_index = units.index(wide, columns)
     values = wide.select(pl.col(m.name).cast(pl.Float64) for m in metrics).to_numpy()
     present = ~np.isnan(values)
@@ -288,7 +123,7 @@ def _accelerations(partials, units, settings, g, unit, metrics, keys, slices: pl
 
 
 def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progress) -> list[dict]:
-    columns = _resampled_columns(settings, partials.units, unit, rows_frame.columns)
+    columns = resampled_columns(settings, partials.units, unit, rows_frame.columns)
     unit_index = units.index(rows_frame, columns)
     user = rows_frame.get_column(WEIGHT).to_numpy()
     read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
@@ -335,7 +170,7 @@ def replicate_values(partials: Partials) -> pl.DataFrame:
     nan for set metrics and counts); across-folds rows are added by :func:`attach`."""
     plan = partials.plan
     settings = plan.bootstrap
-    units = _ResampledUnits(partials.queries, settings)
+    units = ResampledUnits(partials.queries, settings)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
     rows: list[dict] = []
     from threadpoolctl import threadpool_limits  # imported where used
