@@ -137,6 +137,8 @@ def part_sums(wide: pl.DataFrame, metric_names: Sequence[str], weight: str | Non
 #: A (column, position) pair as one int64: column · 2^32 + position + 2^31 (sorted like the pairs).
 _SPAN_BITS, _OFFSET = 32, 1 << 31
 _SPAN_MASK = (1 << _SPAN_BITS) - 1
+#: Grid positions of finite digits lie within ±_GRID_OFFSET (float64: about −40 … 40).
+_GRID_OFFSET = 64
 
 
 def _pair_codes(columns: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -145,16 +147,20 @@ def _pair_codes(columns: np.ndarray, positions: np.ndarray) -> np.ndarray:
 
 def _codes(terms: np.ndarray) -> np.ndarray:
     """The sorted codes of the (column, grid position) pairs with a non-zero digit, and of the
-    non-finite counts found."""
+    non-finite counts found (a count per grid cell: no sort of the digits)."""
     position, limbs = exact_sums.digits(terms)
-    columns = np.broadcast_to(np.arange(terms.shape[1])[None, :, None], limbs.shape)
-    positions = position[..., None] + np.arange(exact_sums.LIMBS)
-    nonzero = limbs != 0
-    found = [np.unique(_pair_codes(columns[nonzero], positions[nonzero]))]
+    columns = np.broadcast_to(np.arange(terms.shape[1])[:, None], limbs.shape[1:])
+    width = 2 * _GRID_OFFSET
+    cells = np.zeros(terms.shape[1] * width, dtype=np.int64)
+    for j in range(exact_sums.LIMBS):
+        nonzero = limbs[..., j] != 0
+        cells += np.bincount((columns[None, :, j] * width + position + j + _GRID_OFFSET)[nonzero], minlength=cells.size)
+    hit = np.flatnonzero(cells)
+    found = [_pair_codes(hit // width, hit % width - _GRID_OFFSET)]
     special = exact_sums.nonfinite(terms)
     for j, code in enumerate(exact_sums.NONFINITE):
-        hit = np.flatnonzero(special[..., j].any(axis=0))
-        found.append(_pair_codes(hit, np.full(hit.size, code)))
+        column = np.flatnonzero(special[..., j].any(axis=0))
+        found.append(_pair_codes(column, np.full(column.size, code)))
     return np.unique(np.concatenate(found))
 
 
