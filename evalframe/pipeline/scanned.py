@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from evalframe.engine.result import Evaluation
     from evalframe.pipeline.spec import PipelineSpec
 
-#: Rows read before the split to check the pipeline against the input's columns.
+#: The queries of the first rows are read before the split, to check the pipeline against the input.
 HEAD_ROWS = 1_000
 _ROWS = "rows"
 
@@ -72,7 +72,7 @@ def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpe
     budget = parse_memory(execution.get("memory"), key="execution.memory")
     spec, reader = pipeline.input, ROW_READERS[pipeline.input.format]
     rows = scan_rows(source, separator=spec.separator)
-    head = _collected(rows, rows.frame.head(HEAD_ROWS))
+    head = _collected(rows, _head(rows, reader, spec.columns))
     pipeline = preflight(pipeline, _read(rows, reader, spec, head), systems=_systems(rows, reader, spec.columns))
     pipeline = _without_sweep(pipeline)
     plan = replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs})
@@ -99,6 +99,18 @@ def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpe
                 raise rows.read_error(error) from None
         evaluation = run_buckets(n, evaluate_bucket, folder, finish=finalize)
     return pipeline, evaluation, n_rows
+
+
+def _head(rows: RowScan, reader: RowReader, columns) -> pl.LazyFrame:
+    """Every row of the queries among the first :data:`HEAD_ROWS` rows (one streaming pass), so
+    that the reader's checks across a query's rows see them all, as when it reads the file whole."""
+    names = rows.frame.collect_schema().names()
+    try:
+        query = _raw_key(reader, ["query_id"], names, columns)
+    except ConfigError:  # a column the mapping names is missing: the reader says so
+        return rows.frame.head(HEAD_ROWS)
+    first = rows.frame.head(HEAD_ROWS).select(query).unique()
+    return rows.frame.join(first, on=query, how="semi", nulls_equal=True, maintain_order="left")
 
 
 def _collected(rows: RowScan, frame: pl.LazyFrame) -> pl.DataFrame:
