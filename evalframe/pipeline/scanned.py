@@ -1,8 +1,8 @@
 """A pipeline's input out of core (``execution: {buckets: …}``, ``--buckets``): scanned, split by
 unit into bucket files, read and evaluated bucket by bucket — never held whole.
 
-    input (file, folder or glob; CSV, Parquet, NDJSON) ──scan──▶ a head of rows: the reader's
-    tables ──▶ preflight (with every system, one streaming pass) ──▶ rows hashed by unit key
+    input (file, folder or glob; CSV, Parquet, NDJSON) ──scan──▶ the first queries' rows: the
+    reader's tables ──▶ preflight (with every system, one streaming pass) ──▶ rows hashed by unit key
     into N bucket files (streaming sink) ──▶ per bucket: the format's reader (the contract,
     every check of the eager read) ──▶ the kernel ──▶ partials merged ──▶ the result
 
@@ -14,8 +14,9 @@ query's rows all fall in one bucket. The other formats are read whole and then b
 (:func:`evalframe.engine.evaluation.run`).
 
 **What is checked before anything is computed**: the pipeline against the input's columns and
-systems (:func:`evalframe.pipeline.preflight.preflight` on the reader's tables of the first
-:data:`HEAD_ROWS` rows and the systems of every row, in order of first appearance). Each
+systems (:func:`evalframe.pipeline.preflight.preflight` on the reader's tables of every row of
+the queries among the first :data:`HEAD_ROWS` rows, and the systems of every row in order of
+first appearance). Each
 bucket's rows then pass the reader's contract as they are read, and the bootstrap unit's
 consistency is checked there (it spans only whole units). An error in any bucket stops the run
 before anything is written (exit 2) and names the file, line, column and value, as the eager
