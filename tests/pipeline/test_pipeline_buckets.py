@@ -160,6 +160,29 @@ def test_a_bad_cell_names_the_file_line_column_and_value(per_query, tmp_path):
     assert f"{folder / 'part1.csv'} line 8" in message and "p_has_evidence" in message and "high" in message
 
 
+@pytest.mark.parametrize("failure", ["bad cell", "ctrl-c"])
+def test_a_failure_in_a_bucket_stops_the_run_and_removes_the_buckets(per_query, tmp_path, monkeypatch, failure):
+    """Past the rows read before the split: a bad cell found when its bucket is read names the
+    file's line (exit 2 from the CLI, nothing written), and Ctrl-C in the kernel leaves no
+    bucket file behind."""
+    monkeypatch.setattr("evalframe.pipeline.scanned.HEAD_ROWS", 5)
+    scratch = tmp_path / "scratch"
+    source = per_query / "per_query.csv"
+    if failure == "bad cell":
+        source = tmp_path / "bad.csv"
+        source.write_text(_with_bad_cell((per_query / "per_query.csv").read_text(), 400, "p_has_evidence", "high"))
+    else:
+        def interrupted(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr("evalframe.pipeline.scanned.evaluate_part", interrupted)
+    with pytest.raises(InputError if failure == "bad cell" else KeyboardInterrupt) as raised:
+        _run(source, 4, bootstrap=False, **{"execution.bucket_dir": str(scratch)})
+    if failure == "bad cell":
+        assert "line 400, column `p_has_evidence`" in str(raised.value) and "'high'" in str(raised.value)
+    assert list(scratch.iterdir()) == []
+
+
 def test_checks_spanning_rows_name_the_input_lines(per_query, tmp_path):
     """A duplicated (config, post, criterion) row and a gold list that differs between configs
     are found inside the query's bucket, and the error is the in-memory read's, word for word
