@@ -147,6 +147,16 @@ def _with_bad_cell(text: str, line: int, column: str, value: str) -> str:
     return "".join(lines)
 
 
+@pytest.mark.parametrize("pipeline", ["detection", "retrieval_gate"])
+def test_bundled_pipelines_of_other_row_formats_on_their_samples(pipeline):
+    """``scores`` (detection, its cost curve) and ``retrieval_results`` (list-valued tag slices)."""
+    whole = ef.run_pipeline(pipeline, bootstrap=False)
+    bucketed = ef.run_pipeline(pipeline, bootstrap=False, set={"execution.buckets": 3})
+    assert_frame_equal(bucketed.summary, whole.summary, check_exact=False, rel_tol=1e-12, abs_tol=0)
+    for name, table in whole.tables.items():
+        assert_frame_equal(bucketed.tables[name], table, check_exact=False, rel_tol=1e-12, abs_tol=0)
+
+
 def test_a_bad_cell_names_the_file_line_column_and_value(per_query, tmp_path):
     """A bad value in the second file of a folder: the file and its own line, not the bucket's row."""
     folder = tmp_path / "parts"
