@@ -71,13 +71,11 @@ def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpe
     execution = dict(pipeline.execution or {})
     buckets = check_buckets(execution.get("buckets"), key="execution.buckets")
     budget = parse_memory(execution.get("memory"), key="execution.memory")
+    pipeline, rows = checked_scan(pipeline, source)
     spec, reader = pipeline.input, ROW_READERS[pipeline.input.format]
-    rows = scan_rows(source, separator=spec.separator)
-    head = _collected(rows, _head(rows, reader, spec.columns))
-    pipeline = preflight(pipeline, _read(rows, reader, spec, head), systems=_systems(rows, reader, spec.columns))
-    pipeline = _without_sweep(pipeline)
     plan = replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs})
-    key = _raw_key(reader, partition_keys((m.unit for m in plan.metrics), plan.units), head.columns, spec.columns)
+    names = rows.frame.collect_schema().names()
+    key = _raw_key(reader, partition_keys((m.unit for m in plan.metrics), plan.units), names, spec.columns)
     n = choose_buckets(buckets, rows.size, budget)
     n_rows = 0
 
@@ -100,6 +98,17 @@ def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpe
                 raise rows.read_error(error) from None
         evaluation = run_buckets(n, evaluate_bucket, folder, finish=finalize)
     return pipeline, evaluation, n_rows
+
+
+def checked_scan(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpec, RowScan]:
+    """The pipeline adapted to its input by :func:`~evalframe.pipeline.preflight.preflight`
+    (module docstring: the first queries' rows, every system), and the input's scan; nothing
+    is split or computed (``evalframe check-pipeline … --buckets`` stops here)."""
+    spec, reader = pipeline.input, ROW_READERS[pipeline.input.format]
+    rows = scan_rows(source, separator=spec.separator)
+    head = _collected(rows, _head(rows, reader, spec.columns))
+    pipeline = preflight(pipeline, _read(rows, reader, spec, head), systems=_systems(rows, reader, spec.columns))
+    return _without_sweep(pipeline), rows
 
 
 def _head(rows: RowScan, reader: RowReader, columns) -> pl.LazyFrame:

@@ -259,3 +259,12 @@ def test_which_inputs_are_read_out_of_core(per_query):
     assert not scans_input(pipeline, pl.DataFrame())
     assert not scans_input(ef.load_pipeline("evidence_contract"), str(per_query / "per_query.csv"))
     assert not scans_input(ef.load_pipeline("rag", set={"execution.buckets": 2}), "outputs.jsonl")
+
+
+def test_check_pipeline_with_buckets_scans_the_input(per_query, capsys):
+    """``evalframe check-pipeline … --buckets`` checks a glob as ``run`` would, splitting nothing."""
+    assert cli_main(["check-pipeline", "evidence_contract", "--input", str(per_query / "parts" / "*.csv"), "--buckets", "2"]) == 0
+    assert "before splitting it into buckets" in capsys.readouterr().out
+    assert cli_main(["check-pipeline", "evidence_contract", "--input", str(per_query / "parts" / "*.csv"), "--buckets", "2",
+                     "--set", "slices.domain=[domain]"]) == 2
+    assert "domain" in capsys.readouterr().err
