@@ -19,8 +19,8 @@ then name the scan's source, not a line).
 from __future__ import annotations
 
 import glob
-from collections.abc import Mapping
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -220,7 +220,7 @@ def scan_rows(source: str | Path, *, separator: str | None = None) -> RowScan:
         elif suffix in CSV_SUFFIXES:
             frame = pl.scan_csv(path, separator=separator, infer_schema=False, row_index_name=ROW_COLUMN)
             if not declared:
-                check_csv_header(path, frame.collect_schema().names(), separator)
+                check_csv_header(path, [n for n in frame.collect_schema().names() if n != ROW_COLUMN], separator)
         else:
             names = pl.scan_ndjson(path, infer_schema_length=None).collect_schema().names()
             frame = pl.scan_ndjson(path, schema={name: pl.String for name in names}, row_index_name=ROW_COLUMN)
