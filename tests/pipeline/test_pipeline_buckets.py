@@ -271,11 +271,13 @@ def test_check_pipeline_with_buckets_scans_the_input(per_query, capsys):
 
 
 def test_a_semicolon_file_gets_the_eager_readers_hint(per_query, tmp_path):
-    """A CSV whose header splits only with `;`: the in-memory read's error and hint, word for word."""
+    """A CSV whose header splits only with `;`: the in-memory read's hint (its lines of other
+    shapes are not read: the header says it all)."""
     path = tmp_path / "excel.csv"
     pl.read_csv(per_query / "per_query.csv", infer_schema=False).head(30).write_csv(path, separator=";")
     with pytest.raises(InputError) as whole:
         _run(path, bootstrap=False)
     with pytest.raises(InputError) as bucketed:
         _run(path, 2, bootstrap=False)
-    assert str(bucketed.value) == str(whole.value) and "semicolon-separated" in str(whole.value)
+    assert bucketed.value.hint == whole.value.hint and "semicolon-separated" in whole.value.hint
+    assert bucketed.value.problems[0].location == "line 1"
