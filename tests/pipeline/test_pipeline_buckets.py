@@ -281,3 +281,20 @@ def test_a_semicolon_file_gets_the_eager_readers_hint(per_query, tmp_path):
         _run(path, 2, bootstrap=False)
     assert bucketed.value.hint == whole.value.hint and "semicolon-separated" in whole.value.hint
     assert bucketed.value.problems[0].location == "line 1"
+
+
+def test_rows_are_located_as_the_eager_readers_locate_them(tmp_path):
+    """CSV: line = row + 2 (the header); NDJSON: blank lines counted; Parquet: row N; several
+    files: the file's path first."""
+    from evalframe.io.scan import scan_rows
+
+    (tmp_path / "a.jsonl").write_text('{"x": 1}\n\n{"x": 2}\n')
+    pl.DataFrame({"x": [1, 2]}).write_parquet(tmp_path / "t.parquet")
+    (tmp_path / "csv").mkdir()
+    for name in ("a", "b"):
+        (tmp_path / "csv" / f"{name}.csv").write_text("x\n1\n2\n")
+    assert scan_rows(tmp_path / "a.jsonl").locate(0, 1) == "line 3"
+    assert scan_rows(tmp_path / "t.parquet").locate(0, 1) == "row 2"
+    folder = scan_rows(tmp_path / "csv")
+    assert folder.locate(1, 0) == f"{tmp_path / 'csv' / 'b.csv'} line 2"
+    assert folder.frame.collect().height == 4
