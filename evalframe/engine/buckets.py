@@ -269,13 +269,16 @@ def split_into_buckets(scans: Mapping[str, Scan], key: list[str], n: int, folder
     return schemas
 
 
-def sink_buckets(frame: pl.LazyFrame, folder: Path, key: list[str] | None = None, n: int = 1) -> None:
+def sink_buckets(frame: pl.LazyFrame, folder: Path, key: list[str] | None = None, n: int = 1, *,
+                 row_group_size: int | None = None) -> None:
     """Stream ``frame`` into ``folder/_bucket=<b>/`` (Parquet), by its ``_bucket`` column, or
-    with ``key``, by the hash of those columns modulo ``n``."""
+    with ``key``, by the hash of those columns modulo ``n``. Each bucket's writer holds up to a
+    row group (``row_group_size`` rows; None: Polars' default) before writing it: wide rows
+    (a per_query file's lists as text) want smaller row groups to keep the split's memory small."""
     if key is not None:
         frame = frame.with_columns(_hash(key, n).alias("_bucket"))
     frame.sink_parquet(pl.PartitionBy(folder, key="_bucket", include_key=False), mkdir=True,
-                       compression="lz4", engine="streaming")
+                       compression="lz4", engine="streaming", row_group_size=row_group_size)
 
 
 def read_bucket(folder: Path, name: str, bucket: int, schema: pl.Schema) -> pl.DataFrame:
