@@ -10,8 +10,8 @@ It serves the formats with one input row per (system, query) (:data:`evalframe.i
 ``per_query``, ``retrieval_results``, ``scores``), whose rows split by query (or by a coarser
 unit's key, e.g. ``post_id``) into parts the reader reads on its own, with the checks that span
 rows (one row per system and query, the same gold list in every system) inside a part, since a
-query's rows all fall in one bucket. The other formats are read whole and then bucketed
-(:func:`evalframe.engine.evaluation.run`).
+query's rows all fall in one bucket. The other formats, and pipelines with a metric that asks
+an LLM judge, are read whole and then bucketed (:func:`evalframe.engine.evaluation.run`).
 
 **What is checked before anything is computed**: the pipeline against the input's columns and
 systems (:func:`evalframe.pipeline.preflight.preflight` on the reader's tables of every row of
@@ -44,6 +44,7 @@ from evalframe.engine.partials import evaluate_part
 from evalframe.errors import ConfigError, InputError
 from evalframe.io.readers import ROW_READERS, RowReader
 from evalframe.io.scan import FILE_COLUMN, ROW_COLUMN, RowScan, scan_rows
+from evalframe.metrics.judged import is_judged, prepare_metrics
 from evalframe.pipeline.preflight import check_part, preflight
 from evalframe.pipeline.requires import Skipped
 
@@ -63,10 +64,11 @@ _ROWS = "rows"
 
 def scans_input(pipeline: PipelineSpec, source, samples=None) -> bool:
     """Whether the pipeline's input is read out of core: ``execution.buckets`` set, a format
-    read row by row, and an input given as a path (a file, folder or glob)."""
+    read row by row, an input given as a path (a file, folder or glob), and no metric asking
+    an LLM judge (it asks about the whole input at once, and run.json counts its calls)."""
     buckets = (pipeline.execution or {}).get("buckets")
     return (buckets is not None and pipeline.input.format in ROW_READERS and samples is None
-            and isinstance(source, (str, Path)))
+            and isinstance(source, (str, Path)) and not any(is_judged(m) for m in pipeline.plan.metrics))
 
 
 def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpec, Evaluation, int]:
@@ -111,7 +113,9 @@ def checked_scan(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSp
     spec, reader = pipeline.input, ROW_READERS[pipeline.input.format]
     rows = scan_rows(source, separator=spec.separator)
     head = _collected(rows, _head(rows, reader, spec.columns))
-    pipeline = preflight(pipeline, _read(rows, reader, spec, head), systems=_systems(rows, reader, spec.columns))
+    tables = _read(rows, reader, spec, head)
+    pipeline = preflight(pipeline, tables, systems=_systems(rows, reader, spec.columns))
+    prepare_metrics(pipeline.plan.metrics, tables)  # e.g. a model not on disk: an error before the split
     return _without_sweep(pipeline), rows
 
 

@@ -259,6 +259,8 @@ def test_which_inputs_are_read_out_of_core(per_query):
     assert not scans_input(pipeline, pl.DataFrame())
     assert not scans_input(ef.load_pipeline("evidence_contract"), str(per_query / "per_query.csv"))
     assert not scans_input(ef.load_pipeline("rag", set={"execution.buckets": 2}), "outputs.jsonl")
+    judged = ef.load_pipeline("retrieval_gate", set={"execution.buckets": 2, "metrics": [{"names": ["llm_faithfulness"]}]})
+    assert not scans_input(judged, "results.jsonl")  # the judge is asked about the whole input at once
 
 
 def test_check_pipeline_with_buckets_scans_the_input(per_query, capsys):
