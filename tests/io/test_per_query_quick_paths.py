@@ -112,3 +112,13 @@ def test_stretches_of_one_row_count_every_hash_and_still_find_a_repeated_key():
                            "config": ["x", "y", "x", "x"]})
     assert _stretch_length(paired, ["post_id", "criterion_id"]) == 2
     assert not _keys_distinct(paired, ["post_id", "criterion_id", "config"])
+
+
+@settings(max_examples=15)
+@given(st.lists(number_lists, min_size=1, max_size=8), st.sampled_from([None, "", "[]"]))
+def test_compact_number_lists_equal_the_cell_by_cell_parse(lists, empty):
+    frame = pl.DataFrame({"scores": [_spelled(numbers, "compact") for numbers in lists] + [empty]}, schema={"scores": pl.String})
+    quick = _json_number_lists(frame, ["scores"])
+    general, problems = _cell_by_cell(frame)
+    assert quick is not None and problems == []
+    assert quick["scores"].to_list() == general.to_list() == [*lists, []]
