@@ -320,7 +320,10 @@ def _rule_non_empty_when(frame: pl.DataFrame, rule: Mapping[str, Any], locate: L
 
 def _rows_where(frame: pl.DataFrame, failed: pl.Expr, column: str, shown: pl.Expr, message: str,
                 locate: Locate, label) -> list[Problem]:
-    """A problem for each row (the first 50) where ``failed`` holds, showing ``shown``'s value."""
+    """A problem for each row (the first 50) where ``failed`` holds, showing ``shown``'s value
+    (computed only when a row fails: the usual table pays for ``failed`` alone)."""
+    if not frame.select(failed.fill_null(False).any()).item():
+        return []
     found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_shown")).with_row_index("_row")
     found = found.filter("_failed")
     problems = [
@@ -340,6 +343,8 @@ def _rule_same_length(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Loca
     lengths = pl.col(column).list.len(), pl.col(other).list.len()
     message = f"{rule['message']} (has {{}} items, `{label(other)}` has {{}})"
     failed = lengths[0] != lengths[1]
+    if not frame.select(failed.fill_null(False).any()).item():
+        return []
     shown = pl.format(message, *lengths)
     found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_message"), pl.col(column).alias("_value"))
     found = found.with_row_index("_row").filter("_failed")

@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalframe.data.conform import _keys_distinct, _may_increase, _stretch_length
-from evalframe.io.per_query import _json_number_lists, _number_lists_cell_by_cell, parse_number_lists
+from evalframe.errors import InputError
+from evalframe.io.per_query import _json_number_lists, _number_lists_cell_by_cell, parse_number_lists, read_per_query
 
 finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
 number_lists = st.lists(finite, max_size=6)
@@ -122,3 +123,37 @@ def test_compact_number_lists_equal_the_cell_by_cell_parse(lists, empty):
     general, problems = _cell_by_cell(frame)
     assert quick is not None and problems == []
     assert quick["scores"].to_list() == general.to_list() == [*lists, []]
+
+
+def _scored_frame(**changes) -> pl.DataFrame:
+    """Two queries of one config, with scores and an extracted set; ``changes`` replace columns."""
+    columns = {
+        "post_id": ["p1", "p1"], "criterion_id": ["A.1", "A.2"], "fold": [0, 0],
+        "has_evidence_gold": [1, 0], "p_has_evidence": [0.8, 0.1],
+        "gold_sent_uids": ['["s2"]', "[]"],
+        "ranked_sent_uids": ['["s1","s2","s3"]', '["s3","s1"]'],
+        "ranked_scores": ["[0.9,0.5,0.1]", "[0.7,0.2]"],
+        "extracted_sent_uids": ['["s1"]', '["s3"]'],
+    }
+    return pl.DataFrame(columns | changes)
+
+
+def _problems(frame: pl.DataFrame) -> list[tuple]:
+    with pytest.raises(InputError) as raised:
+        read_per_query(frame)
+    return [(p.location, p.column, p.value, p.message) for p in raised.value.problems]
+
+
+def test_rules_the_screens_pass_still_word_each_failing_row():
+    assert _problems(_scored_frame(ranked_scores=["[0.9,0.5,0.1]", "[0.7]"])) == [
+        ("row 2", "ranked_scores", [0.7],
+         "needs one score per ranked sentence (has 1 items, `ranked_sent_uids` has 2)")]
+    (where, column, value, message), = _problems(_scored_frame(ranked_scores=["[0.9,0.5,0.1]", "[0.2,0.7]"]))
+    assert (where, column, value) == ("row 2", "ranked_scores", [0.2, 0.7]) and message.startswith("scores must be non-increasing")
+    (where, column, value, message), = _problems(_scored_frame(extracted_sent_uids=['["s1","s9"]', '["s3"]']))
+    assert (where, column, value) == ("row 1", "extracted_sent_uids", ["s9"]) and "not among the query's candidates" in message
+
+
+def test_a_clean_scored_frame_reads_with_every_rule_screened():
+    tables = read_per_query(_scored_frame())
+    assert tables.queries.get_column("n_extracted").to_list() == [1, 1]
