@@ -82,12 +82,13 @@ def _summary(partials: Partials) -> pl.DataFrame:
 
     def ordered_state(g: int, grouping: str, metric: SetMetric) -> pl.DataFrame:
         # Each state sorted once by its state keys (finalize does not depend on the order of the
-        # rows): every slice's rows are then in order too, so the metrics' per-slice sorts over
-        # their operating points or bins find them sorted, a fraction of a sort's cost.
+        # rows; a stable sort keeps the order of rows with equal keys anyway): every slice's rows
+        # are then in order too, so the metrics' per-slice sorts over their operating points or
+        # bins find them sorted, a fraction of a sort's cost.
         key = (g, grouping, metric.state_id)
         if key not in ordered_states:
             state = partials.states[key]
-            ordered_states[key] = state.sort(metric.state_keys) if metric.state_keys else state
+            ordered_states[key] = state.sort(metric.state_keys, maintain_order=True) if metric.state_keys else state
         return ordered_states[key]
 
     rows = []
