@@ -237,7 +237,12 @@ def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
         lengths = frame.select(pl.col(name).rle().struct.field("len")).to_series().to_numpy().astype(np.int64)
         return np.cumsum(lengths) - lengths
 
-    starts = reduce(np.union1d, map(stretch_starts, columns))
+    # The union of the columns' starts, marked on one boolean per row (a sorted union by
+    # ``np.union1d`` hashes every start: 1 s for a million of them, 50 times this).
+    marked = np.zeros(frame.height, dtype=bool)
+    for name in columns:
+        marked[stretch_starts(name)] = True
+    starts = np.flatnonzero(marked)
     length = frame.height // len(starts)
     if length * len(starts) != frame.height or not (starts % length == 0).all():
         return None
