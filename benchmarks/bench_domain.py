@@ -1,7 +1,12 @@
 """Speed of label agreement and beyond-accuracy metrics (issue 25, part 7), one side per process.
 
-Each call times ONE side on one input so that ``farm-bench`` can time whole processes and pair
-two sides (``farm-bench --vs 'B' -- A``; quote the medians):
+Each call times ONE side on one input, so that a whole-process timer can pair two sides (A B A B
+…, medians of CPU and wall time, the ratio pair by pair; ``/usr/bin/time -v`` for one run), and
+prints the side's own in-process figures on stderr, each in wall and CPU seconds (interpreter,
+NumPy and Polars start-up excluded): loading its input, with ``--warm-up`` its imports and a
+warm-up run on the input's first rows (evalframe loads its engine and metric registry on first
+use; without it, as in whole-process timings, the computation includes them), and the
+computation from the loaded input.
 
 - ``agreement``: 100,000 tasks × 10 annotators = 1,000,000 annotations (0–4 scale, every
   annotator rates every task):
@@ -9,40 +14,42 @@ two sides (``farm-bench --vs 'B' -- A``; quote the medians):
   - ``evalframe``: ``ef.agreement`` — exact and pairwise agreement, Fleiss' κ, Krippendorff's α
     (nominal, ordinal, interval), Cohen's κ of all 45 pairs × 3 weightings, with bootstrap CIs
     (``--resamples``, default 1000; ``0``: no CIs, the same single numbers as the libraries);
-  - ``chapter``: the chapter's ``compute_inter_annotator_agreement`` loops (exact and pairwise
+  - ``chapter``: the chapter's ``compute_inter_annotator_agreement`` (exact and pairwise
     agreement only), on the list of dicts the chapter reads;
+  - ``chapter-bootstrap``: that function in a bootstrap loop over tasks (``--loop-resamples``
+    replicates, the time scaled to 1,000);
   - ``libraries``: the libraries called the usual way: ``cohen_kappa_score`` per pair and
     weighting (135 calls), ``statsmodels`` ``aggregate_raters`` + ``fleiss_kappa``, and
     ``krippendorff.alpha`` on the full 10 × 100,000 matrix for each level (no CIs).
 
 - ``recs``: 1,000,000 users × 20 distinct recommendations over 200,000 items (Zipf popularity):
 
-  - ``evalframe``: ``ef.evaluate`` of ``catalog_coverage@20``, ``category_coverage@20``,
-    ``gini@20``, ``popularity_bias@20``, ``unique_items@20`` (one item-count state; no CIs by
-    default, ``--resamples`` adds them);
+  - ``evalframe``: ``read_recommendations`` with the catalog (the ranking contract included) and
+    ``ef.evaluate`` of ``catalog_coverage@20``, ``category_coverage@20``, ``gini@20``,
+    ``popularity_bias@20``, ``unique_items@20`` (one item-count state; no CIs by default,
+    ``--resamples`` adds them);
   - ``chapter``: the chapter's ``beyond_accuracy_report`` (``Counter`` of the flattened lists,
-    list comprehensions) on Python lists.
+    list comprehensions) on its inputs (each user's list, two dicts);
+  - ``chapter-bootstrap``: that report in a bootstrap loop over users (draw 1,000,000 users with
+    replacement, call it on their lists; ``--loop-resamples`` replicates, scaled to 1,000).
 
 The ``chapter`` sides are the chapter's code as printed (seed 004 §21.3.1
-``compute_inter_annotator_agreement``, §21.4.2 ``beyond_accuracy_report``), on the inputs those
-functions take (a list of dicts; per-user lists and two dicts), built from the same Parquet files
-inside their time: they are plain loops, and at this size they are cheap (about 1.5 s and 17 s of
-CPU), so a side's fixed costs (start-up, ``import evalframe``, reading, the input contract) weigh
-in every ratio.
-
-Inputs are generated once (seeded) into ``benchmarks/data/`` (git-ignored) and read by every
-side; reading them is inside each side's time. Each run prints its figures on stdout.
+``compute_inter_annotator_agreement``, §21.4.2 ``beyond_accuracy_report`` and
+``gini_coefficient``), on the inputs those functions take, built from the same Parquet files
+(the ``load`` phase). Inputs are generated once (seeded) into ``benchmarks/data/`` (git-ignored).
 
 Usage::
 
     python benchmarks/bench_domain.py make
-    farm-bench -n 3 --timeout 900 --vs '.venv/bin/python benchmarks/bench_domain.py agreement libraries' -- \\
-        .venv/bin/python benchmarks/bench_domain.py agreement evalframe --resamples 0
+    python benchmarks/bench_domain.py agreement evalframe --resamples 0
+    python benchmarks/bench_domain.py recs chapter-bootstrap --loop-resamples 2
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 import time
 from collections import Counter
@@ -175,12 +182,6 @@ def agreement_libraries(table: pl.DataFrame) -> None:
     print({"fleiss": fleiss, **alphas, "kappa(a0,a1)": kappas[(0, 1, None)]})
 
 
-def _import_libraries() -> None:
-    import krippendorff  # noqa: F401
-    import sklearn.metrics  # noqa: F401
-    import statsmodels.stats.inter_rater  # noqa: F401
-
-
 # --- recommendations ------------------------------------------------------------------------------
 
 RECS_METRICS = ["catalog_coverage@20", "category_coverage@20", "gini@20", "popularity_bias@20", "unique_items@20"]
@@ -256,22 +257,30 @@ def _print_scaled(label: str, start: float, cpu: float, replicates: int) -> None
           f"{wall * 1000:.0f} s wall, {cpu * 1000:.0f} s cpu for 1,000 (scaled from {replicates})")
 
 
+def _small(loaded):
+    """The first few rows of a loaded input (the warm-up's input)."""
+    if isinstance(loaded, pl.DataFrame):
+        return loaded.head(1000)  # 100 tasks × 10 annotators
+    if isinstance(loaded, tuple) and isinstance(loaded[0], pl.DataFrame):
+        return (loaded[0].head(2000), loaded[1])  # 100 users × 20 items, the whole catalog
+    if isinstance(loaded, list):
+        return loaded[:1000]
+    return tuple(part[:100] if isinstance(part, list) else part for part in loaded)
+
+
 def _sides(task: str, side: str, resamples: int | None, loop_resamples: int):
-    """(imports, load, compute) of one side."""
-    import_evalframe = lambda: __import__("evalframe")  # noqa: E731
-    nothing = lambda: None  # noqa: E731
+    """(load, compute) of one side."""
     if task == "agreement":
         return {
-            "evalframe": (import_evalframe, agreement_load_frame,
-                          lambda t: agreement_evalframe(t, 1000 if resamples is None else resamples)),
-            "chapter": (nothing, agreement_load_chapter, agreement_chapter),
-            "libraries": (_import_libraries, agreement_load_frame, agreement_libraries),
-            "chapter-bootstrap": (nothing, agreement_load_by_task, lambda t: agreement_chapter_bootstrap(t, loop_resamples)),
+            "evalframe": (agreement_load_frame, lambda t: agreement_evalframe(t, 1000 if resamples is None else resamples)),
+            "chapter": (agreement_load_chapter, agreement_chapter),
+            "libraries": (agreement_load_frame, agreement_libraries),
+            "chapter-bootstrap": (agreement_load_by_task, lambda t: agreement_chapter_bootstrap(t, loop_resamples)),
         }[side]
     return {
-        "evalframe": (import_evalframe, recs_load_frames, lambda f: recs_evalframe(f, resamples or 0)),
-        "chapter": (nothing, recs_load_chapter, recs_chapter),
-        "chapter-bootstrap": (nothing, recs_load_chapter, lambda t: recs_chapter_bootstrap(t, loop_resamples)),
+        "evalframe": (recs_load_frames, lambda f: recs_evalframe(f, resamples or 0)),
+        "chapter": (recs_load_chapter, recs_chapter),
+        "chapter-bootstrap": (recs_load_chapter, lambda t: recs_chapter_bootstrap(t, loop_resamples)),
     }[side]
 
 
@@ -281,21 +290,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("side", nargs="?", choices=["evalframe", "chapter", "libraries", "chapter-bootstrap"])
     parser.add_argument("--loop-resamples", type=int, default=3, help="replicates of the chapter's bootstrap loop (scaled to 1,000)")
     parser.add_argument("--resamples", type=int, default=None, help="bootstrap replicates (agreement default 1000, recs default 0)")
+    parser.add_argument("--warm-up", action="store_true",
+                        help="before the timed computation, import and run once on the first rows (in-process figures)")
     args = parser.parse_args(argv)
     if args.task == "make":
         make()
         return 0
-    imports, load, compute = _sides(args.task, args.side, args.resamples, args.loop_resamples)
+    load, compute = _sides(args.task, args.side, args.resamples, args.loop_resamples)
     clock = [(time.perf_counter(), time.process_time())]
-    imports()
-    clock.append((time.perf_counter(), time.process_time()))
     loaded = load()
+    clock.append((time.perf_counter(), time.process_time()))
+    if args.warm_up and not args.side.endswith("bootstrap"):
+        with contextlib.redirect_stdout(io.StringIO()):
+            compute(_small(loaded))  # imports (evalframe loads its engine on first use) and warm-up
     clock.append((time.perf_counter(), time.process_time()))
     compute(loaded)
     clock.append((time.perf_counter(), time.process_time()))
     # In-process figures, each phase apart (interpreter and NumPy/Polars start-up excluded):
-    # the side's imports, loading its input, and the computation from the loaded input.
-    phases = ("imports", "load", "compute")
+    # loading the side's input, its imports with a warm-up run on the first rows, and the
+    # computation from the loaded input.
+    phases = ("load", "imports + warm-up", "compute")
     figures = ", ".join(f"{name} {clock[i + 1][0] - clock[i][0]:.2f} s wall / {clock[i + 1][1] - clock[i][1]:.2f} s cpu"
                         for i, name in enumerate(phases))
     print(f"{args.task} {args.side}: {figures}", file=sys.stderr)
