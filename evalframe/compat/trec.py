@@ -37,7 +37,6 @@ import polars as pl
 from evalframe.data.tables import Tables
 from evalframe.errors import ConfigError
 from evalframe.engine.evaluation import evaluate
-from evalframe.engine.ranking import check_single_precision
 from evalframe.engine.result import Evaluation
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve
@@ -177,12 +176,11 @@ def evaluate_trec(
     bucket_dir: str | None = None,
 ) -> Evaluation:
     """Evaluate with trec_eval's conventions: every judged query counts (``-c``: also those absent
-    from the run), scores compared as 32-bit floats as trec_eval stores them. ``run`` and
+    from the run), scores compared as 32-bit floats as trec_eval stores them (a score beyond
+    float32's range is an error naming ``source``). ``run`` and
     ``qrels`` are frames, or scans (:func:`evalframe.scan_run`) evaluated out of core in
     ``buckets`` (:func:`evalframe.evaluate`)."""
     metrics = [item.metric for item in selected if item.metric is not None]
-    if isinstance(run, pl.DataFrame) and "score" in run.columns:
-        check_single_precision(run, source=source)  # here to name the file; the engine rounds
     if buckets is not None:
         data, qrels_given = run, qrels
     else:
