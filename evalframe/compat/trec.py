@@ -211,11 +211,11 @@ def format_lines(result: Evaluation, selected: Sequence[Selected], *, per_query:
                 for item in metric_lines:
                     yield _line(item, query_id, values[(query_id, item.metric.name)])
         totals = dict(summary.select("metric", "value").iter_rows())
-        n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
         for item in selected:
             if item.measure == "runid":
                 yield f"{'runid':<22}\tall\t{system}"
-            elif item.measure == "num_q":
+            elif item.measure == "num_q":  # the long per-query table is built only when asked for
+                n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
                 yield f"{'num_q':<22}\tall\t{n_queries}"
             else:
                 yield _line(item, "all", totals[item.metric.name])
