@@ -296,8 +296,11 @@ def judged_ranks(
     # Every pair the same number of rows, one block each: count within the blocks, no sort.
     block = _block_length(wanted, codes) if by_score else None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # Polars matches the judgments while NumPy builds (and sorts) the keys: both cores work.
-        matching = pool.submit(_judged_matches, run, judgments)
+        # The judgments are matched while NumPy builds (and sorts) the keys: both cores work.
+        if block is not None:
+            matching = pool.submit(_matches_in_blocks, run, judgments, wanted, codes, block)
+        else:
+            matching = pool.submit(_judged_matches, run, judgments)
         key_options = {"lateness_bits": lateness_bits, "by_score": by_score, "single_precision": single_precision,
                        "source": source}
         # Within a block every row has one code: the lateness alone orders them.
@@ -431,7 +434,7 @@ def _ranking_keys(
         score = run.get_column("score")
         if single_precision:
             score = score.cast(pl.Float32)  # on every core
-        if score.is_nan().any():
+        if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
         if single_precision and score.is_infinite().any():
             check_single_precision(run, source=source)  # a finite score beyond float32: an error
@@ -545,6 +548,57 @@ def _ahead_within_ties(
         return None
     first = pairs.select(pl.col("doc_id") > pl.col("_own")).to_series().to_numpy()
     return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
+
+
+def _doc_hash() -> pl.Expr:
+    """The doc_id hash :func:`_matches_in_blocks` compares (64 bits)."""
+    return pl.col("doc_id").hash(7)
+
+
+def _matches_in_blocks(
+    run: pl.DataFrame, judgments: pl.DataFrame, wanted: pl.DataFrame, codes: pl.Series, length: int
+) -> pl.DataFrame | None:
+    """:func:`_judged_matches` for a run of blocks (every pair ``length`` rows, one block after
+    the other, :func:`_block_length`): each judgment is looked for in its query's block only.
+
+    A judgment takes the code of each evaluated pair of its query (one per system), so its
+    block; the block's doc_id hashes are compared with the judgment's, a few judgments at a
+    time (the comparisons stay in the cache, as :func:`_counts_in_blocks`'), and a match is
+    checked on the doc_id itself. No hash of the (query_id, doc_id) pair per run row, no
+    membership test over the run: a block is a hundred rows, the run millions. Falls back to
+    :func:`_judged_matches` when a block holds two equal hashes or a match is not one, and when
+    the judgments are many per block (a hash join is then cheaper).
+    """
+    import numpy as np
+
+    judged = judgments.select("query_id", "doc_id", "relevance").join(
+        wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left"
+    )
+    if judged.height * length > _BLOCK_COMPARISONS_PER_ROW * run.height:
+        return _judged_matches(run, judgments)
+    doc_hash = _doc_hash()
+    hashes = run.select(doc_hash).to_series().to_numpy().reshape(-1, length)
+    wanted_hashes = judged.select(doc_hash).to_series().to_numpy()
+    block_codes = codes.to_numpy()[::length]  # sorted: the run is its blocks in code order
+    block_of = np.searchsorted(block_codes, judged.get_column("code").to_numpy())
+    rows = np.full(judged.height, -1, dtype=np.int64)
+    step = max(1, _BLOCK_CELLS // length)
+    for start in range(0, judged.height, step):
+        blocks = block_of[start:start + step]
+        same = hashes[blocks] == wanted_hashes[start:start + step, None]
+        counts = np.count_nonzero(same, axis=1)
+        if (counts > 1).any():  # a doc_id twice in a block, or two sharing a hash: the exact path
+            return _judged_matches(run, judgments)
+        hit = np.flatnonzero(counts)
+        rows[start + hit] = blocks[hit] * length + same[hit].argmax(axis=1)
+    found = rows >= 0
+    matches = judged.filter(pl.Series(found)).select(
+        pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
+    )
+    retrieved = run.get_column("doc_id").gather(matches.get_column("_row"))
+    if not (retrieved == matches.get_column("doc_id")).all() or matches.get_column("_row").is_duplicated().any():
+        return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
+    return matches.select("_row", "relevance")
 
 
 def _judged_matches(run: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame | None:
