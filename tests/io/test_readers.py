@@ -288,10 +288,11 @@ def test_screen_key_check_finds_every_repeated_value(values, split_sorts):
 
 def _stretches(rows: list[tuple]) -> int | None:
     """Plain reference of `_stretch_length`: the one length of the stretches of equal rows, when
-    no row value comes back after its stretch; else None."""
+    no row value comes back after its stretch and the stretches average two rows or more; else
+    None."""
     starts = [i for i in range(len(rows)) if i == 0 or rows[i] != rows[i - 1]]
     lengths = {b - a for a, b in zip(starts, [*starts[1:], len(rows)], strict=True)}
-    if len(lengths) != 1 or len({rows[i] for i in starts}) != len(starts):
+    if 2 * len(starts) > len(rows) or len(lengths) != 1 or len({rows[i] for i in starts}) != len(starts):
         return None
     return lengths.pop()
 
