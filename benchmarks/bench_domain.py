@@ -95,7 +95,7 @@ def make(only: str | None = None) -> None:
 # Each side is split in two: ``load()`` reads the files into the inputs that side takes (Polars
 # frames for evalframe, the chapter's list of dicts or lists and dicts, the libraries' long table),
 # and ``compute(inputs)`` turns them into the numbers. ``main`` times both apart, after the side's
-# imports: the in-process figures (start-up, imports and loading excluded) next to farm-bench's
+# imports: the in-process figures (start-up, imports and loading excluded) next to the paired
 # whole-process ones.
 
 
