@@ -166,6 +166,22 @@ class RocCurves:
         fp = self.fp[:, 1:]
         return np.divide(fp, self.total_negative[:, None], out=np.zeros_like(fp), where=self.total_negative[:, None] > 0)
 
+    def operating_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(FPR, TPR)`` (R × M each) at the point (0, 0) and every distinct probability of the
+        slice, highest first (a point of both classes once): the ROC curve under each column
+        (``roc_curve(drop_intermediate=False)``), NaN in a column without positive or negative weight."""
+        probs = np.unique(np.concatenate([self.positive_prob, self.negative_prob]))[::-1]
+        thresholds = np.r_[np.inf, probs]
+        # Points of each class at or above each threshold (probabilities sorted descending).
+        positives = np.searchsorted(-self.positive_prob, -thresholds, side="right")
+        negatives = np.searchsorted(-self.negative_prob, -thresholds, side="right")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tpr = self.tp[:, positives] / self.total_positive[:, None]
+            fpr = self.fp[:, negatives] / self.total_negative[:, None]
+        undefined = ~((self.total_positive > 0) & (self.total_negative > 0))
+        tpr[undefined], fpr[undefined] = np.nan, np.nan
+        return fpr, tpr
+
     def defined(self, both_classes: bool) -> np.ndarray:
         """Columns with a used row, positive weight and (if asked) negative weight."""
         ok = (self.n > 0) & (self.total_positive > 0)
