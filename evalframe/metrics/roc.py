@@ -19,7 +19,13 @@ against 64 s through ``finalize`` of the stacked state (2 s to stack each slice'
 1 s per metric for Polars' per-replicate sorts and running sums). The family therefore keeps one
 vectorised evaluation under weight matrices (:class:`RocCurves`, cumulative sums per weight
 column), tested equal to ``finalize`` of the stacked state (the definition) to 1e-12, exact
-ties and points exactly at a TPR@FPR target included.
+ties and points exactly at a TPR@FPR target included. Tried again with the stacked state emitted
+in key order (slice, replicate, probability) and a ``finalize`` that reads it without any sort
+(running sums over a sorted group key, shared by the family in one Polars batch): 24 s against
+2.7 s CPU for the family's part of the sample's bootstrap, about 10⁸ stacked rows whose stacking
+(sparse products, gathers) and per-group running sums cost tens of nanoseconds a row each, where
+:class:`RocCurves` adds each weight column's points in one contiguous cumulative sum. The ROC
+band of the plots reads these curves too (:meth:`RocCurves.operating_points`).
 
 >>> import polars as pl
 >>> queries = pl.LazyFrame({"fold": [0, 0, 0, 0, 1, 1],
