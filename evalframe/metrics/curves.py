@@ -28,6 +28,7 @@ the rows: weighted counts and other weighted sums are added exactly in fixed poi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -108,11 +109,11 @@ def from_units(total: pl.Expr, exponent: pl.Expr) -> pl.Expr:
     return total.cast(pl.Float64) / first / second
 
 
+@dataclass(frozen=True)
 class Exact:
     """A value expression to be summed exactly over a group by :func:`exact_sums`."""
 
-    def __init__(self, values: pl.Expr):
-        self.values = values
+    values: pl.Expr
 
 
 def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl.Expr | Exact], *,
