@@ -215,7 +215,8 @@ def format_lines(result: Evaluation, selected: Sequence[Selected], *, per_query:
             if item.measure == "runid":
                 yield f"{'runid':<22}\tall\t{system}"
             elif item.measure == "num_q":  # the long per-query table is built only when asked for
-                n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
+                n_queries = (result.per_unit_lazy().filter((pl.col("unit") == "query") & (pl.col("system") == system))
+                             .select(pl.col("query_id").n_unique()).collect(engine="streaming").item())
                 yield f"{'num_q':<22}\tall\t{n_queries}"
             else:
                 yield _line(item, "all", totals[item.metric.name])

@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import tempfile
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -44,8 +45,9 @@ import polars as pl
 from evalframe._progress import Progress, step
 from evalframe.data.tables import Tables
 from evalframe.data.units import SYSTEM, partition_keys
-from evalframe.engine.partials import Partials, evaluate_part, merge, merged_notes
+from evalframe.engine.partials import Partials, evaluate_part, merge, merged_notes, values_in_key_order
 from evalframe.engine.plan import Plan
+from evalframe.engine.result import Evaluation
 from evalframe.errors import ConfigError
 from evalframe.io.scan import Scan
 from evalframe.metrics.base import ItemMetric
@@ -169,14 +171,21 @@ def partials_in_buckets(
 @contextmanager
 def bucket_folder(bucket_dir: str | Path | None = None) -> Iterator[Path]:
     """A fresh folder for one evaluation's bucket files inside ``bucket_dir`` (default: the
-    system's temporary folder), removed when the block ends, also on an error or Ctrl-C."""
+    system's temporary folder), removed when the block ends, also on an error or Ctrl-C; but
+    for its per-unit values (``_values``) when a result still reads them (:class:`SpilledValues`),
+    which then removes the folder when the last result holding them is gone.""" 
     root = Path(bucket_dir) if bucket_dir is not None else Path(tempfile.gettempdir())
     root.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="evalframe-buckets-", dir=root))
     try:
         yield folder
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if (folder / VALUES).is_dir():  # a result reads them (SpilledValues): it removes the folder when it goes
+            for child in folder.iterdir():
+                if child.name != VALUES:
+                    shutil.rmtree(child, ignore_errors=True)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_buckets(
@@ -190,22 +199,59 @@ def run_buckets(
     """The kernel bucket by bucket, merged: ``evaluate_bucket(b)`` gives bucket ``b``'s partials
     (None: nothing to evaluate) and counted notes of what it left out; each part's per-unit values
     go to disk at once (:func:`spill_values`); the merge's notes follow ``notes`` (the input's).
-    ``finish`` and the return value: as :func:`partials_in_buckets`."""
-    parts, left_out = [], []
-    with Progress(n, "buckets") as progress:
-        for bucket in range(n):
-            part, part_notes = evaluate_bucket(bucket)
-            if part is not None:
-                parts.append(spill_values(part, folder / "_values", bucket))
-            left_out += [[note] for note in part_notes]
-            progress.advance()
-    if not parts:
-        raise ConfigError("the input has no judged query to evaluate")
-    merged = merge(parts)
-    merged = replace(merged, notes=tuple(dict.fromkeys([*notes, *merged_notes([merged.notes, *left_out])])))
-    if finish is not None:
-        return finish(merged)
-    return replace(merged, values={key: frame.lazy().collect() for key, frame in merged.values.items()})
+    ``finish`` and the return value: as :func:`partials_in_buckets`.
+
+    The per-unit value files go to ``folder/_values`` (:class:`SpilledValues`): an
+    :class:`~evalframe.engine.result.Evaluation` that ``finish`` returns reads its long per-unit
+    values from them lazily and keeps them (and ``folder``) alive (``per_unit_files``); on an
+    error, or without such a result, they are removed at once."""
+    spilled = SpilledValues(folder)
+    try:
+        parts, left_out = [], []
+        with Progress(n, "buckets") as progress:
+            for bucket in range(n):
+                part, part_notes = evaluate_bucket(bucket)
+                if part is not None:
+                    parts.append(spill_values(part, spilled.path, bucket))
+                left_out += [[note] for note in part_notes]
+                progress.advance()
+        if not parts:
+            raise ConfigError("the input has no judged query to evaluate")
+        merged = merge(parts)
+        merged = replace(merged, notes=tuple(dict.fromkeys([*notes, *merged_notes([merged.notes, *left_out])])))
+        if finish is None:
+            return replace(merged, values={(g, unit): values_in_key_order(frame.lazy(), merged.units, unit).collect()
+                                           for (g, unit), frame in merged.values.items()})
+        result = finish(merged)
+    except BaseException:
+        spilled.remove()
+        raise
+    if isinstance(result, Evaluation) and isinstance(result.per_unit_frame, pl.LazyFrame):
+        return replace(result, per_unit_files=spilled)
+    spilled.remove()
+    return result
+
+
+#: The folder of the per-unit values inside a bucket folder.
+VALUES = "_values"
+
+
+class SpilledValues:
+    """The per-unit value files of one bucket run (``<bucket folder>/_values``): :meth:`remove`,
+    or garbage collection of this object (the last result holding it is gone), or the
+    interpreter's exit removes them with their bucket folder (whose other files
+    :func:`bucket_folder` removes when the run ends)."""
+
+    def __init__(self, folder: Path):
+        self.path = folder / VALUES
+        self.path.mkdir()
+        self._finalizer = weakref.finalize(self, shutil.rmtree, str(folder), True)
+
+    def remove(self) -> None:
+        self._finalizer()
+
+    def __repr__(self) -> str:
+        return f"SpilledValues({str(self.path)!r})"
 
 
 def spill_values(part: Partials, folder: Path, bucket: int) -> Partials:

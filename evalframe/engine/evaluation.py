@@ -27,7 +27,7 @@ from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
 from evalframe.data.units import SYSTEM
 from evalframe.engine import aggregate, uncertainty
-from evalframe.engine.partials import TRACE_KEYS, Partials, compute_partials
+from evalframe.engine.partials import TRACE_KEYS, Partials, compute_partials, values_in_key_order
 from evalframe.engine.per_unit import long_values
 from evalframe.engine.plan import (
     EmptyPolicy,
@@ -40,7 +40,7 @@ from evalframe.engine.plan import (
 from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
-from evalframe.metrics.base import Metric, SetMetric
+from evalframe.metrics.base import WEIGHT, Metric, SetMetric
 from evalframe.engine.bootstrap import Bootstrap
 
 
@@ -61,7 +61,7 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     return Evaluation(
         summary=summary,
         replicates=replicates,
-        per_unit_values=per_unit_long,
+        per_unit_frame=per_unit_long,
         skipped=skipped,
         plan=partials.plan,
         units=partials.units,
@@ -105,8 +105,7 @@ def _summary(partials: Partials) -> pl.DataFrame:
                 sizes = partials.sizes[(unit, grouping)].lazy()
                 tables_of_grouping = []
                 if per_unit:
-                    wide = partials.values[(g, unit)].lazy()
-                    quantile_rows = aggregate.quantiles(rows_of_slices(wide, by[grouping]), per_unit, by[grouping], weighted=weighted)
+                    quantile_rows = _quantile_rows(partials.values[(g, unit)], per_unit, by[grouping], weighted=weighted)
                     tables_of_grouping.append(aggregate.unit_summary(
                         sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
                     ))
@@ -133,6 +132,26 @@ def _summary(partials: Partials) -> pl.DataFrame:
     return summary
 
 
+def _quantile_rows(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *,
+                   weighted: bool) -> pl.LazyFrame:
+    """The quantile rows of ``metrics`` per slice of ``by`` (:func:`aggregate.quantiles`).
+
+    In memory (``wide`` a DataFrame): one lazy plan for every metric. On the bucket path
+    (``wide`` a lazy scan of the spilled per-unit values, :mod:`~evalframe.engine.buckets`): one
+    metric at a time, each collected from the files before the next is read, so that memory
+    holds one metric's values of the grouping set (and its sort), never every metric's. The
+    quantiles do not depend on the rows' order, so the files are read as they lie (no sort)."""
+    if isinstance(wide, pl.DataFrame):
+        return aggregate.quantiles(rows_of_slices(wide.lazy(), by), metrics, by, weighted=weighted)
+    extra = [WEIGHT] if weighted else []
+    found = [
+        aggregate.quantiles(rows_of_slices(wide.select(*by, *extra, metric.name), by), [metric], by, weighted=weighted)
+        .collect(engine="in-memory")
+        for metric in metrics
+    ]
+    return pl.concat(found, how="vertical_relaxed").lazy()
+
+
 def metric_params(plan: Plan) -> dict[str, str]:
     """The summary's ``params`` of each metric: the shared parameters its value depends on
     (``threshold=0.5``; ``tau_neg=0.2,tau_pos=0.7`` for the gate metrics when the state is
@@ -152,19 +171,28 @@ def metric_params(plan: Plan) -> dict[str, str]:
                 found[metric.name] = f"{found[metric.name]},{text}" if metric.name in found else text
     return found
 
-def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame | pl.LazyFrame, pl.DataFrame]:
     """The long per-unit values of every group and unit, and the skipped units per system,
-    unit, metric and reason (null values, and units outside the group's subset)."""
+    unit, metric and reason (null values, and units outside the group's subset).
+
+    In memory the long values are a DataFrame. On the bucket path (per-unit values kept on
+    disk, lazy scans of the spilled files) they stay a lazy plan over the files, in key order
+    (:func:`~evalframe.engine.partials.values_in_key_order`), never collected here: the
+    outputs stream it to their files; the skip counts are one streaming pass over the files."""
     plan, units = partials.plan, partials.units
     slice_keys = plan.slice_keys
+    on_disk = any(isinstance(wide, pl.LazyFrame) for wide in partials.values.values())
     long_parts, skipped = [], []
     for (g, unit), wide in partials.values.items():
         group = plan.groups[g]
         per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
         keys = [c for c in wide.lazy().collect_schema().names() if c in set(units.key_columns(unit)) | set(slice_keys) | set(TRACE_KEYS)]
-        long = long_values(wide.lazy(), per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
+        ordered = values_in_key_order(wide.lazy(), units, unit) if on_disk else wide.lazy()
+        long = long_values(ordered, per_unit, keys).with_columns(unit=pl.lit(unit), subset=pl.lit(group.subset.name))
         long_parts.append(long)
-        skipped.append(long.filter(pl.col("skip_reason").is_not_null()).group_by(SYSTEM, "unit", "metric", "skip_reason").agg(count=pl.len().cast(pl.Int64)))
+        # The counts do not depend on the rows' order: on disk, the files as they lie.
+        counted = long_values(wide.lazy(), per_unit, keys).with_columns(unit=pl.lit(unit)) if on_disk else long
+        skipped.append(counted.filter(pl.col("skip_reason").is_not_null()).group_by(SYSTEM, "unit", "metric", "skip_reason").agg(count=pl.len().cast(pl.Int64)))
         applicable = [grouping for grouping in plan.slices if partials.applies[(unit, grouping)]]
         if not applicable:
             continue
@@ -178,10 +206,14 @@ def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame, pl.DataFrame]:
         skipped.append(outside.join(names, how="cross").select(
             SYSTEM, pl.lit(unit).alias("unit"), "metric", pl.lit(group.subset.outside_reason).alias("skip_reason"), "count"
         ))
-    # The long values and the skip counts of every group and unit: lazy plans, collected at once.
-    collected = pl.collect_all([*long_parts, *skipped], engine="in-memory") if long_parts or skipped else []
-    long_parts, skipped = collected[:len(long_parts)], collected[len(long_parts):]
-    per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long()
+    if on_disk:
+        skipped = [frame.collect(engine="streaming") for frame in skipped]
+        per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long().lazy()
+    else:
+        # The long values and the skip counts of every group and unit: lazy plans, collected at once.
+        collected = pl.collect_all([*long_parts, *skipped], engine="in-memory") if long_parts or skipped else []
+        long_parts, skipped = collected[:len(long_parts)], collected[len(long_parts):]
+        per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long()
     skipped_table = (
         pl.concat(skipped, how="vertical_relaxed").sort(SYSTEM, "unit", "metric", "skip_reason") if skipped else _empty_skipped()
     )

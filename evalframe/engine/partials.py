@@ -308,14 +308,22 @@ def merge(parts: Iterable[Partials]) -> Partials:
         return parts[0]
     merged = parts[0].merge(*parts[1:])
     # Key order, whatever the parts' order (as the in-memory run orders a run's judged queries).
+    # Values kept on disk (lazy scans) stay in the parts' order: what reads them in order sorts
+    # them then (:func:`values_in_key_order`), what does not (quantiles, counts) reads the files as they lie.
     units = merged.units
     return replace(
         merged,
         queries=merged.queries.sort(SYSTEM, "query_id", nulls_last=True, maintain_order=True),
-        values={(g, unit): frame.sort(units.key_columns(unit), nulls_last=True, maintain_order=True)
+        values={(g, unit): frame if isinstance(frame, pl.LazyFrame) else values_in_key_order(frame, units, unit)
                 for (g, unit), frame in merged.values.items()},
         notes=merged_notes([p.notes for p in parts]),
     )
+
+
+def values_in_key_order(frame: pl.DataFrame | pl.LazyFrame, units: Units, unit: str) -> pl.DataFrame | pl.LazyFrame:
+    """Per-unit values sorted by the unit's key columns (nulls last, ties in their order): the
+    in-memory run's order, whatever the order of the parts they were merged from."""
+    return frame.sort(units.key_columns(unit), nulls_last=True, maintain_order=True)
 
 
 _NUMBER = re.compile(r"\d+")

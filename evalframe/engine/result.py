@@ -46,7 +46,10 @@ class Evaluation:
     """What an evaluation returns (see the module docstring)."""
 
     summary: pl.DataFrame
-    per_unit_values: pl.DataFrame
+    #: The long per-unit values as the engine left them: a DataFrame in memory; on the bucket
+    #: path a lazy plan over the per-unit values spilled to disk (never collected by the
+    #: engine). Read them through :attr:`per_unit_values` (a DataFrame) or :meth:`per_unit_lazy`.
+    per_unit_frame: pl.DataFrame | pl.LazyFrame
     skipped: pl.DataFrame
     plan: Plan
     units: Units
@@ -61,6 +64,20 @@ class Evaluation:
     replicates: pl.DataFrame | None = None
     #: Further named result tables (``"ablation"``, ``"checks"``, …), in the order they were added.
     tables: Mapping[str, pl.DataFrame] = field(default_factory=dict)
+    #: On the bucket path, the owner of the spilled per-unit value files that
+    #: :attr:`per_unit_frame` reads (:class:`evalframe.engine.buckets.SpilledValues`): the files
+    #: are removed when no result holding it is left (every copy made with ``replace`` holds it).
+    per_unit_files: Any = field(default=None, compare=False)
+
+    @cached_property
+    def per_unit_values(self) -> pl.DataFrame:
+        """The long per-unit values (keys, trace and slice keys, ``metric``, ``value``,
+        ``skip_reason``, ``unit``, ``subset``). After a bucket run (``buckets=…``) this reads every
+        unit's values of every metric from disk into memory (units × metrics rows: gigabytes for
+        tens of millions of units); :meth:`per_unit_lazy` streams them instead."""
+        frame = self.per_unit_frame
+        return frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+
 
     def __repr__(self) -> str:
         """A few lines for ``print(ev)`` and a notebook's text view: systems, queries, metrics,
@@ -103,11 +120,40 @@ class Evaluation:
     def per_unit(self, unit: str = QUERY) -> pl.DataFrame:
         """Long values of one unit's metrics: its keys, trace and slice keys, ``metric``,
         ``value``, ``skip_reason`` (and ``subset`` when a metric is computed on several)."""
+        if self.per_unit_on_disk:
+            return self.per_unit_lazy(unit).collect()
         rows = self.per_unit_values.filter(pl.col("unit") == unit)
         keys = [c for c in self.per_unit_values.columns if c not in ("metric", "value", "skip_reason", "unit", "subset")]
         keys = [c for c in keys if rows.get_column(c).null_count() < rows.height or c in self.units.key_columns(unit)]
         several = rows.group_by("metric").agg(pl.col("subset").n_unique() > 1).get_column("subset").any()
         extra = ["subset"] if several else []
+        return rows.select(*keys, "metric", *extra, "value", "skip_reason")
+
+    @property
+    def per_unit_on_disk(self) -> bool:
+        """Whether the per-unit values are kept on disk (a bucket run): read them lazily then."""
+        return isinstance(self.per_unit_frame, pl.LazyFrame)
+
+    def per_unit_lazy(self, unit: str | None = None) -> pl.LazyFrame:
+        """The long per-unit values as a lazy frame: every unit's (None), or ``unit``'s with the
+        columns of :meth:`per_unit`. After a bucket run it scans the files on disk (``unit``'s
+        columns found in one streaming pass): sink it (``ev.per_unit_lazy("query").sink_parquet(path)``)
+        to write the values without holding them in memory."""
+        if unit is None:
+            return self.per_unit_frame.lazy()
+        if not self.per_unit_on_disk:
+            return self.per_unit(unit).lazy()
+        rows = self.per_unit_frame.lazy().filter(pl.col("unit") == unit)
+        keys = [c for c in rows.collect_schema().names() if c not in ("metric", "value", "skip_reason", "unit", "subset")]
+        # The rule of per_unit (a key column all null among the unit's rows is not the unit's;
+        # the subset shown when a metric has several), from counts of one streaming pass.
+        counts = rows.select(
+            pl.len().alias("_rows"),
+            *(pl.col(c).null_count().alias(c) for c in keys),
+            (pl.struct("metric", "subset").n_unique() > pl.col("metric").n_unique()).alias("_several"),
+        ).collect(engine="streaming").row(0, named=True)
+        keys = [c for c in keys if counts[c] < counts["_rows"] or c in self.units.key_columns(unit)]
+        extra = ["subset"] if counts["_several"] else []
         return rows.select(*keys, "metric", *extra, "value", "skip_reason")
 
     @cached_property

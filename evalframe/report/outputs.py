@@ -42,12 +42,36 @@ def default_outputs(evaluation) -> tuple[str, ...]:
 def coarse_units_table(evaluation) -> pl.DataFrame:
     """``per_unit.parquet``: the long values of every unit other than the query, each unit's rows
     with its own keys (:meth:`~evalframe.engine.result.Evaluation.per_unit`) and a ``unit`` column."""
+    if evaluation.per_unit_on_disk:
+        return _coarse_units_lazy(evaluation).collect()
     names = evaluation.per_unit_values.get_column("unit").unique(maintain_order=True).to_list()
     parts = [evaluation.per_unit(name).with_columns(unit=pl.lit(name)) for name in names if name != "query"]
     if not parts:
         return evaluation.per_unit_values.clear()
     table = pl.concat(parts, how="diagonal_relaxed")
     return table.select("system", "unit", pl.exclude("system", "unit"))
+
+
+def _coarse_units_lazy(evaluation) -> pl.LazyFrame:
+    """:func:`coarse_units_table` of a bucket run, lazy over its per-unit value files (streamed)."""
+    lazy = evaluation.per_unit_lazy()
+    names = lazy.select(pl.col("unit").unique(maintain_order=True)).collect(engine="streaming").get_column("unit").to_list()
+    parts = [evaluation.per_unit_lazy(name).with_columns(unit=pl.lit(name)) for name in names if name != "query"]
+    if not parts:
+        return lazy.limit(0)
+    return pl.concat(parts, how="diagonal_relaxed").select("system", "unit", pl.exclude("system", "unit"))
+
+
+def _write_values(evaluation, path: Path, unit: str | None) -> None:
+    """``per_query.parquet`` (``unit="query"``) or ``per_unit.parquet`` (None: the coarse units);
+    a bucket run's values streamed from its files to ``path`` (never all in memory)."""
+    if evaluation.per_unit_on_disk:
+        lazy = evaluation.per_unit_lazy(unit) if unit is not None else _coarse_units_lazy(evaluation)
+        lazy.sink_parquet(path, statistics=False, engine="streaming")
+    elif unit is not None:
+        evaluation.per_query.write_parquet(path, statistics=False)
+    else:
+        coarse_units_table(evaluation).write_parquet(path, statistics=False)
 
 
 def replicates_table(evaluation) -> pl.DataFrame:
@@ -84,8 +108,8 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         raise ConfigError(f"unknown outputs {unknown} (known: {list(OUTPUT_FILES)})")
     check_out_dir(out_dir, force=force, names=[*outputs, *extra])
     renderers = {
-        "per_query.parquet": lambda path: evaluation.per_query.write_parquet(path, statistics=False),
-        "per_unit.parquet": lambda path: coarse_units_table(evaluation).write_parquet(path, statistics=False),
+        "per_query.parquet": lambda path: _write_values(evaluation, path, "query"),
+        "per_unit.parquet": lambda path: _write_values(evaluation, path, None),
         "summary.parquet": lambda path: evaluation.summary.write_parquet(path, statistics=False),
         "replicates.parquet": lambda path: replicates_table(evaluation).write_parquet(path, statistics=False),
         "summary.csv": lambda path: evaluation.summary.write_csv(path, float_precision=10),

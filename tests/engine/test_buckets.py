@@ -6,6 +6,7 @@ bad settings are ConfigErrors naming the key; ``evalframe trec --buckets`` print
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -38,7 +39,10 @@ def test_buckets_equal_the_in_memory_run_for_every_family(tables, weighted, boot
     whole = ef.evaluate(tables, **options)
     in_buckets = ef.evaluate(tables, **options, buckets=n_buckets, bucket_dir=folder)
     assert_same_evaluation(in_buckets, whole)
-    assert list(folder.iterdir()) == []  # the temporary buckets are gone
+    assert [p.name for p in next(folder.iterdir()).iterdir()] == ["_values"]  # the buckets are gone; the result's values stay
+    del in_buckets
+    gc.collect()
+    assert list(folder.iterdir()) == []  # and go with the result
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +88,8 @@ def test_scans_in_buckets_equal_the_in_memory_run(trec_like, run_source, tmp_pat
                           buckets=4, bucket_dir=tmp_path)
     assert_same_evaluation(scanned, whole)
     assert any("run rows of 1 queries without judgments were ignored" in note for note in scanned.notes)
+    del scanned
+    gc.collect()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -94,6 +100,8 @@ def test_a_queries_table_with_slices_and_weights_in_buckets(trec_like, tmp_path)
     whole = ef.evaluate(run, qrels, queries=queries, **options)
     in_buckets = ef.evaluate(run, qrels, queries=queries, **options, buckets=3, bucket_dir=tmp_path)
     assert_same_evaluation(in_buckets, whole)
+    del in_buckets
+    gc.collect()
     assert list(tmp_path.iterdir()) == []
 
 
@@ -116,9 +124,13 @@ def test_temporary_buckets_are_removed_on_error_and_ctrl_c(trec_like, tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
-def test_per_unit_values_stay_on_disk_until_the_result_is_built(trec_like, tmp_path, monkeypatch):
-    """Each bucket's per-unit values are written beside it and read back lazily when finalising
-    (quantiles, bootstrap, the long table); the files are gone once the result is built."""
+def test_per_unit_values_stay_on_disk_with_the_result(trec_like, tmp_path, monkeypatch):
+    """Each bucket's per-unit values are written to disk and read back lazily when finalising
+    (quantiles one metric at a time, skip counts streamed); the result's long per-unit table is a
+    lazy scan of those files (collected only when read), the files live as long as the result
+    (and its copies), and go with it."""
+    from dataclasses import replace
+
     from evalframe.engine import evaluation
 
     seen = []
@@ -135,8 +147,16 @@ def test_per_unit_values_stay_on_disk_until_the_result_is_built(trec_like, tmp_p
     in_buckets = ef.evaluate(run, qrels, RANKING, missing="zero", buckets=3, bucket_dir=tmp_path, bootstrap=bootstrap)
     assert seen and all(isinstance(frame, pl.LazyFrame) for frame, _ in seen)
     assert seen[0][1] == ["00000.parquet", "00001.parquet", "00002.parquet"]
+    assert isinstance(in_buckets.per_unit_frame, pl.LazyFrame)
+    whole = ef.evaluate(run, qrels, RANKING, missing="zero", bootstrap=bootstrap)
+    copy = replace(in_buckets, notes=())
+    del in_buckets
+    gc.collect()
+    assert_same_evaluation(replace(copy, notes=whole.notes), whole)  # the copy still reads the files
+    assert copy.per_unit_lazy().collect().equals(whole.per_unit_values)
+    del copy
+    gc.collect()
     assert list(tmp_path.iterdir()) == []
-    assert_same_evaluation(in_buckets, ef.evaluate(run, qrels, RANKING, missing="zero", bootstrap=bootstrap))
 
 
 @pytest.mark.parametrize(("settings_", "message"), [
