@@ -14,17 +14,22 @@ guarantee, :mod:`evalframe.engine.kernel`).
 engine's working tables for them (about :data:`WORKING_FACTOR` times the bucket's input
 bytes). Each bucket's per-unit values (units × metrics) go to a Parquet file beside the bucket
 (:func:`spill_values`) as soon as the bucket is done; across buckets memory holds only the
-queries table (one row per evaluated query) and the per-slice sums and set-metric states — not
-the ranking rows, not the per-unit values. Finalising reads the values back from the files:
-the quantiles exactly (a lazy scan of the value columns, sorted per slice), the bootstrap from
-the values in key order (replicate weights drawn block by block,
-:mod:`evalframe.engine.uncertainty`), and the long per-unit table of the result.
+queries table (one row per evaluated query) and the per-slice sums, set-metric states and bootstrap replicate sums — not
+the ranking rows, not the per-unit values. Finalising reads the values back from the files
+one metric at a time: the quantiles exactly (one metric's values of one grouping set in
+memory at once, sorted per slice), the skip counts (a streaming pass). The result's long
+per-unit table stays a lazy scan of the files (:attr:`Evaluation.per_unit_frame
+<evalframe.engine.result.Evaluation.per_unit_frame>`), which the outputs sink to their files;
+the files live in the bucket folder's ``_values`` as long as a result reads them
+(:class:`SpilledValues`). BCa's jackknife alone reads every unit's values at once.
 ``buckets="auto"`` picks ``N`` so that one bucket's working set fits half the memory budget
 (:data:`BUCKET_SHARE`; the budget's default: a third of the machine's memory), leaving the
 other half for what grows with the units when the result is built.
 
 **Temporary files** go to a fresh folder inside ``bucket_dir`` (default: the system's
-temporary folder) and are removed when the evaluation ends, also on an error or Ctrl-C.
+temporary folder) and are removed when the evaluation ends, also on an error or Ctrl-C; the
+per-unit value files that the result reads, when the last result holding them is gone (or
+at the interpreter's exit).
 """
 
 from __future__ import annotations

@@ -246,3 +246,24 @@ def test_a_query_whose_units_fall_in_two_buckets_is_an_error_naming_it(tmp_path)
     tables = ef.Tables.from_run(ef.read_run(run), ef.read_qrels(data["qrels"]), queries)
     with pytest.raises(ConfigError, match=r"query 'p0\|c0' belongs to units \['post_id'\] that fall in different buckets"):
         ef.evaluate(tables, metrics=["macro_f1"], buckets=64, bucket_dir=tmp_path)
+
+
+def test_a_bucket_run_streams_its_per_unit_values_to_the_outputs(tmp_path):
+    """The long per-unit values of a bucket run are a lazy scan of its files: the result's
+    per_query.parquet and per_unit.parquet (sunk from the files) hold the in-memory run's values,
+    and every view of them (per_unit, per_query, per_unit_values) equals the in-memory one."""
+    data = _posts_with_an_orphan()
+    tables = ef.Tables.from_run(ef.read_run(data["run"]), ef.read_qrels(data["qrels"]), data["queries"])
+    options = dict(metrics=["exact_match", "macro_f1", "recall@3", "mrr"], slices={"overall": [], "criterion": ["criterion_id"]})
+    whole = ef.evaluate(tables, **options)
+    in_buckets = ef.evaluate(tables, **options, buckets=3, bucket_dir=tmp_path / "scratch")
+    assert in_buckets.per_unit_on_disk and not whole.per_unit_on_disk
+    whole.write(tmp_path / "memory")
+    in_buckets.write(tmp_path / "buckets")
+    for name in ("per_query.parquet", "per_unit.parquet"):
+        written = pl.read_parquet(tmp_path / "buckets" / name)
+        assert written.height and written.equals(pl.read_parquet(tmp_path / "memory" / name)), name
+    assert (tmp_path / "buckets" / "summary.csv").read_bytes() == (tmp_path / "memory" / "summary.csv").read_bytes()
+    assert in_buckets.per_unit("post").equals(whole.per_unit("post"))
+    assert in_buckets.per_query.equals(whole.per_query)
+    assert in_buckets.per_unit_values.equals(whole.per_unit_values)
