@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from evalframe.data.units import QUERY_KEYS, SYSTEM
+from evalframe.engine.aggregate import order_summary
 from evalframe.engine.extraction import EXTRACTION_COLUMNS, top_k_counts
 from evalframe.engine.ranking import rank_items
 from evalframe.errors import NO_VALUE, ConfigError, Problem
@@ -127,17 +128,22 @@ def mass_policy_k(
     rows = ranking.lazy().select(*QUERY_KEYS, "rank", _mass=mass)
     if not in_rank_order:
         rows = rows.sort(*QUERY_KEYS, "rank")
+    # Each query's rows are now contiguous: number the queries by where their rows start, so the
+    # windows and the group-by below key on one integer instead of hashing two strings.
+    starts = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift()) for key in QUERY_KEYS)
+    rows = rows.with_columns(_query=starts.cum_sum())
     # The total is the last running sum, added in the same order: a prefix that equals γ·total
     # in exact arithmetic compares the same way whatever the summation kernel.
-    rows = rows.with_columns(_cumulative=pl.col("_mass").cum_sum().over(QUERY_KEYS)).with_columns(
-        _total=pl.col("_cumulative").last().over(QUERY_KEYS)
+    rows = rows.with_columns(_cumulative=pl.col("_mass").cum_sum().over("_query")).with_columns(
+        _total=pl.col("_cumulative").last().over("_query")
     )
     # Smallest k with cumulative ≥ γ·total = 1 + the number of prefixes still below it (the
     # prefixes grow), at most the ranking's length (rounding can leave the last one below).
-    per_query = rows.group_by(QUERY_KEYS).agg(
-        pl.min_horizontal((pl.col("_cumulative") < gamma * pl.col("_total")).sum() + 1, pl.len()).alias(f"k_{i}")
-        for i, gamma in enumerate(gammas)
-    )
+    per_query = rows.group_by("_query").agg(
+        *(pl.col(key).first() for key in QUERY_KEYS),
+        *(pl.min_horizontal((pl.col("_cumulative") < gamma * pl.col("_total")).sum() + 1, pl.len()).alias(f"k_{i}")
+          for i, gamma in enumerate(gammas)),
+    ).drop("_query")
     return per_query.with_columns(
         pl.col(f"k_{i}").cast(pl.Int64).clip(k_min, k_max) for i in range(len(gammas))
     ).collect(engine="in-memory")
@@ -194,16 +200,34 @@ def dynamic_k_sweep(
     counts = top_k_counts(ranking, tables.judgments, base, k_columns, relevance_threshold=threshold)
     base = base.join(counts, on=QUERY_KEYS, how="left", maintain_order="left")
     generated = set(counts.columns) - set(QUERY_KEYS) | set(k_columns)
-    rows = []
-    for i, gamma in enumerate(gammas):
+    copies = []
+    for i in range(len(gammas)):
         column = k_columns[i]
         chosen = {column: "selected_k", **{f"{name}__{column}": name for name in EXTRACTION_COLUMNS}}
-        queries = base.select(*(c for c in base.columns if c not in generated),
-                              *(pl.col(old).alias(new) for old, new in chosen.items()))
-        evaluation = evaluate(replace(tables, queries=queries), metrics=list(SWEEP_METRICS), slices=slices,
-                              weight=weight, relevance_threshold=threshold)
-        rows.append(_sweep_rows(evaluation.summary, gamma, [k for keys in slices.values() for k in keys]))
+        copies.append(base.select(*(c for c in base.columns if c not in generated),
+                                  *(pl.col(old).alias(new) for old, new in chosen.items()))
+                      .with_columns(pl.col(SYSTEM) + _gamma_suffix(i)))
+    # Every γ in one engine pass: γ i's copy of the queries has its systems renamed with
+    # _gamma_suffix(i), so units and slices never mix γs. The metrics read only the queries
+    # table (the counts are given), so the ranking is not passed.
+    stacked = replace(tables, queries=pl.concat(copies), ranking_rows=None, ranked_lists=None)
+    summary = evaluate(stacked, metrics=list(SWEEP_METRICS), slices=slices, weight=weight,
+                       relevance_threshold=threshold).summary
+    slice_keys = [k for keys in slices.values() for k in keys]
+    rows = []
+    for i, gamma in enumerate(gammas):
+        suffix = _gamma_suffix(i)
+        of_gamma = summary.filter(pl.col(SYSTEM).str.ends_with(suffix)).with_columns(
+            pl.col(SYSTEM).str.strip_suffix(suffix))
+        # The order of γ's own evaluation (natural order of the plain system names).
+        of_gamma = order_summary(of_gamma, list(SWEEP_METRICS), slices, list(dict.fromkeys(slice_keys)))
+        rows.append(_sweep_rows(of_gamma, gamma, slice_keys))
     return pl.concat(rows, how="vertical_relaxed")
+
+
+def _gamma_suffix(i: int) -> str:
+    """What the sweep appends to every system name of γ number ``i`` (a unit separator, then ``i``)."""
+    return f"\x1f{i}"
 
 
 def _sweep_rows(summary: pl.DataFrame, gamma: float, slice_keys: Sequence[str]) -> pl.DataFrame:
