@@ -26,6 +26,10 @@ OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "sum
                 "replicates.parquet", "curves.parquet", *REPORT_FILES)
 
 
+#: Outputs that show the report plots (drawn while the other files are written).
+PLOTTED = {"plots", "report.html"}
+
+
 def default_outputs(evaluation) -> tuple[str, ...]:
     """The pipeline's outputs, else every file that has content (``per_unit.parquet`` only with
     metrics of a unit other than the query). ``replicates.parquet`` (R values per summary row:
@@ -92,27 +96,46 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
         "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),
     }
+    report = None
     if any(name == "curves.parquet" or name in REPORT_FILES for name in outputs):
         from evalframe.report.tables import ReportData
 
         if any(name in REPORT_FILES for name in outputs):
             require_report_extra()
-        renderers |= ReportWriter(ReportData.from_evaluation(evaluation)).writers()
+        report = ReportWriter(ReportData.from_evaluation(evaluation))
+        renderers |= report.writers()
     writers = {name: renderers[name] for name in outputs}
     for name, table in extra.items():
         writers[name] = lambda path, table=table: table.write_csv(path, float_precision=10)
-    return write_result(out_dir, writers, force=force)
+    if report is None or not PLOTTED & set(outputs):
+        return write_result(out_dir, writers, force=force)
+    # The plots are drawn by worker processes while this one writes every other file; the files
+    # that show them come last (the order of writing changes no file).
+    report.start()
+    try:
+        return write_result(out_dir, {name: writers[name] for name in sorted(writers, key=lambda n: n in PLOTTED)},
+                            force=force)
+    finally:
+        report.close()
 
 
 class ReportWriter:
     """Writers of the report files of one :class:`~evalframe.report.tables.ReportData`; the
     plots are drawn once (in worker processes when there are many:
-    :func:`~evalframe.report.plots.render_report_plots`) and shared by ``plots/``, ``report.md``
-    and ``report.html``."""
+    :func:`~evalframe.report.plots.start_report_plots`) and shared by ``plots/``, ``report.md``
+    and ``report.html``. :meth:`start` sets the workers drawing while other files are written."""
 
     def __init__(self, data) -> None:
         self.data = data
         self._rendered: dict[str, dict[str, bytes]] | None = None
+        self._pending = None
+
+    def start(self) -> None:
+        """Begin drawing the report plots (in worker processes, when there are many)."""
+        if self._pending is None and self._rendered is None:
+            from evalframe.report.plots import FORMATS, HTML_PNG, start_report_plots
+
+            self._pending = start_report_plots(self.data, (*FORMATS, HTML_PNG))
 
     @property
     def rendered(self) -> dict[str, dict[str, bytes]]:
@@ -121,12 +144,17 @@ class ReportWriter:
         if self._rendered is None:
             from evalframe.report.domain import domain_figures
             from evalframe.report.embedding_plots import render_embedding_plots
-            from evalframe.report.plots import FORMATS, HTML_PNG, render_report_plots, save
+            from evalframe.report.plots import FORMATS, save
 
-            self._rendered = render_report_plots(self.data, (*FORMATS, HTML_PNG)) | render_embedding_plots(self.data)
+            self.start()
+            # Drawn here while the workers draw the report plots.
+            extra = render_embedding_plots(self.data)
             # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
-            for stem, figure in domain_figures(self.data).items():
-                self._rendered[stem] = {format: save(figure, format) for format in FORMATS}
+            extra |= {stem: {format: save(figure, format) for format in FORMATS}
+                      for stem, figure in domain_figures(self.data).items()}
+            rendered = self._pending.result() | extra
+            self._pending = None
+            self._rendered = rendered
         return self._rendered
 
     @property
@@ -165,5 +193,8 @@ class ReportWriter:
         }
 
     def close(self) -> None:
-        """Release the plots' memory."""
+        """Stop drawing and release the plots' memory."""
+        if self._pending is not None:
+            self._pending.close()
+            self._pending = None
         self._rendered = None
