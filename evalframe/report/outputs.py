@@ -9,6 +9,7 @@ evalframe run wrote there are ever replaced.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -129,6 +130,7 @@ class ReportWriter:
         self.data = data
         self._rendered: dict[str, dict[str, bytes]] | None = None
         self._pending = None
+        self._extra: dict[str, dict[str, bytes]] | None = None
 
     def start(self) -> None:
         """Begin drawing the report plots (in worker processes, when there are many)."""
@@ -142,32 +144,46 @@ class ReportWriter:
         """Each plot's PNG and SVG bytes, by stem, drawn on first use (embedding results add
         their own plots: issue 24)."""
         if self._rendered is None:
-            from evalframe.report.domain import domain_figures
-            from evalframe.report.embedding_plots import render_embedding_plots
-            from evalframe.report.plots import FORMATS, save
-
             self.start()
-            # Drawn here while the workers draw the report plots.
-            extra = render_embedding_plots(self.data)
-            # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
-            extra |= {stem: {format: save(figure, format) for format in FORMATS}
-                      for stem, figure in domain_figures(self.data).items()}
+            extra = self._drawn_here()
             rendered = self._pending.result() | extra
             self._pending = None
             self._rendered = rendered
         return self._rendered
 
-    @property
-    def png(self) -> dict[str, bytes]:
-        """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``."""
-        return {stem: files["png"] for stem, files in self.rendered.items()}
+    def _drawn_here(self) -> dict[str, dict[str, bytes]]:
+        """The plots of embedding and domain results (few), drawn in this process (once)."""
+        if self._extra is None:
+            from evalframe.report.domain import domain_figures
+            from evalframe.report.embedding_plots import render_embedding_plots
+            from evalframe.report.plots import FORMATS, save
+
+            extra = render_embedding_plots(self.data)
+            # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
+            extra |= {stem: {format: save(figure, format) for format in FORMATS}
+                      for stem, figure in domain_figures(self.data).items()}
+            self._extra = extra
+        return self._extra
+
+    def _stems(self) -> list[str]:
+        """Every plot's stem in :attr:`rendered`'s order, known before the workers finish."""
+        from evalframe.report.plots import report_plots
+
+        return list(dict.fromkeys([*(() if self._rendered is not None else report_plots(self.data)),
+                                   *(self._rendered or {}), *self._drawn_here()]))
 
     @property
-    def html_png(self) -> dict[str, bytes]:
+    def png(self) -> Mapping[str, bytes]:
+        """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``: the stems known
+        at once, the bytes waited for when first read (the page's tables are rendered meanwhile)."""
+        return _OneFormat(self, "png", self._stems())
+
+    @property
+    def html_png(self) -> Mapping[str, bytes]:
         """The palette-reduced PNG bytes ``report.html`` embeds, of the plots whose workers made them."""
-        from evalframe.report.plots import HTML_PNG
+        from evalframe.report.plots import HTML_PNG, report_plots
 
-        return {stem: files[HTML_PNG] for stem, files in self.rendered.items() if HTML_PNG in files}
+        return _OneFormat(self, HTML_PNG, list(report_plots(self.data)))
 
     def plot_paths(self) -> list[str]:
         from evalframe.report.embedding_plots import embedding_plot_stems
@@ -198,3 +214,24 @@ class ReportWriter:
             self._pending.close()
             self._pending = None
         self._rendered = None
+        self._extra = None
+
+
+class _OneFormat(Mapping):
+    """One format's bytes of a report writer's plots, by stem: iterating gives the stems at once;
+    reading a value waits for the drawing (:attr:`ReportWriter.rendered`)."""
+
+    def __init__(self, writer: ReportWriter, format: str, stems: list[str]) -> None:
+        self._writer, self._format, self._stems = writer, format, stems
+
+    def __getitem__(self, stem: str) -> bytes:
+        files = self._writer.rendered.get(stem) if stem in self._stems else None
+        if files is None or self._format not in files:
+            raise KeyError(stem)
+        return files[self._format]
+
+    def __iter__(self):
+        return iter(self._stems)
+
+    def __len__(self) -> int:
+        return len(self._stems)
