@@ -31,6 +31,15 @@ OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "sum
 PLOTTED = {"plots", "report.html"}
 
 
+def warm_up(outputs) -> None:
+    """Start what drawing the report plots needs (the plot workers' fork server) when ``outputs``
+    show plots, so that it starts while the input is read and the metrics computed."""
+    if PLOTTED & set(outputs or ()):
+        from evalframe.report.plots import warm_plot_workers
+
+        warm_plot_workers()
+
+
 def default_outputs(evaluation) -> tuple[str, ...]:
     """The pipeline's outputs, else every file that has content (``per_unit.parquet`` only with
     metrics of a unit other than the query). ``replicates.parquet`` (R values per summary row:

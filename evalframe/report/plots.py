@@ -714,10 +714,7 @@ class PendingPlots:
             return
         from concurrent.futures import ProcessPoolExecutor
 
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["evalframe.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg",
-                                        "matplotlib.backends.backend_svg"])
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=_worker_init,
                                          initargs=(data,))
         # The slowest plots first: the pool then ends with short ones.
         order = sorted(self._plots, key=lambda stem: self._plots[stem][0] not in ("roc", "pr", "dynamic_k"))
@@ -741,6 +738,32 @@ class PendingPlots:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+#: What the fork server of the plot workers imports once, before forking each worker.
+WORKER_PRELOAD = ["evalframe.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg",
+                  "matplotlib.backends.backend_svg"]
+
+
+def _worker_context():
+    import multiprocessing
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_PRELOAD)
+    return context
+
+
+def warm_plot_workers() -> None:
+    """Start the fork server of the plot workers now (it imports matplotlib once), so that its
+    start-up overlaps the work before the plots; nothing where plots are drawn in this process
+    (one core, ``EVALFRAME_PLOT_WORKERS=0``, no fork server)."""
+    import multiprocessing
+
+    if plot_workers(POOL_MIN_PLOTS) > 1 and "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        _worker_context()
+        forkserver.ensure_running()
 
 
 def start_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
