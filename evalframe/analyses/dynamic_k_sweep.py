@@ -26,8 +26,11 @@ counts into the queries table as ``selected_k``, ``n_extracted`` and ``n_extract
 and evaluates the registered metrics ``selected_k``, ``n_extracted``,
 ``evidence_recall@selected_k`` and ``evidence_precision@selected_k`` with the engine: the very
 code that scores a system's own dynamic K. The K of every query and every γ comes from one
-group-by over the ranking rows (cumulative sums), never a Python loop over queries; the loop
-runs over the few γ values only.
+group-by over the ranking rows (cumulative sums), never a Python loop over queries. Every γ is
+evaluated in one engine pass: γ number ``i``'s copy of the queries table has each system renamed
+``<system>\x1f<i>`` (so no unit or slice mixes two γs), and each γ's rows are read back under the
+plain names, in the order of γ's own evaluation (the same values: each slice holds the same
+units in the same order).
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ def mass_policy_k(
 
     ``ranking`` holds ``system, query_id, score`` and ``rank`` (or only scores, ranked by
     :func:`~evalframe.engine.ranking.rank_items`); ``in_rank_order`` says that each query's
-    rows already come by rank (exploded ranked lists), which saves a sort. Negative scores without
+    rows already come together and by rank (exploded ranked lists), which saves a sort. Negative scores without
     ``normalize="softmax"`` are a :class:`~evalframe.errors.ConfigError` naming a query.
     """
     if "score" not in ranking.columns:
