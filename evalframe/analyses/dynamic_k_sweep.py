@@ -222,13 +222,14 @@ def dynamic_k_sweep(
     # A query without ranked items has K = k_min and extracts nothing.
     base = base.join(per_query, on=QUERY_KEYS, how="left", maintain_order="left").with_columns(
         pl.col(k_columns).fill_null(k_min), pl.col(counts).fill_null(0))
-    generated = set(counts) | set(k_columns)
+    # The columns the sweep's evaluation reads: keys, slice keys, the weight, and n_relevant.
+    needed = [c for c in dict.fromkeys([*QUERY_KEYS, *(k for keys in slices.values() for k in keys),
+                                        *([weight] if weight else []), "n_relevant"]) if c in base.columns]
     copies = []
     for i in range(len(gammas)):
         column = k_columns[i]
         chosen = {column: "selected_k", **{f"{name}__{column}": name for name in EXTRACTION_COLUMNS}}
-        copies.append(base.select(*(c for c in base.columns if c not in generated),
-                                  *(pl.col(old).alias(new) for old, new in chosen.items()))
+        copies.append(base.select(*needed, *(pl.col(old).alias(new) for old, new in chosen.items()))
                       .with_columns(pl.col(SYSTEM) + _gamma_suffix(i)))
     # Every γ in one engine pass: γ i's copy of the queries has its systems renamed with
     # _gamma_suffix(i), so units and slices never mix γs. The metrics read only the queries
