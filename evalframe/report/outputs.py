@@ -117,14 +117,20 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
     writers = {name: renderers[name] for name in outputs}
     for name, table in extra.items():
         writers[name] = lambda path, table=table: table.write_csv(path, float_precision=10)
-    if report is None or not PLOTTED & set(outputs):
+    if report is None:
         return write_result(out_dir, writers, force=force)
-    # The plots are drawn by worker processes while this one writes every other file; the files
-    # that show them come last (the order of writing changes no file).
+    return written_beside_the_plots(report, writers, lambda ordered: write_result(out_dir, ordered, force=force))
+
+
+def written_beside_the_plots(report: ReportWriter, writers: dict, write):
+    """``write(writers)`` with the report plots drawn meanwhile: the plot workers start first,
+    the files that show the plots come last (the order of writing changes no file), and the
+    workers stop afterwards, also on an error. Returns what ``write`` returns."""
+    if not PLOTTED & set(writers):
+        return write(writers)
     report.start()
     try:
-        return write_result(out_dir, {name: writers[name] for name in sorted(writers, key=lambda n: n in PLOTTED)},
-                            force=force)
+        return write({name: writers[name] for name in sorted(writers, key=lambda name: name in PLOTTED)})
     finally:
         report.close()
 
