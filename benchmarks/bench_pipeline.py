@@ -272,6 +272,7 @@ def profile_child(input_path: str, report: str) -> None:
         (pipeline_run, "read_input", "read"),
         (per_query_io, "read_frame", "read/csv"),
         (per_query_io, "parse_list_columns", "read/parse_lists"),
+        (per_query_io, "_number_lists", "read/parse_number_lists"),
         (per_query_io, "conform", "read/contract"),
         (per_query_io, "_check_no_repeated_ids", "read/check_repeated_ids"),
         (per_query_io, "_check_gold_agrees_across_configs", "read/check_gold_across_configs"),
@@ -315,7 +316,7 @@ def profile_child(input_path: str, report: str) -> None:
     item_metrics = [m for m in item_group.metrics if isinstance(m, ItemMetric)]
     for metric in item_metrics:
         families.setdefault(metric.name.split("@")[0], []).append(metric)
-    tables = result.tables
+    tables = result.inputs  # the input tables (result.tables holds the analyses)
     every_query = result.queries.select("system", "query_id")
     in_subset = result.queries.filter(item_group.subset.condition()).select("system", "query_id")
     stages, stage_calls = dict(totals), dict(calls)

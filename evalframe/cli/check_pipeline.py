@@ -33,6 +33,7 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.pipeline import load_pipeline
     from evalframe.pipeline.preflight import preflight
     from evalframe.pipeline.run import default_input, gold_file, read_input
+    from evalframe.pipeline.scanned import checked_scan, scans_input
 
     pipeline = load_pipeline(args.spec, **overrides_of(args))
     plan = pipeline.plan
@@ -41,7 +42,11 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         f"slices {', '.join(plan.slices)}"
     ]
     source = args.input or default_input(pipeline)
-    if source is not None and Path(source).is_file():
+    if source is not None and scans_input(pipeline, source):  # --buckets: the input is scanned, as `run` scans it
+        checked, _ = checked_scan(pipeline, source)
+        lines.append(f"{source}: ok: the pipeline runs on it (every check `evalframe run` makes before splitting it into buckets)")
+        lines += [f"note: {part.note()}" for part in checked.skipped]
+    elif source is not None and Path(source).is_file():
         checked = preflight(pipeline, read_input(pipeline.input, source, gold_file(pipeline, args.gold)))
         lines.append(f"{source}: ok: the pipeline runs on it (every check `evalframe run` makes before computing)")
         lines += [f"note: {part.note()}" for part in checked.skipped]

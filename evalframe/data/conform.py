@@ -227,7 +227,8 @@ def _keys_distinct(frame: pl.DataFrame, key_columns: list[str]) -> bool:
 def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
     """The number of rows of every stretch of equal ``columns`` values (nulls equal), when all
     the stretches have one length and no value comes back in a later stretch; else None
-    (also when two stretches' values share a hash: the caller then counts every hash)."""
+    (also when two stretches' values share a hash, or when the stretches average fewer than two
+    rows: the caller then counts every hash)."""
     import numpy as np
 
     if not columns or frame.height == 0:
@@ -237,7 +238,14 @@ def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
         lengths = frame.select(pl.col(name).rle().struct.field("len")).to_series().to_numpy().astype(np.int64)
         return np.cumsum(lengths) - lengths
 
-    starts = reduce(np.union1d, map(stretch_starts, columns))
+    # Stretches shorter than two rows save nothing over counting every hash: stop as soon as the
+    # starts found so far say so (a key whose last-but-one column changes on every row).
+    is_start = np.zeros(frame.height, dtype=bool)
+    for name in columns:
+        is_start[stretch_starts(name)] = True
+        if 2 * np.count_nonzero(is_start) > frame.height:
+            return None
+    starts = np.flatnonzero(is_start)
     length = frame.height // len(starts)
     if length * len(starts) != frame.height or not (starts % length == 0).all():
         return None
@@ -312,7 +320,10 @@ def _rule_non_empty_when(frame: pl.DataFrame, rule: Mapping[str, Any], locate: L
 
 def _rows_where(frame: pl.DataFrame, failed: pl.Expr, column: str, shown: pl.Expr, message: str,
                 locate: Locate, label) -> list[Problem]:
-    """A problem for each row (the first 50) where ``failed`` holds, showing ``shown``'s value."""
+    """A problem for each row (the first 50) where ``failed`` holds, showing ``shown``'s value
+    (computed only when a row fails: the usual table pays for ``failed`` alone)."""
+    if not frame.select(failed.fill_null(False).any()).item():
+        return []
     found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_shown")).with_row_index("_row")
     found = found.filter("_failed")
     problems = [
@@ -332,6 +343,8 @@ def _rule_same_length(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Loca
     lengths = pl.col(column).list.len(), pl.col(other).list.len()
     message = f"{rule['message']} (has {{}} items, `{label(other)}` has {{}})"
     failed = lengths[0] != lengths[1]
+    if not frame.select(failed.fill_null(False).any()).item():
+        return []
     shown = pl.format(message, *lengths)
     found = frame.select(failed.fill_null(False).alias("_failed"), shown.alias("_message"), pl.col(column).alias("_value"))
     found = found.with_row_index("_row").filter("_failed")
@@ -342,10 +355,31 @@ def _rule_same_length(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Loca
 def _rule_non_increasing(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:
     """The numbers of list ``column`` never increase from one item to the next."""
     column = rule["column"]
-    if column not in frame.columns:
+    if column not in frame.columns or not _may_increase(frame.get_column(column)):
         return []
     increases = pl.col(column).list.eval(pl.element().diff() > 0).list.any()
     return _rows_where(frame, increases, column, pl.col(column), rule["message"], locate, label)
+
+
+def _may_increase(lists: pl.Series) -> bool:
+    """Whether some list of numbers may have an item greater than the one before it: a screen
+    for :func:`_rule_non_increasing`, whose per-list evaluation is its cost. The items of every
+    list are laid end to end and each compared with the one before, except at the first item of
+    a list: ``x[i] > x[i - 1]`` for an ``i`` that does not start a list is an increase. ``True``
+    also when an item is null or not finite (Polars orders NaN above every number, NumPy does
+    not), so that the rule's own expression decides and words those rows."""
+    import numpy as np
+
+    lengths = lists.list.len().fill_null(0).to_numpy()
+    items = lists.list.explode(empty_as_null=False, keep_nulls=False).cast(pl.Float64).to_numpy()
+    if items.size < 2:
+        return False
+    if not np.isfinite(items).all():  # a null item reads as NaN
+        return True
+    increases = items[1:] > items[:-1]
+    starts = (np.cumsum(lengths) - lengths)[lengths > 0]
+    increases[starts[starts > 0] - 1] = False  # the step from one list's last item to the next list's first
+    return bool(increases.any())
 
 
 def _rule_items_within(frame: pl.DataFrame, rule: Mapping[str, Any], locate: Locate, label) -> list[Problem]:

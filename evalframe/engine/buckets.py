@@ -34,7 +34,8 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -148,32 +149,63 @@ def partials_in_buckets(
     template = template or Tables(queries=None, judgments=pl.DataFrame())
     key = partition_keys((m.unit for m in plan.metrics), plan.units)
     systems = _systems(scans) if "queries" not in scans else None
+    with bucket_folder(bucket_dir) as folder:
+        with step(f"splitting the input into {n} bucket{'s' if n != 1 else ''}"):
+            schemas = split_into_buckets(scans, key, n, folder)
+        counts_ignored = any(isinstance(m, ItemMetric) for m in plan.metrics)
+
+        def evaluate_bucket(bucket: int) -> tuple[Partials | None, list[str]]:
+            frames = {name: read_bucket(folder, name, bucket, schemas[name]) for name in scans}
+            part_tables = _bucket_tables(frames, scans, template, systems)
+            if part_tables is not None:
+                return evaluate_part(part_tables, plan), []
+            if counts_ignored and frames.get("ranking_rows") is not None and frames["ranking_rows"].height:
+                return None, [_ignored_note(frames["ranking_rows"])]
+            return None, []
+
+        return run_buckets(n, evaluate_bucket, folder, notes=template.notes, finish=finish)
+
+
+@contextmanager
+def bucket_folder(bucket_dir: str | Path | None = None) -> Iterator[Path]:
+    """A fresh folder for one evaluation's bucket files inside ``bucket_dir`` (default: the
+    system's temporary folder), removed when the block ends, also on an error or Ctrl-C."""
     root = Path(bucket_dir) if bucket_dir is not None else Path(tempfile.gettempdir())
     root.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="evalframe-buckets-", dir=root))
     try:
-        with step(f"splitting the input into {n} bucket{'s' if n != 1 else ''}"):
-            schemas = _split(scans, key, n, folder)
-        parts, ignored = [], []
-        with Progress(n, "buckets") as progress:
-            for bucket in range(n):
-                frames = {name: _read_bucket(folder, name, bucket, schemas[name]) for name in scans}
-                part_tables = _bucket_tables(frames, scans, template, systems)
-                if part_tables is not None:
-                    parts.append(spill_values(evaluate_part(part_tables, plan), folder / "_values", bucket))
-                elif frames.get("ranking_rows") is not None and frames["ranking_rows"].height:
-                    ignored.append(_ignored_note(frames["ranking_rows"]))
-                progress.advance()
-        if not parts:
-            raise ConfigError("the input has no judged query to evaluate")
-        merged = merge(parts)
-        notes = merged_notes([merged.notes, *([[note] for note in ignored] if any(isinstance(m, ItemMetric) for m in plan.metrics) else [])])
-        merged = replace(merged, notes=tuple(dict.fromkeys([*template.notes, *notes])))
-        if finish is not None:
-            return finish(merged)
-        return replace(merged, values={key: frame.lazy().collect() for key, frame in merged.values.items()})
+        yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_buckets(
+    n: int,
+    evaluate_bucket: Callable[[int], tuple[Partials | None, list[str]]],
+    folder: Path,
+    *,
+    notes: tuple[str, ...] = (),
+    finish: Callable[[Partials], object] | None = None,
+):
+    """The kernel bucket by bucket, merged: ``evaluate_bucket(b)`` gives bucket ``b``'s partials
+    (None: nothing to evaluate) and counted notes of what it left out; each part's per-unit values
+    go to disk at once (:func:`spill_values`); the merge's notes follow ``notes`` (the input's).
+    ``finish`` and the return value: as :func:`partials_in_buckets`."""
+    parts, left_out = [], []
+    with Progress(n, "buckets") as progress:
+        for bucket in range(n):
+            part, part_notes = evaluate_bucket(bucket)
+            if part is not None:
+                parts.append(spill_values(part, folder / "_values", bucket))
+            left_out += [[note] for note in part_notes]
+            progress.advance()
+    if not parts:
+        raise ConfigError("the input has no judged query to evaluate")
+    merged = merge(parts)
+    merged = replace(merged, notes=tuple(dict.fromkeys([*notes, *merged_notes([merged.notes, *left_out])])))
+    if finish is not None:
+        return finish(merged)
+    return replace(merged, values={key: frame.lazy().collect() for key, frame in merged.values.items()})
 
 
 def spill_values(part: Partials, folder: Path, bucket: int) -> Partials:
@@ -202,7 +234,7 @@ def _systems(scans: Mapping[str, Scan]) -> tuple[str, ...] | None:
     return tuple(sorted(found.get_column(SYSTEM).drop_nulls().to_list()))
 
 
-def _split(scans: Mapping[str, Scan], key: list[str], n: int, folder: Path) -> dict[str, pl.Schema]:
+def split_into_buckets(scans: Mapping[str, Scan], key: list[str], n: int, folder: Path) -> dict[str, pl.Schema]:
     """Sink every table into ``folder/<table>/_bucket=<b>/`` by the hash of ``key`` (streaming).
 
     A table without the key columns (a run or qrels when the key is a coarser unit's) gets
@@ -233,12 +265,23 @@ def _split(scans: Mapping[str, Scan], key: list[str], n: int, folder: Path) -> d
                                 how="left", maintain_order="left")
                      .with_columns(pl.coalesce("_bucket", _hash(["query_id"], n)).alias("_bucket"))
                      .select(*schemas[name].names(), "_bucket"))
-        keyed.sink_parquet(pl.PartitionBy(folder / name, key="_bucket", include_key=False), mkdir=True,
-                           compression="lz4", engine="streaming")
+        sink_buckets(keyed, folder / name)
     return schemas
 
 
-def _read_bucket(folder: Path, name: str, bucket: int, schema: pl.Schema) -> pl.DataFrame:
+def sink_buckets(frame: pl.LazyFrame, folder: Path, key: list[str] | None = None, n: int = 1, *,
+                 row_group_size: int | None = None) -> None:
+    """Stream ``frame`` into ``folder/_bucket=<b>/`` (Parquet), by its ``_bucket`` column, or
+    with ``key``, by the hash of those columns modulo ``n``. Each bucket's writer holds up to a
+    row group (``row_group_size`` rows; None: Polars' default) before writing it: wide rows
+    (a per_query file's lists as text) want smaller row groups to keep the split's memory small."""
+    if key is not None:
+        frame = frame.with_columns(_hash(key, n).alias("_bucket"))
+    frame.sink_parquet(pl.PartitionBy(folder, key="_bucket", include_key=False), mkdir=True,
+                       compression="lz4", engine="streaming", row_group_size=row_group_size)
+
+
+def read_bucket(folder: Path, name: str, bucket: int, schema: pl.Schema) -> pl.DataFrame:
     where = folder / name / f"_bucket={bucket}"
     files = sorted(where.glob("*.parquet")) if where.is_dir() else []
     if not files:

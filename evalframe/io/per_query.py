@@ -30,7 +30,9 @@ belong to the query).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
+from functools import reduce
 from pathlib import Path
 from typing import Literal
 
@@ -95,11 +97,12 @@ def parse_list_columns(
     """
     if not columns:
         return {}, []
-    texts = {name: pl.col(name).cast(pl.String).str.strip_chars() for name in columns}
-    # The streaming engine runs the cell check on both cores, a morsel at a time.
-    plain = frame.lazy().select(
-        text.str.contains(_PLAIN_JSON_ARRAY).fill_null(False).all().alias(name) for name, text in texts.items()
-    ).collect(engine="streaming").row(0, named=True)
+    # A cell in the plain spelling as it stands has nothing to strip: such columns are split as
+    # they are (the usual file), the others once stripped.
+    plain = _all_plain(frame, {name: pl.col(name).cast(pl.String) for name in columns})
+    texts = {name: pl.col(name).cast(pl.String) if plain[name] else pl.col(name).cast(pl.String).str.strip_chars()
+             for name in columns}
+    plain |= _all_plain(frame, {name: text for name, text in texts.items() if not plain[name]})
     problems = []
     for name in (name for name in columns if not plain[name]):
         text = texts[name]
@@ -119,8 +122,21 @@ def parse_list_columns(
     return {name: parsed.get_column(name) for name in columns}, []
 
 
+def _all_plain(frame: pl.DataFrame, texts: Mapping[str, pl.Expr]) -> dict[str, bool]:
+    """Whether every cell of each text is in the plain spelling (``_PLAIN_JSON_ARRAY``; a null is not)."""
+    if not texts:
+        return {}
+    # The streaming engine runs the cell check on both cores, a morsel at a time.
+    return frame.lazy().select(
+        text.str.contains(_PLAIN_JSON_ARRAY).fill_null(False).all().alias(name) for name, text in texts.items()
+    ).collect(engine="streaming").row(0, named=True)
+
+
 _JSON_NUMBER = r"\s*-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*"
 _JSON_NUMBER_ARRAY = rf"^\s*\[(?:{_JSON_NUMBER}(?:,{_JSON_NUMBER})*|\s*)\]\s*$"
+# The same without whitespace: `[0.9,0.4]`.
+_COMPACT_NUMBER = r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_COMPACT_NUMBER_ARRAY = rf"^\[(?:{_COMPACT_NUMBER}(?:,{_COMPACT_NUMBER})*)?\]$"
 
 
 def parse_number_lists(
@@ -129,6 +145,17 @@ def parse_number_lists(
     """Parse text columns of JSON number arrays (``[0.9, 0.4]``) or ``0.9;0.4`` into lists of
     floats; an empty cell is an empty list. A cell that is not such a list, or holds a number
     that is not finite (``nan``, ``inf``), is a problem naming its row, column and value."""
+    quick = _json_number_lists(frame, columns)
+    if quick is not None:
+        return quick, []
+    return _number_lists_cell_by_cell(frame, columns, locate=locate, labels=labels)
+
+
+def _number_lists_cell_by_cell(
+    frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]
+) -> tuple[dict[str, pl.Series], list[Problem]]:
+    """:func:`parse_number_lists` of any spelling, each list's items stripped and cast one list at
+    a time, with the problems of cells that are not lists of finite numbers."""
     problems: list[Problem] = []
     expressions = []
     for name in columns:
@@ -154,6 +181,48 @@ def parse_number_lists(
             problems.append(Problem(locate(index), labels.get(name, name), frame.get_column(name)[index],
                                     "is not a list of finite numbers (expected a JSON array or `0.9;0.4`)"))
     return {name: found.get_column(name) for name in columns}, problems
+
+
+def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.Series] | None:
+    """:func:`parse_number_lists` of columns whose every cell is a JSON number array (or empty),
+    all of whose numbers are finite: the usual file, parsed without a per-list evaluation; None
+    when a cell is anything else (then :func:`_number_lists_cell_by_cell` parses, finds and words it).
+
+    A cell matching ``_JSON_NUMBER_ARRAY`` is its numbers joined by commas, with whitespace only
+    between tokens: once the brackets and the whitespace are removed, splitting on ``,`` gives
+    the items that the cell-by-cell parse strips, cast to floats by the same cast (the same
+    numbers, bit for bit). A column whose cells are all compact (``_COMPACT_NUMBER_ARRAY``, as
+    ``json.dumps(separators=(",", ":"))`` and most writers of large files spell them) has no
+    whitespace to look for.
+    """
+    if not columns:
+        return {}
+    texts = {name: pl.col(name).cast(pl.String) for name in columns}
+
+    def every_cell(text: pl.Expr, pattern: str, name: str) -> pl.Expr:
+        return (text.is_null() | (text == "") | text.str.contains(pattern)).all().alias(name)
+
+    compact = frame.select(every_cell(text, _COMPACT_NUMBER_ARRAY, name) for name, text in texts.items()).row(0, named=True)
+    spaced = [name for name in columns if not compact[name]]
+    if spaced:
+        texts |= {name: texts[name].str.strip_chars() for name in spaced}
+        found = frame.select(
+            *(every_cell(texts[name], _JSON_NUMBER_ARRAY, f"json {name}") for name in spaced),
+            *(texts[name].str.contains(r"\s").any().alias(f"spaced {name}") for name in spaced),
+        ).row(0, named=True)
+        if not all(found[f"json {name}"] for name in spaced):
+            return None
+        texts |= {name: texts[name].str.replace_all(r"\s+", "") for name in spaced if found[f"spaced {name}"]}
+    parsed = {}
+    for name, text in texts.items():
+        inner = text.str.strip_prefix("[").str.strip_suffix("]")
+        items = pl.when(inner.is_null() | (inner == "")).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(inner.str.split(","))
+        numbers = frame.select(items.cast(pl.List(pl.Float64), strict=False).alias(name)).to_series()
+        flat = numbers.list.explode(empty_as_null=False, keep_nulls=False)
+        if flat.null_count() or not flat.is_finite().all():
+            return None
+        parsed[name] = numbers
+    return parsed
 
 
 def read_per_query(
@@ -238,17 +307,17 @@ def _gold_agrees_everywhere(
 
     A gold list holds no id twice (checked before), so the lists of a query listed in ``r``
     rows are all equal exactly when each (query, gold id) pair occurs ``r`` times.
+
+    Queries are told apart by one 64-bit hash of their key (one integer group-by instead of
+    one over the key's text columns). Two queries sharing a hash can only make this say
+    ``False`` (an id occurs in at most every row of the merged queries, and in fewer where a
+    query disagrees), never hide a disagreement: the caller then looks again, key by key.
     """
-    query = list(query)
-    rows_per_query = frame.group_by(query).agg(_rows=pl.len())
-    pairs = (
-        frame.select(*query, _gold=pl.col(gold))
-        .explode("_gold")
-        .drop_nulls("_gold")
-        .group_by(*query, "_gold")
-        .agg(_count=pl.len())
-    )
-    joined = pairs.join(rows_per_query, on=query, how="left")
+    key = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(query, 1))).alias("_query")
+    keyed = frame.select(key, _gold=pl.col(gold))
+    rows_per_query = keyed.group_by("_query").agg(_rows=pl.len())
+    pairs = keyed.explode("_gold").drop_nulls("_gold").group_by("_query", "_gold").agg(_count=pl.len())
+    joined = pairs.join(rows_per_query, on="_query", how="left")
     return bool(joined.select((pl.col("_count") == pl.col("_rows")).all()).item())
 
 

@@ -56,6 +56,51 @@ class Reader:
 _registered: dict[str, Reader] = {}
 
 
+@dataclass(frozen=True)
+class RowReader:
+    """A bundled format with one input row per (system, query): such a file splits by query into
+    parts that each reader reads on its own, which is how a pipeline's input is read bucket by
+    bucket without holding it whole (:mod:`evalframe.pipeline.scanned`).
+
+    ``read(source, spec)`` is the reader on a path or on a frame of the file's rows as
+    :func:`~evalframe.io.tables.read_frame` gives them; ``spec`` is the pipeline's ``input:``
+    block (``columns``, ``separator``, ``decimal_comma``, ``extracted_outside_candidates``).
+    ``query_columns`` are the contract columns whose values name a query (its ``query_id``);
+    ``system_column`` the one naming the system (absent: every row is one system)."""
+
+    format: str
+    read: Callable[[str | Path | pl.DataFrame, object], object]
+    query_columns: tuple[str, ...]
+    system_column: str
+
+
+def _read_per_query(source, spec):
+    from evalframe.io.per_query import read_per_query
+
+    return read_per_query(source, columns=spec.columns, separator=spec.separator,
+                          decimal_comma=spec.decimal_comma, extracted_outside_candidates=spec.extracted_outside_candidates)
+
+
+def _read_retrieval_results(source, spec):
+    from evalframe.io.retrieval_results import read_retrieval_results
+
+    return read_retrieval_results(source, columns=spec.columns)
+
+
+def _read_scores(source, spec):
+    from evalframe.io.scores import read_scores
+
+    return read_scores(source, columns=spec.columns, separator=spec.separator)
+
+
+#: The bundled formats read row by row (:class:`RowReader`).
+ROW_READERS = {
+    "per_query": RowReader("per_query", _read_per_query, ("post_id", "criterion_id"), "config"),
+    "retrieval_results": RowReader("retrieval_results", _read_retrieval_results, ("query_id",), "system"),
+    "scores": RowReader("scores", _read_scores, ("query_id",), "system"),
+}
+
+
 def register_reader(format: str, fn: Callable[[Path], pl.DataFrame], schema: str) -> Reader:
     """Add the input format ``format``: ``fn(path)`` reads a file into a table laid out as the
     input contract ``schema`` (module docstring). A pipeline names it under ``input.format``.

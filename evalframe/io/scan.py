@@ -19,8 +19,9 @@ then name the scan's source, not a line).
 from __future__ import annotations
 
 import glob
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polars as pl
@@ -118,3 +119,111 @@ def scan_run(source: str | Path, *, columns: Mapping[str, str] | None = None) ->
 def scan_qrels(source: str | Path, *, columns: Mapping[str, str] | None = None) -> Scan:
     """Relevance judgments (the ``judgments`` table) scanned lazily: a file, folder or glob."""
     return _scan(source, "judgments", columns, read_trec_qrels)
+
+
+#: A reader's location of a row of a frame it was given ("row 12").
+_TABLE_ROW = re.compile(r"\brow (\d[\d,]*)")
+#: Columns :func:`scan_rows` adds: the index of a row's file (in ``RowScan.files``) and its
+#: 0-based row in that file, so that a message about the row names its file and line.
+FILE_COLUMN = "_evalframe_file"
+ROW_COLUMN = "_evalframe_row"
+
+
+@dataclass(frozen=True)
+class RowScan:
+    """An input file, folder or glob read lazily row by row as :func:`evalframe.io.tables.read_frame`
+    reads one file (CSV and NDJSON as text, Parquet as stored), each row tagged with
+    :data:`FILE_COLUMN` and :data:`ROW_COLUMN` (:meth:`locate` turns them into "line 7")."""
+
+    frame: pl.LazyFrame
+    source: str
+    files: tuple[Path, ...]
+    size: int
+    separator: str = ","
+    declared_separator: bool = False
+
+    def located(self, error: InputError, rows: pl.DataFrame) -> InputError:
+        """``error`` of a reader given ``rows`` (a part of this scan, with its :data:`FILE_COLUMN`
+        and :data:`ROW_COLUMN`) as a frame, whose "row N" means the N-th of ``rows``: the same
+        error naming this scan and the file's own lines."""
+        files = rows.get_column(FILE_COLUMN).to_list()
+        numbers = rows.get_column(ROW_COLUMN).to_list()
+
+        def where(found: re.Match) -> str:
+            index = int(found.group(1).replace(",", "")) - 1
+            return self.locate(files[index], numbers[index]) if 0 <= index < len(files) else found.group(0)
+
+        def moved(text):
+            return _TABLE_ROW.sub(where, text) if isinstance(text, str) else text
+
+        problems = [replace(p, location=moved(p.location), message=moved(p.message)) for p in error.problems]
+        return InputError(self.source, problems, hint=error.hint)
+
+    def read_error(self, error: Exception) -> InputError:
+        """Our error for a file Polars could not stream: for CSV the lines whose number of fields
+        differs from the header's (as the eager reader says), else the reason."""
+        from evalframe.io.tables import csv_shape_error
+
+        for path in self.files:
+            if path.suffix.lower() in CSV_SUFFIXES:
+                found = csv_shape_error(path, self.separator, self.declared_separator, error)
+                if any(p.location for p in found.problems):
+                    return found
+        return InputError(self.source, Problem(None, None, NO_VALUE, f"cannot be read: {error}"))
+
+    def locate(self, file: int, row: int) -> str:
+        """Where row ``row`` (0-based) of file ``file`` is, as the eager readers say it: "line N"
+        for CSV (line 1 is the header) and NDJSON (blank lines counted), "row N" for Parquet; with
+        several files, the file's path first."""
+        path = self.files[file]
+        suffix = path.suffix.lower()
+        if suffix in CSV_SUFFIXES:
+            where = f"line {row + 2}"
+        elif suffix in NDJSON_SUFFIXES:
+            where = f"line {_json_line(path, row)}"
+        else:
+            where = f"row {row + 1}"
+        return where if len(self.files) == 1 else f"{path} {where}"
+
+
+def _json_line(path: Path, row: int) -> int:
+    """Line number of the ``row``-th non-blank line of a JSON Lines file (read only for a message)."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        seen = -1
+        for number, line in enumerate(handle, start=1):
+            seen += bool(line.strip())
+            if seen == row:
+                return number
+    return row + 1
+
+
+def scan_rows(source: str | Path, *, separator: str | None = None) -> RowScan:
+    """The rows of a per-row input (a file, a folder of files or a glob; one format) scanned
+    lazily, as :class:`RowScan`. CSV/TSV and NDJSON cells are read as text, so the readers'
+    contracts convert them exactly as when they read the file whole; ``separator`` declares a
+    CSV file's field separator. An empty file, or a CSV header that splits only with another
+    separator, is an :class:`~evalframe.errors.InputError` naming the file, as the eager reader says."""
+    from evalframe.io.tables import check_csv_header, check_not_blank, check_separator
+
+    files = _files(source)
+    suffix = files[0].suffix.lower()
+    if suffix not in _SCANNED:
+        raise InputError(str(files[0]), Problem(None, None, NO_VALUE, f"unknown table format `{suffix}` "
+                                                "(expected .parquet, .pq, .csv, .tsv, .jsonl or .ndjson)"))
+    declared = separator is not None
+    separator = check_separator(separator) if declared else CSV_SUFFIXES.get(suffix, ",")
+    frames = []
+    for index, path in enumerate(files):
+        check_not_blank(path)
+        if suffix in PARQUET_SUFFIXES:
+            frame = pl.scan_parquet(path, row_index_name=ROW_COLUMN)
+        elif suffix in CSV_SUFFIXES:
+            frame = pl.scan_csv(path, separator=separator, infer_schema=False, row_index_name=ROW_COLUMN)
+            if not declared:
+                check_csv_header(path, [n for n in frame.collect_schema().names() if n != ROW_COLUMN], separator)
+        else:
+            names = pl.scan_ndjson(path, infer_schema_length=None).collect_schema().names()
+            frame = pl.scan_ndjson(path, schema={name: pl.String for name in names}, row_index_name=ROW_COLUMN)
+        frames.append(frame.with_columns(pl.lit(index, dtype=pl.Int32).alias(FILE_COLUMN)))
+    frame = frames[0] if len(frames) == 1 else pl.concat(frames, how="diagonal_relaxed")
+    return RowScan(frame, str(source), tuple(files), _size(files), separator, declared)

@@ -46,8 +46,7 @@ def read_frame(path: str | Path, *, separator: str | None = None) -> tuple[pl.Da
     if suffix not in PARQUET_SUFFIXES and suffix not in CSV_SUFFIXES and suffix not in JSONL_SUFFIXES:
         msg = f"unknown table format `{suffix}` (expected .parquet, .pq, .csv, .tsv, .jsonl or .ndjson)"
         raise InputError(str(path), Problem(None, None, NO_VALUE, msg))
-    if _is_blank(path):
-        raise InputError(str(path), Problem(None, None, NO_VALUE, "the file is empty"))
+    check_not_blank(path)
     if suffix in PARQUET_SUFFIXES:
         try:
             return pl.read_parquet(path), locate_rows
@@ -60,17 +59,31 @@ def read_frame(path: str | Path, *, separator: str | None = None) -> tuple[pl.Da
     try:
         frame = pl.read_csv(path, separator=separator, infer_schema=False, raise_if_empty=False)
     except (pl.exceptions.PolarsError, OSError) as error:
-        raise _shape_error(path, separator, declared, error) from None
-    if not declared and frame.width == 1:
-        # One column: the header may split with another separator (contracts need several columns).
-        header = frame.columns[0]
-        hint = _separator_hint(path, header, separator)
-        if hint:
-            found = len(next(csv.reader([header], delimiter=_likely_separator(header, separator))))
-            problem = Problem("line 1", None, header, f"has 1 field separated by `{_shown(separator)}`, but {found} by `{_shown(_likely_separator(header, separator))}`")
-            raise InputError(str(path), problem, hint=hint)
+        raise csv_shape_error(path, separator, declared, error) from None
+    if not declared:
+        check_csv_header(path, frame.columns, separator)
     # Line 1 is the header, so data row i (0-based) sits on line i + 2.
     return frame, lambda index: f"line {index + 2}"
+
+
+def check_not_blank(path: Path) -> None:
+    """An empty file (or one of whitespace only) is an error saying so."""
+    if _is_blank(path):
+        raise InputError(str(path), Problem(None, None, NO_VALUE, "the file is empty"))
+
+
+def check_csv_header(path: Path, columns: list[str], separator: str) -> None:
+    """A CSV header read as one column may split with another separator (contracts need several
+    columns): an error naming line 1 and how to declare the separator."""
+    if len(columns) != 1:
+        return
+    header = columns[0]
+    hint = _separator_hint(path, header, separator)
+    if hint:
+        likely = _likely_separator(header, separator)
+        found = len(next(csv.reader([header], delimiter=likely)))
+        problem = Problem("line 1", None, header, f"has 1 field separated by `{_shown(separator)}`, but {found} by `{_shown(likely)}`")
+        raise InputError(str(path), problem, hint=hint)
 
 
 def check_separator(separator: str) -> str:
@@ -127,7 +140,7 @@ def _has_decimal_commas(path: Path, separator: str) -> bool:
     return False
 
 
-def _shape_error(path: Path, separator: str, declared: bool, error: Exception) -> InputError:
+def csv_shape_error(path: Path, separator: str, declared: bool, error: Exception) -> InputError:
     """Our error for a CSV file Polars cannot read: the lines whose number of fields differs
     from the header's (counted by kind), and a hint when another separator fits the header.
 

@@ -284,6 +284,11 @@ def _specs():
 SPECS = _specs()
 
 
+def is_judged(metric: Metric) -> bool:
+    """Whether ``metric`` asks an LLM judge (its :meth:`prepare` asks it about every row)."""
+    return isinstance(metric, _Judged)
+
+
 def prepare_metrics(metrics: list[Metric], tables: Any) -> dict[str, Any] | None:
     """Run every metric's :meth:`~evalframe.metrics.base.Metric.prepare`; for the judge metrics,
     the ``judge`` section of run.json: each critic (never its key), and this run's calls, cache

@@ -131,7 +131,7 @@ def apply_overrides(
         record.setdefault("config", []).append(str(path))
     assignments = [parse_assignment(text) for text in set] if isinstance(set, (list, tuple)) else list((set or {}).items())
     for key, value in assignments:
-        set_value(result, key, value)
+        set_value(result, key, copy.deepcopy(value))  # later keys must not change the caller's value
         record.setdefault("set", {})[key] = value
     if bootstrap is False:
         result["bootstrap"] = None

@@ -81,10 +81,14 @@ def available_columns(tables: Tables, state_derived: bool) -> set[str]:
     return found
 
 
-def preflight(pipeline: PipelineSpec, tables: Tables) -> PipelineSpec:
+def preflight(pipeline: PipelineSpec, tables: Tables, *, systems: list[str] | None = None) -> PipelineSpec:
     """``pipeline`` adapted to ``tables`` (skipped parts recorded), or a ConfigError listing every
-    problem of the pipeline against the data (module docstring)."""
-    systems = systems_of(tables)
+    problem of the pipeline against the data (module docstring).
+
+    ``systems``: the input's systems in order of first appearance when ``tables`` hold a part of
+    it (the out-of-core path checks the head of its input, :mod:`evalframe.pipeline.scanned`);
+    default: :func:`systems_of` ``tables``."""
+    systems = systems if systems is not None else systems_of(tables)
     available = available_columns(tables, pipeline.plan.state_thresholds is not None)
     if pipeline.raw is not None:
         adapted, skipped = adapt(pipeline.raw, available, len(systems))
@@ -101,6 +105,18 @@ def preflight(pipeline: PipelineSpec, tables: Tables) -> PipelineSpec:
     about = {**pipeline.plan.about, "skipped": [s.describe() for s in pipeline.skipped],
              "overrides": dict(pipeline.overrides or {})}
     return replace(pipeline, plan=replace(pipeline.plan, about=about))
+
+
+def check_part(pipeline: PipelineSpec, tables: Tables) -> None:
+    """The checks of :func:`preflight` that read rows, for ``tables`` holding whole units of the
+    input (a bucket): the bootstrap unit has one value within every unit of a metric; a
+    ConfigError as :func:`preflight` raises."""
+    plan = pipeline.plan
+    available = available_columns(tables, plan.state_thresholds is not None)
+    units = Units.resolve(plan.units, sorted((available - {"ranked_scores"}) | {"n_relevant"}))
+    problems = _bootstrap_problems(plan, tables, units, available)
+    if problems:
+        raise ConfigError.of(problems, source=_where(pipeline))
 
 
 def _where(pipeline: PipelineSpec) -> str:

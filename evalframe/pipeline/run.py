@@ -20,6 +20,7 @@ from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem, path_ar
 from evalframe.analyses.domain_tables import with_plot_tables
 from evalframe.pipeline.overrides import apply_overrides
 from evalframe.pipeline.preflight import preflight
+from evalframe.pipeline.scanned import run_scanned, scans_input
 from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.results.run_info import sha256_of
 from evalframe.semantic import session
@@ -36,7 +37,7 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
     for the ``legal`` format, its ``gold`` file; for the ``rag`` format's two-file form, the
     ``samples`` file, the input being the outputs file). A format added by
     :func:`~evalframe.io.readers.register_reader` gives a table that its contract's reader takes."""
-    from evalframe.io.readers import registered_reader
+    from evalframe.io.readers import ROW_READERS, registered_reader
 
     format = spec.format
     if format == "rag":
@@ -51,10 +52,6 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
     if custom is not None:
         source = source if isinstance(source, pl.DataFrame) else custom.table(source)
         format = custom.schema
-    if format == "retrieval_results":
-        from evalframe.io.retrieval_results import read_retrieval_results
-
-        return read_retrieval_results(source, columns=spec.columns)
     if format == "legal":
         from evalframe.io.legal import read_legal
 
@@ -68,18 +65,11 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
         from evalframe.io.recommendations import read_recommendations
 
         return read_recommendations(source, **{name: path for name, path in spec.tables.items()})
-    if spec.format == "scores":
-        from evalframe.io.scores import read_scores
-
-        return read_scores(source, columns=spec.columns, separator=spec.separator)
     if spec.format == "embeddings":
         from evalframe.pipeline.embeddings import read_embedding_input
 
         return read_embedding_input(spec, source, gold)
-    from evalframe.io.per_query import read_per_query
-
-    return read_per_query(source, columns=spec.columns, separator=spec.separator, decimal_comma=spec.decimal_comma,
-                          extracted_outside_candidates=spec.extracted_outside_candidates)
+    return ROW_READERS[format].read(source, spec)  # per_query, retrieval_results, scores
 
 
 class Pipeline(PipelineSpec):
@@ -128,7 +118,8 @@ def run_loaded(
     source = input if input is not None else default_input(pipeline)
     if source is None:
         raise ConfigError(f"pipeline `{pipeline.name}` names no input; pass one (`--input FILE`, or `input=` in Python)")
-    if isinstance(source, (str, Path)) and not Path(source).exists():
+    scanned = scans_input(pipeline, source, samples)  # out of core: read bucket by bucket (pipeline/scanned.py)
+    if isinstance(source, (str, Path)) and not scanned and not Path(source).exists():
         hint = "" if input is not None else " (the pipeline's `input.path`; pass another with `--input FILE`, or `input=` in Python)"
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     gold_source = gold_file(pipeline, gold)
@@ -138,12 +129,16 @@ def run_loaded(
         raise InputError(str(samples), Problem(None, None, NO_VALUE, "file not found (the samples file)"))
     with ThreadPoolExecutor(max_workers=1) as background:
         # The input's sha256 (run.json) is computed beside the reading; hashlib releases the GIL.
-        digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) else None
-        side_tables = {name: str(_bundled_or_relative(pipeline, path)) for name, path in pipeline.input.tables.items()}
-        tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
-        pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
-        evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}),
-                         **(pipeline.execution or {}))
+        digest = background.submit(sha256_of, Path(source)) if isinstance(source, (str, Path)) and Path(source).is_file() else None
+        if scanned:
+            pipeline, evaluation, n_rows = run_scanned(pipeline, source)
+        else:
+            side_tables = {name: str(_bundled_or_relative(pipeline, path)) for name, path in pipeline.input.tables.items()}
+            tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
+            pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
+            evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}),
+                             **(pipeline.execution or {}))
+            n_rows = tables.n_rows
         evaluation = with_plot_tables(after_engine(evaluation, pipeline, source=source))
         evaluation = replace(evaluation, notes=(*(s.note() for s in pipeline.skipped), *evaluation.notes))
         sha256 = digest.result() if digest is not None else None
@@ -155,7 +150,7 @@ def run_loaded(
         described |= {"samples": {"path": str(samples), "sha256": sha256_of(Path(samples))}}
     if gold_source is not None:
         described |= {"gold": {"path": str(gold_source), "sha256": sha256_of(Path(gold_source))}}
-    described |= {"rows": tables.n_rows, "columns": dict(pipeline.input.columns)}
+    described |= {"rows": n_rows, "columns": dict(pipeline.input.columns)}
     return replace(evaluation, source=described)
 
 

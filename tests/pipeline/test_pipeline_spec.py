@@ -105,3 +105,12 @@ def test_policies_reach_the_engine(tmp_path):
     skip_row = skip.summary.filter(metric="mrr").row(0, named=True)
     assert zero_row["n_skipped"] == 0 and skip_row["n_skipped"] > 0
     assert zero_row["n"] == skip_row["n"] + skip_row["n_skipped"]
+
+
+def test_overrides_leave_the_callers_values_unchanged():
+    """``set={"slices": {...}, "slices.x": [...]}``: the second key changes the pipeline's copy,
+    never the mapping the caller passed (a module-level constant reused in the next call)."""
+    slices = {"overall": []}
+    pipeline = ef.load_pipeline("evidence_contract", set={"slices": slices, "slices.fold": ["fold"]})
+    assert slices == {"overall": []}
+    assert set(pipeline.plan.slices) == {"overall", "fold"}

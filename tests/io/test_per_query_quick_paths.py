@@ -1,0 +1,159 @@
+"""The reader's quick paths give what the general ones give, and step aside when they cannot.
+
+- :func:`evalframe.io.per_query._json_number_lists` parses number lists spelled as JSON arrays
+  without a per-list evaluation; on any cell it cannot vouch for it returns None, and the
+  cell-by-cell parse (which words the problems) runs instead;
+- :func:`evalframe.data.conform._may_increase` screens the ``non_increasing`` rule: it may say
+  "maybe" too often, never "no" where the rule finds a row;
+- :func:`evalframe.data.conform._stretch_length` gives up on stretches shorter than two rows
+  (the key check then counts every hash) and still finds repeated keys.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalframe.data.conform import _keys_distinct, _may_increase, _stretch_length
+from evalframe.errors import InputError
+from evalframe.io.per_query import _json_number_lists, _number_lists_cell_by_cell, parse_number_lists, read_per_query
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+number_lists = st.lists(finite, max_size=6)
+
+
+def _spelled(numbers: list[float], style: str) -> str:
+    if style == "compact":
+        return json.dumps(numbers, separators=(",", ":"))
+    if style == "spaced":
+        return json.dumps(numbers)  # "[0.5, 0.25]"
+    return " [ " + " ,\t".join(repr(x) for x in numbers) + " ] "  # whitespace around every token
+
+
+def _cell_by_cell(frame: pl.DataFrame) -> tuple[pl.Series, list]:
+    parsed, problems = _number_lists_cell_by_cell(frame, ["scores"], locate=lambda i: f"row {i + 1}", labels={})
+    return parsed["scores"], problems
+
+
+@settings(max_examples=20)
+@given(st.lists(st.tuples(number_lists, st.sampled_from(["compact", "spaced", "loose"])), min_size=1, max_size=8),
+       st.sampled_from([None, "", "[]", " [ ] "]))
+def test_json_number_lists_equal_the_cell_by_cell_parse_bit_for_bit(cells, empty):
+    texts = [_spelled(numbers, style) for numbers, style in cells] + [empty]
+    frame = pl.DataFrame({"scores": texts}, schema={"scores": pl.String})
+    quick = _json_number_lists(frame, ["scores"])
+    assert quick is not None
+    general, problems = _cell_by_cell(frame)
+    assert problems == []
+    assert quick["scores"].dtype == general.dtype == pl.List(pl.Float64)
+    assert quick["scores"].to_list() == general.to_list() == [[*numbers] for numbers, _ in cells] + [[]]
+    # bit for bit (0.0 and -0.0 compare equal above)
+    as_bits = lambda series: series.list.explode(empty_as_null=False, keep_nulls=False).to_numpy().view("u8").tolist()
+    assert as_bits(quick["scores"]) == as_bits(general)
+
+
+@pytest.mark.parametrize("bad", ["[0.9, nan]", "[1e999]", "[0.9, x]", "0.9;0.4", "[0.9,,0.4]", "[\"0.9\"]", "[-inf]"])
+def test_json_number_lists_step_aside_and_the_general_parse_words_the_cell(bad):
+    frame = pl.DataFrame({"scores": ["[0.9, 0.4]", bad]})
+    assert _json_number_lists(frame, ["scores"]) is None
+    parsed, problems = parse_number_lists(frame, ["scores"], locate=lambda i: f"row {i + 1}", labels={"scores": "s"})
+    general, general_problems = _cell_by_cell(frame)
+    assert parsed["scores"].equals(general)  # NaN equal to NaN
+    if bad == "0.9;0.4":  # a valid spelling, just not JSON
+        assert problems == [] and parsed["scores"].to_list() == [[0.9, 0.4], [0.9, 0.4]]
+    else:
+        assert [(p.location, p.column, p.value) for p in problems] == [("row 2", "s", bad)]
+        assert "is not a list of finite numbers" in problems[0].message
+
+
+def test_json_number_lists_of_no_column_are_none_needed():
+    assert _json_number_lists(pl.DataFrame({"a": [1]}), []) == {}
+
+
+def _increases_by_the_rule(lists: list) -> bool:
+    frame = pl.DataFrame({"scores": lists}, schema={"scores": pl.List(pl.Float64)})
+    return bool(frame.select(pl.col("scores").list.eval(pl.element().diff() > 0).list.any().fill_null(False).any()).item())
+
+
+scores_or_odd = st.one_of(finite, st.sampled_from([math.nan, math.inf, -math.inf, None]))
+
+
+@settings(max_examples=30)
+@given(st.lists(st.one_of(st.none(), st.lists(st.one_of(finite.map(lambda x: round(x, 1) % 5), scores_or_odd), max_size=5)),
+                min_size=1, max_size=8))
+def test_the_increase_screen_never_misses_a_row_the_rule_finds(lists):
+    series = pl.Series("scores", lists, dtype=pl.List(pl.Float64))
+    if _increases_by_the_rule(lists):
+        assert _may_increase(series)
+    finite_only = all(x is not None and math.isfinite(x) for one in lists if one for x in one)
+    if finite_only:  # exact on finite numbers: a list boundary is never an increase
+        assert _may_increase(series) == _increases_by_the_rule(lists)
+
+
+def test_the_increase_screen_ignores_the_step_between_two_lists():
+    assert not _may_increase(pl.Series([[0.2, 0.1], [], None, [0.9, 0.5], [0.7]], dtype=pl.List(pl.Float64)))
+    assert _may_increase(pl.Series([[0.2, 0.1], [0.5, 0.6]], dtype=pl.List(pl.Float64)))
+    assert not _may_increase(pl.Series([[0.2]], dtype=pl.List(pl.Float64)))
+
+
+def test_stretches_of_one_row_count_every_hash_and_still_find_a_repeated_key():
+    # (post, criterion) changes on every row: no stretch to sort within.
+    frame = pl.DataFrame({"post_id": ["p1", "p1", "p2", "p1"], "criterion_id": ["A", "B", "A", "A"],
+                          "config": ["x", "x", "x", "x"]})
+    assert _stretch_length(frame, ["post_id", "criterion_id"]) is None
+    assert not _keys_distinct(frame, ["post_id", "criterion_id", "config"])
+    assert _keys_distinct(frame.head(3), ["post_id", "criterion_id", "config"])
+    # Stretches of two rows per (post, criterion) are still sorted one by one.
+    paired = pl.DataFrame({"post_id": ["p1", "p1", "p2", "p2"], "criterion_id": ["A", "A", "A", "A"],
+                           "config": ["x", "y", "x", "x"]})
+    assert _stretch_length(paired, ["post_id", "criterion_id"]) == 2
+    assert not _keys_distinct(paired, ["post_id", "criterion_id", "config"])
+
+
+@settings(max_examples=15)
+@given(st.lists(number_lists, min_size=1, max_size=8), st.sampled_from([None, "", "[]"]))
+def test_compact_number_lists_equal_the_cell_by_cell_parse(lists, empty):
+    frame = pl.DataFrame({"scores": [_spelled(numbers, "compact") for numbers in lists] + [empty]}, schema={"scores": pl.String})
+    quick = _json_number_lists(frame, ["scores"])
+    general, problems = _cell_by_cell(frame)
+    assert quick is not None and problems == []
+    assert quick["scores"].to_list() == general.to_list() == [*lists, []]
+
+
+def _scored_frame(**changes) -> pl.DataFrame:
+    """Two queries of one config, with scores and an extracted set; ``changes`` replace columns."""
+    columns = {
+        "post_id": ["p1", "p1"], "criterion_id": ["A.1", "A.2"], "fold": [0, 0],
+        "has_evidence_gold": [1, 0], "p_has_evidence": [0.8, 0.1],
+        "gold_sent_uids": ['["s2"]', "[]"],
+        "ranked_sent_uids": ['["s1","s2","s3"]', '["s3","s1"]'],
+        "ranked_scores": ["[0.9,0.5,0.1]", "[0.7,0.2]"],
+        "extracted_sent_uids": ['["s1"]', '["s3"]'],
+    }
+    return pl.DataFrame(columns | changes)
+
+
+def _problems(frame: pl.DataFrame) -> list[tuple]:
+    with pytest.raises(InputError) as raised:
+        read_per_query(frame)
+    return [(p.location, p.column, p.value, p.message) for p in raised.value.problems]
+
+
+def test_rules_the_screens_pass_still_word_each_failing_row():
+    assert _problems(_scored_frame(ranked_scores=["[0.9,0.5,0.1]", "[0.7]"])) == [
+        ("row 2", "ranked_scores", [0.7],
+         "needs one score per ranked sentence (has 1 items, `ranked_sent_uids` has 2)")]
+    (where, column, value, message), = _problems(_scored_frame(ranked_scores=["[0.9,0.5,0.1]", "[0.2,0.7]"]))
+    assert (where, column, value) == ("row 2", "ranked_scores", [0.2, 0.7]) and message.startswith("scores must be non-increasing")
+    (where, column, value, message), = _problems(_scored_frame(extracted_sent_uids=['["s1","s9"]', '["s3"]']))
+    assert (where, column, value) == ("row 1", "extracted_sent_uids", ["s9"]) and "not among the query's candidates" in message
+
+
+def test_a_clean_scored_frame_reads_with_every_rule_screened():
+    tables = read_per_query(_scored_frame())
+    assert tables.queries.get_column("n_extracted").to_list() == [1, 1]
