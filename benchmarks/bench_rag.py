@@ -7,8 +7,8 @@
     python benchmarks/bench_rag.py compare [--samples N]    # every (system, slice, metric) value equal
 
 Each timed mode runs in its own process and writes its values to ``benchmarks/results/`` with its
-own wall time (from interpreter start) and peak RSS. Time the two as whole processes with
-``farm-bench --vs 'python benchmarks/bench_rag.py reference' -- python benchmarks/bench_rag.py evalframe``.
+own wall time (from interpreter start) and peak RSS. Time the two as whole processes, in turn
+(evalframe, reference, evalframe, …), and compare medians.
 
 The input: ``N`` samples (default 10,000) × 2 systems × 10 retrieved documents (8-dim
 embeddings), with paraphrase/typo variants (30%), unanswerable samples (5%), graded relevant

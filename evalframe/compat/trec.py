@@ -37,7 +37,6 @@ import polars as pl
 from evalframe.data.tables import Tables
 from evalframe.errors import ConfigError
 from evalframe.engine.evaluation import evaluate
-from evalframe.engine.ranking import check_single_precision
 from evalframe.engine.result import Evaluation
 from evalframe.metrics.base import Metric
 from evalframe.metrics.registry import resolve
@@ -177,12 +176,11 @@ def evaluate_trec(
     bucket_dir: str | None = None,
 ) -> Evaluation:
     """Evaluate with trec_eval's conventions: every judged query counts (``-c``: also those absent
-    from the run), scores compared as 32-bit floats as trec_eval stores them. ``run`` and
+    from the run), scores compared as 32-bit floats as trec_eval stores them (a score beyond
+    float32's range is an error naming ``source``). ``run`` and
     ``qrels`` are frames, or scans (:func:`evalframe.scan_run`) evaluated out of core in
     ``buckets`` (:func:`evalframe.evaluate`)."""
     metrics = [item.metric for item in selected if item.metric is not None]
-    if isinstance(run, pl.DataFrame) and "score" in run.columns:
-        check_single_precision(run, source=source)  # here to name the file; the engine rounds
     if buckets is not None:
         data, qrels_given = run, qrels
     else:
@@ -213,11 +211,11 @@ def format_lines(result: Evaluation, selected: Sequence[Selected], *, per_query:
                 for item in metric_lines:
                     yield _line(item, query_id, values[(query_id, item.metric.name)])
         totals = dict(summary.select("metric", "value").iter_rows())
-        n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
         for item in selected:
             if item.measure == "runid":
                 yield f"{'runid':<22}\tall\t{system}"
-            elif item.measure == "num_q":
+            elif item.measure == "num_q":  # the long per-query table is built only when asked for
+                n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
                 yield f"{'num_q':<22}\tall\t{n_queries}"
             else:
                 yield _line(item, "all", totals[item.metric.name])

@@ -90,8 +90,7 @@ def item_partials(
         ideal_partials.update(metric.ideal_partials())
     pairs = universe.select(QUERY_KEYS)
     run = tables.ranking_of(pairs)
-    if score_precision == "float32" and "score" in run.columns:
-        run = single_precision_scores(run)
+    single_precision = score_precision == "float32" and "score" in run.columns
     judgments = tables.judgments
     item_columns = {column for metric in metrics for column in metric.item_columns}
     if item_columns & SPAN_ITEM_COLUMNS:
@@ -105,10 +104,13 @@ def item_partials(
     every_row = item_columns or tables.relevance_rule == "text" or any(metric.reads_unjudged_items for metric in metrics)
     if not every_row:
         # ``index`` numbers the rows of a long ranking; exploded ranked lists get their own.
-        found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None)
+        found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None,
+                             source=tables.ranking_source, single_precision=single_precision)
         if found is not None:
             per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
     if per_query is None:
+        if single_precision:
+            run = single_precision_scores(run, source=tables.ranking_source)
         ranked = rank_items(run.join(pairs, on=QUERY_KEYS, how="semi"), max_depth=max_depth)
         if tables.relevance_rule == "text":
             judged = judge_by_text(ranked, judgments, relevance_threshold=relevance_threshold)

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import reduce
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -188,7 +187,7 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     """
     import numpy as np
 
-    start_rows = reduce(np.union1d, (_stretch_starts(run, name) for name in QUERY_KEYS))
+    start_rows = _merged_starts([_stretch_starts(run, name) for name in QUERY_KEYS])
     n_rows = np.diff(start_rows, append=run.height)
     heads = run.select(QUERY_KEYS)[start_rows].with_columns(n_rows=pl.Series(n_rows, dtype=pl.Int64))
     pairs = (
@@ -203,6 +202,15 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
         head_codes = head_codes.get_column("code")
     codes = np.repeat(head_codes.to_numpy(), n_rows)
     return QueryIndex(pairs=pairs, codes=pl.Series("code", codes, dtype=pl.UInt32))
+
+
+def _merged_starts(starts: list[np.ndarray]) -> np.ndarray:
+    """The sorted union of sorted arrays of row numbers: one small sort and a comparison of
+    neighbours (NumPy's ``union1d`` hashes, several times slower on 10^5 numbers)."""
+    import numpy as np
+
+    merged = np.sort(np.concatenate(starts))
+    return merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
 
 
 def _stretch_starts(frame: pl.DataFrame, name: str) -> np.ndarray:
@@ -239,6 +247,7 @@ def judged_ranks(
     *,
     index: QueryIndex | None = None,
     source: str = "run",
+    single_precision: bool = False,
 ) -> JudgedRanking | None:
     """The rank and relevance of every judged item the run retrieved for the ``universe`` pairs.
 
@@ -251,6 +260,11 @@ def judged_ranks(
     :func:`_counts_in_blocks`), else found by binary search in the keys sorted as plain
     integers. Items whose key is shared are tied: their order is settled by doc_id among the
     few rows concerned.
+
+    With ``single_precision`` the scores are compared as 32-bit floats, as trec_eval stores them
+    (:func:`single_precision_scores`): the key then holds the float32's 32 bits whole, so two
+    keys tie exactly when the rounded scores do, and a score beyond float32's range is an error
+    naming ``source`` (:func:`check_single_precision`).
 
     Returns None when the shortcut cannot vouch for the result (a score that is NaN or loses
     its order in the key, a (query_id, doc_id) listed twice): callers then use
@@ -276,13 +290,21 @@ def judged_ranks(
         empty = {"code": pl.UInt32, "rank": pl.Int64, "relevance": judgments.schema["relevance"]}
         return JudgedRanking(pairs=pairs, judged=pl.DataFrame(schema=empty))
     by_score = "rank" not in run.columns
+    if single_precision and not by_score and "score" in run.columns:
+        check_single_precision(run, source=source)  # unused for the order, still refused
     lateness_bits = 64 - max(1, (index.pairs.height - 1).bit_length())
     # Every pair the same number of rows, one block each: count within the blocks, no sort.
     block = _block_length(wanted, codes) if by_score else None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        # Polars matches the judgments while NumPy builds (and sorts) the keys: both cores work.
-        matching = pool.submit(_judged_matches, run, judgments)
-        keys = _ranking_keys(run, codes, lateness_bits=lateness_bits, by_score=by_score)
+        # The judgments are matched while NumPy builds (and sorts) the keys: both cores work.
+        if block is not None:
+            matching = pool.submit(_matches_in_blocks, run, judgments, wanted, codes, block)
+        else:
+            matching = pool.submit(_judged_matches, run, judgments)
+        key_options = {"lateness_bits": lateness_bits, "by_score": by_score, "single_precision": single_precision,
+                       "source": source}
+        # Within a block every row has one code: the lateness alone orders them.
+        keys = _ranking_keys(run, codes, with_codes=block is None, **key_options)
         sorted_keys = _sorted_keys(keys, codes) if keys is not None and block is None else None
         matches = matching.result()
     if keys is None or matches is None:
@@ -293,7 +315,9 @@ def judged_ranks(
 
     rows = matches.get_column("_row").to_numpy()
     if block is not None and len(rows) * block > _BLOCK_COMPARISONS_PER_ROW * len(keys):
-        block, sorted_keys = None, _sorted_keys(keys, codes)  # many judged items per block: a sort is cheaper
+        # Many judged items per block: a sort is cheaper.
+        keys = _ranking_keys(run, codes, **key_options)
+        block, sorted_keys = None, _sorted_keys(keys, codes)
     judged_keys = keys[rows]
     tie_pairs = None
     if sorted_keys is None:
@@ -325,7 +349,7 @@ def judged_ranks(
     if by_score and tied.any():
         if tie_pairs is None:
             tie_pairs = _tie_pairs_by_key(keys, rows, judged_keys, tied)
-        ahead = _ahead_within_ties(run, rows, *tie_pairs)
+        ahead = _ahead_within_ties(run, rows, *tie_pairs, single_precision=single_precision)
         if ahead is None:
             return None
         judged = judged.with_columns(rank=pl.Series(rank + ahead))
@@ -379,31 +403,59 @@ def _counts_in_blocks(keys: np.ndarray, rows: np.ndarray, length: int) -> tuple[
     return below, equal, (np.concatenate([empty, *judged]), np.concatenate([empty, *members]))
 
 
-def _ranking_keys(run: pl.DataFrame, codes: pl.Series, *, lateness_bits: int, by_score: bool) -> np.ndarray | None:
-    """One unsigned 64-bit key per row.
+def _ranking_keys(
+    run: pl.DataFrame,
+    codes: pl.Series,
+    *,
+    lateness_bits: int,
+    by_score: bool,
+    single_precision: bool = False,
+    with_codes: bool = True,
+    source: str = "run",
+) -> np.ndarray | None:
+    """One unsigned integer key per row, that sorts as the rows' ranking does.
 
-    A key holds the row's pair code, then its lateness in the ranking: the given rank, or the
-    score's order reversed and cut to ``lateness_bits`` (two scores the cut cannot tell apart
-    look tied, which :func:`_ahead_within_ties` checks). None for a NaN score or a rank too
-    large to fit. Makes two arrays of the run's length (the column's values, copied, and one
-    more) and works in them: on millions of rows, fresh memory costs more than the arithmetic.
+    A key holds the row's pair code (with ``with_codes``), then its lateness in the ranking: the
+    given rank, or the score's order reversed (:func:`_score_lateness`), cut to
+    ``lateness_bits`` when the code shares the 64 bits (two scores the cut cannot tell apart
+    look tied, which :func:`_ahead_within_ties` checks). With ``single_precision`` the score is
+    first rounded to a 32-bit float, whose 32 bits fit whole (``lateness_bits`` >= 32 while the
+    pairs are fewer than 2^32): no cut. Without ``with_codes`` (the count within blocks, where
+    every row of a block has one code) the key is the lateness alone, whole, of the score's
+    width. None for a NaN score or a rank too large to fit.
+
+    On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
+    and a page of zeros): the lateness is made in the one copy of the scores, and the code is
+    added in one more array only when asked for.
     """
     import numpy as np
 
-    column = run.get_column("score" if by_score else "rank").to_numpy(writable=True)
     if by_score:
-        if np.isnan(column).any():
+        score = run.get_column("score")
+        if single_precision:
+            score = score.cast(pl.Float32)  # on every core
+        if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
-        lateness, spare = _score_lateness(column)
-        lateness >>= np.uint64(64 - lateness_bits)
+        if single_precision and score.is_infinite().any():
+            check_single_precision(run, source=source)  # a finite score beyond float32: an error
+        values = score.to_numpy()
+        lateness = _score_lateness(values + values.dtype.type(0.0))  # a copy, where -0.0 is 0.0
+        if not with_codes:
+            return lateness
+        width = lateness.dtype.itemsize * 8
+        if width > lateness_bits:
+            lateness >>= lateness.dtype.type(width - lateness_bits)
     else:
-        if column.min() < 0 or int(column.max()) >= 1 << lateness_bits:
+        lateness = run.get_column("rank").to_numpy(writable=True)
+        if lateness.min() < 0 or int(lateness.max()) >= 1 << lateness_bits:
             return None
-        lateness, spare = column.view(np.uint64), np.empty(len(column), dtype=np.uint64)
-    code_of_row = codes.to_numpy()
-    high = np.left_shift(code_of_row, np.uint64(lateness_bits), out=spare)
-    lateness |= high
-    return lateness
+        lateness = lateness.view(np.uint64)
+        if not with_codes:
+            return lateness
+    keys = codes.to_numpy().astype(np.uint64)
+    keys <<= np.uint64(lateness_bits)
+    keys |= lateness
+    return keys
 
 
 def _sorted_keys(keys: np.ndarray, codes: pl.Series) -> np.ndarray:
@@ -421,25 +473,34 @@ def _sorted_keys(keys: np.ndarray, codes: pl.Series) -> np.ndarray:
     return ordered
 
 
-def _score_lateness(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unsigned 64-bit integers that sort as the scores do, reversed (higher score, lower value).
+def _score_lateness(scores: np.ndarray) -> np.ndarray:
+    """Unsigned integers of the scores' width (64 bits for float64, 32 for float32) that sort as
+    the scores do, reversed (higher score, lower value).
 
     The IEEE-754 bits of a float sort as the float when every bit of a negative number is
     flipped and only the sign bit of a positive one; inverting that reverses the order, which
-    comes to flipping the 63 low bits of positive numbers and nothing of negative ones.
-    -0.0 is read as 0.0 (they tie). The integers are made in the memory of ``scores``, which
-    is overwritten. Returns them and a spare array of the same size (free for the caller to
-    overwrite).
+    comes to flipping the low bits (all but the sign) of positive numbers and nothing of
+    negative ones. -0.0 must have been read as 0.0 (``scores + 0.0``) for the two to tie. The
+    integers are made in the memory of ``scores``, which is overwritten, a slice at a time (the
+    masks stay small and in the cache).
     """
     import numpy as np
 
-    scores += 0.0  # -0.0 + 0.0 is 0.0
-    bits = scores.view(np.int64)
-    flips = bits >> np.int64(63)  # all ones for negative numbers, zero otherwise
-    np.invert(flips, out=flips)
-    flips &= np.int64(2**63 - 1)  # 63 ones for positive numbers, zero otherwise
-    bits ^= flips
-    return bits.view(np.uint64), flips.view(np.uint64)
+    width = scores.dtype.itemsize * 8
+    signed, unsigned = (np.int64, np.uint64) if width == 64 else (np.int32, np.uint32)
+    bits = scores.view(signed)
+    low_bits = signed(2 ** (width - 1) - 1)
+    for start in range(0, len(bits), _LATENESS_SLICE):
+        part = bits[start:start + _LATENESS_SLICE]
+        flips = part >> signed(width - 1)  # all ones for negative numbers, zero otherwise
+        np.invert(flips, out=flips)
+        flips &= low_bits  # ones but the sign for positive numbers, zero otherwise
+        part ^= flips
+    return bits.view(unsigned)
+
+
+#: Scores turned into lateness at a time by :func:`_score_lateness`.
+_LATENESS_SLICE = 1 << 16
 
 
 def _tie_pairs_by_key(keys: np.ndarray, rows: np.ndarray, judged_keys: np.ndarray, tied: np.ndarray) -> tuple:
@@ -455,10 +516,13 @@ def _tie_pairs_by_key(keys: np.ndarray, rows: np.ndarray, judged_keys: np.ndarra
     return pairs.get_column("_judged").to_numpy(), pairs.get_column("_member").to_numpy()
 
 
-def _ahead_within_ties(run: pl.DataFrame, rows: np.ndarray, judged: np.ndarray, members: np.ndarray) -> np.ndarray | None:
+def _ahead_within_ties(
+    run: pl.DataFrame, rows: np.ndarray, judged: np.ndarray, members: np.ndarray, *, single_precision: bool = False
+) -> np.ndarray | None:
     """For each of ``rows`` (judged run rows), how many rows sharing its key come first (doc_id
     descending): 0 without a tie. The ties are given as pairs: ``judged[i]`` (a position in
-    ``rows``) shares its key with run row ``members[i]`` (itself among them).
+    ``rows``) shares its key with run row ``members[i]`` (itself among them). Scores are
+    compared as 32-bit floats with ``single_precision``.
 
     None when a shared key is not a true tie (two scores that the key could not tell apart) or
     a doc_id repeats within a tie: rare, and left to the exact path.
@@ -466,14 +530,15 @@ def _ahead_within_ties(run: pl.DataFrame, rows: np.ndarray, judged: np.ndarray, 
     import numpy as np
 
     doc_id, score = run.get_column("doc_id"), run.get_column("score")
+    dtype = pl.Float32 if single_precision else pl.Float64
     own = pl.Series(rows[judged])
     pairs = pl.DataFrame(
         {
             "_judged": judged,
             "doc_id": doc_id.gather(pl.Series(members)),
             "_own": doc_id.gather(own),
-            "_score": score.gather(pl.Series(members)) + 0.0,  # -0.0 ties 0.0
-            "_own_score": score.gather(own) + 0.0,
+            "_score": score.gather(pl.Series(members)).cast(dtype) + 0.0,  # -0.0 ties 0.0
+            "_own_score": score.gather(own).cast(dtype) + 0.0,
         }
     )
     doubtful = pairs.select(
@@ -483,6 +548,57 @@ def _ahead_within_ties(run: pl.DataFrame, rows: np.ndarray, judged: np.ndarray, 
         return None
     first = pairs.select(pl.col("doc_id") > pl.col("_own")).to_series().to_numpy()
     return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
+
+
+def _doc_hash() -> pl.Expr:
+    """The doc_id hash :func:`_matches_in_blocks` compares (64 bits)."""
+    return pl.col("doc_id").hash(7)
+
+
+def _matches_in_blocks(
+    run: pl.DataFrame, judgments: pl.DataFrame, wanted: pl.DataFrame, codes: pl.Series, length: int
+) -> pl.DataFrame | None:
+    """:func:`_judged_matches` for a run of blocks (every pair ``length`` rows, one block after
+    the other, :func:`_block_length`): each judgment is looked for in its query's block only.
+
+    A judgment takes the code of each evaluated pair of its query (one per system), so its
+    block; the block's doc_id hashes are compared with the judgment's, a few judgments at a
+    time (the comparisons stay in the cache, as :func:`_counts_in_blocks`'), and a match is
+    checked on the doc_id itself. No hash of the (query_id, doc_id) pair per run row, no
+    membership test over the run: a block is a hundred rows, the run millions. Falls back to
+    :func:`_judged_matches` when a block holds two equal hashes or a match is not one, and when
+    the judgments are many per block (a hash join is then cheaper).
+    """
+    import numpy as np
+
+    judged = judgments.select("query_id", "doc_id", "relevance").join(
+        wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left"
+    )
+    if judged.height * length > _BLOCK_COMPARISONS_PER_ROW * run.height:
+        return _judged_matches(run, judgments)
+    doc_hash = _doc_hash()
+    hashes = run.select(doc_hash).to_series().to_numpy().reshape(-1, length)
+    wanted_hashes = judged.select(doc_hash).to_series().to_numpy()
+    block_codes = codes.to_numpy()[::length]  # sorted: the run is its blocks in code order
+    block_of = np.searchsorted(block_codes, judged.get_column("code").to_numpy())
+    rows = np.full(judged.height, -1, dtype=np.int64)
+    step = max(1, _BLOCK_CELLS // length)
+    for start in range(0, judged.height, step):
+        blocks = block_of[start:start + step]
+        same = hashes[blocks] == wanted_hashes[start:start + step, None]
+        counts = np.count_nonzero(same, axis=1)
+        if (counts > 1).any():  # a doc_id twice in a block, or two sharing a hash: the exact path
+            return _judged_matches(run, judgments)
+        hit = np.flatnonzero(counts)
+        rows[start + hit] = blocks[hit] * length + same[hit].argmax(axis=1)
+    found = rows >= 0
+    matches = judged.filter(pl.Series(found)).select(
+        pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
+    )
+    retrieved = run.get_column("doc_id").gather(matches.get_column("_row"))
+    if not (retrieved == matches.get_column("doc_id")).all() or matches.get_column("_row").is_duplicated().any():
+        return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
+    return matches.select("_row", "relevance")
 
 
 def _judged_matches(run: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame | None:

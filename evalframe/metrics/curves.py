@@ -15,8 +15,8 @@ Both use the rows with both ``label`` and ``prob`` (:func:`is_scored`), each wei
 unit's weight :data:`~evalframe.metrics.base.WEIGHT` as scikit-learn's ``sample_weight``. A
 slice's unused rows become one row with a null key and zero sums, so that a slice none of whose
 rows is used is still there (with ``n`` = 0). A state has the same bits whatever the order of
-the rows: weighted counts are added exactly (:func:`weighted_counts`), other float sums in
-ascending order (:func:`ordered_sum`).
+the rows: weighted counts and other weighted sums are added exactly in fixed point
+(:func:`weighted_counts`, :func:`exact_sums`), with no sort.
 
 >>> import polars as pl
 >>> rows = pl.LazyFrame({"label": [1, 0, 1, 0], "prob": [0.9, 0.4, 0.4, 0.1],
@@ -28,6 +28,7 @@ ascending order (:func:`ordered_sum`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -50,20 +51,17 @@ def ordered_sum(values: pl.Expr) -> pl.Expr:
     """Sum of floats added in ascending order: the same bits whatever the order of the rows.
 
     A plain ``sum`` adds in row order (and the optimiser drops a ``sort`` placed before it),
-    so the last bit of a value would depend on how the input file happens to be ordered.
+    so the last bit of a value would depend on how the input file happens to be ordered. It
+    sorts each group: for the few groups of a ROC finalize (whose points are sorted anyway);
+    sums over many groups use :func:`exact_sums`, which needs no sort.
     """
     return values.sort().cum_sum().last().fill_null(0.0)
 
 
-def weighted_sum(where: pl.Expr, values: pl.Expr | None = None) -> pl.Expr:
-    """Σ weight · ``values`` over the rows where ``where`` holds (Σ weight without ``values``).
-
-    Added with :func:`ordered_sum`. The rows left out count as 0.0, which sorts before every
-    non-negative term and adds nothing, so the sum has the bits of the one over the rows kept.
-    An aggregation: it sorts each group, so keep it to group-bys with few groups.
-    """
+def weighted(where: pl.Expr, values: pl.Expr | None = None) -> pl.Expr:
+    """Row-wise: weight · ``values`` where ``where`` holds (the weight without ``values``), else 0.0."""
     term = weight() if values is None else weight() * values
-    return ordered_sum(pl.when(where).then(term).otherwise(0.0))
+    return pl.when(where).then(term).otherwise(0.0)
 
 
 def used_count() -> pl.Expr:
@@ -71,20 +69,86 @@ def used_count() -> pl.Expr:
     return is_scored().sum().cast(pl.Int64)
 
 
-# --- weighted counts, added exactly ----------------------------------------------------------
+# --- sums added exactly ------------------------------------------------------------------------
 
-#: The largest weight of a frame is 2^88 to 2^91 fixed-point units: Int128 holds the sum of
-#: 2^36 rows of it, and every weight down to about 2^-36 of the largest is a whole number of units.
+#: The largest magnitude of a frame is 2^88 to 2^91 fixed-point units: Int128 holds the sum of
+#: 2^36 rows of it, and every value down to about 2^-36 of the largest is a whole number of units.
 WEIGHT_UNIT_BITS = 89
 
 
-def weight_units() -> pl.Expr:
-    """Fixed-point units per unit of weight: about 2^89 / (the frame's largest weight).
+def units_for(largest: pl.Expr) -> pl.Expr:
+    """Fixed-point units per unit of value when the largest magnitude is ``largest``, as the power
+    of two ``k`` of units = 2^k: about 2^89 / largest (multiplying by a power of two is exact);
+    0 (units of 1) when it is 0 or null. Subnormal values have units beyond Float64's range:
+    :func:`in_units` and :func:`from_units` scale by 2^k in two exact steps."""
+    return pl.when(largest > 0).then(WEIGHT_UNIT_BITS - largest.log(2).floor()).otherwise(0.0)
 
-    A power of two, so that multiplying a weight by it is exact; 1 when every weight is 0.
+
+def weight_units() -> pl.Expr:
+    """Fixed-point units of weight (:func:`units_for` the frame's largest weight)."""
+    return units_for(weight().max())
+
+
+def _halves(exponent: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """2^k as two finite powers of two whose product it is (k up to about 2 · 1023)."""
+    first = (exponent / 2).floor()
+    return pl.lit(2.0).pow(first), pl.lit(2.0).pow(exponent - first)
+
+
+def in_units(values: pl.Expr, exponent: pl.Expr) -> pl.Expr:
+    """``values`` as whole numbers of fixed-point units 2^``exponent`` (Int128): exact for every
+    value down to about 2^-36 of the largest the units were made for; smaller ones are cut to the unit."""
+    first, second = _halves(exponent)
+    return (values * first * second).cast(pl.Int128)
+
+
+def from_units(total: pl.Expr, exponent: pl.Expr) -> pl.Expr:
+    """A sum of :func:`in_units` values back in Float64: the exact sum, rounded once (twice when
+    it is subnormal)."""
+    first, second = _halves(exponent)
+    return total.cast(pl.Float64) / first / second
+
+
+@dataclass(frozen=True)
+class Exact:
+    """A value expression to be summed exactly over a group by :func:`exact_sums`."""
+
+    values: pl.Expr
+
+
+def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl.Expr | Exact], *,
+               maintain_order: bool = False) -> pl.LazyFrame:
+    """One group-by of ``rows`` by ``keys`` (one row without keys): columns ``*keys`` and ``columns``
+    in order, each an aggregation, or :class:`Exact` values whose Float64 sum over the group is
+    added exactly; groups in order of first appearance with ``maintain_order``.
+
+    An exact sum has the same bits whatever the order of the rows, with no sort: each value
+    becomes a whole number of fixed-point units made for the largest magnitude of that column in
+    its group (:func:`units_for`: exact for every value down to 2^-36 of it, smaller ones cut to
+    the unit, an error below 2^-89 of the largest), the numbers are added as Int128 (a plain
+    group sum, Polars' fast path), and the total is rounded to Float64 once. Integer values give
+    the exact integer, as a sum in any order does. A group of one row gives its value. An ordered
+    float sum (:func:`ordered_sum`) sorts every group instead: seconds over the bootstrap's
+    millions of per-unit groups.
     """
-    largest = weight().max()
-    return pl.when(largest > 0).then(pl.lit(2.0).pow(WEIGHT_UNIT_BITS - largest.log(2).floor())).otherwise(1.0)
+    keys = list(keys)
+    exact = {name: column.values for name, column in columns.items() if isinstance(column, Exact)}
+    value, units, total = "__value_{}".format, "__units_{}".format, "__total_{}".format
+    largest = {units(name): units_for(pl.col(value(name)).abs().max().over(keys) if keys else pl.col(value(name)).abs().max())
+               for name in exact}
+    prepared = rows.with_columns(**{value(name): values.cast(pl.Float64) for name, values in exact.items()}).with_columns(**largest)
+    aggregations = [
+        *(column.alias(name) for name, column in columns.items() if not isinstance(column, Exact)),
+        *(in_units(pl.col(value(name)), pl.col(units(name))).sum().alias(total(name)) for name in exact),
+        *(pl.col(units(name)).first().fill_null(0.0) for name in exact),
+    ]
+    table = prepared.group_by(keys, maintain_order=maintain_order).agg(aggregations) if keys else prepared.select(aggregations)
+    return table.select(*keys, *(
+        from_units(pl.col(total(name)), pl.col(units(name))).alias(name) if name in exact else pl.col(name) for name in columns
+    ))
+
+
+# --- weighted counts, added exactly ----------------------------------------------------------
 
 
 def weighted_counts(
@@ -99,25 +163,25 @@ def weighted_counts(
     The weights are added exactly, so a count has the same bits whatever the order of the rows:
     each weight becomes a whole number of fixed-point units (:func:`weight_units`; exact for
     every weight down to 2^-36 of the frame's largest, smaller ones are cut to the unit), the
-    units are added as Int128, and the total is rounded to Float64 once. That keeps the group-by
-    on Polars' fast path: an ordered float sum (:func:`ordered_sum`) sorts every group, which
+    units are added as Int128, and the total is rounded to Float64 once (:func:`exact_sum`).
+    That keeps the group-by on Polars' fast path: an ordered float sum sorts every group, which
     takes seconds for the ROC points of 300k distinct probabilities. With integer weights every
     count is the exact integer.
     """
     used_rows = is_scored() if used is None else used
     units, used = "__weight_units", "__used"
-    in_units = {
-        f"__{name}": (pl.when(condition).then(weight()).otherwise(0.0) * pl.col(units)).cast(pl.Int128)
+    in_fixed_point = {
+        f"__{name}": in_units(pl.when(condition).then(weight()).otherwise(0.0), pl.col(units))
         for name, condition in conditions.items()
     }
-    prepared = rows.with_columns(weight_units().alias(units)).with_columns(used_rows.alias(used), **in_units)
+    prepared = rows.with_columns(weight_units().alias(units)).with_columns(used_rows.alias(used), **in_fixed_point)
     sums = [
         pl.col(used).sum().cast(pl.Int64).alias("n"),
-        *(pl.col(column).sum() for column in in_units),
-        pl.col(units).first().fill_null(1.0),
+        *(pl.col(column).sum() for column in in_fixed_point),
+        pl.col(units).first().fill_null(0.0),
     ]
     table = prepared.group_by(list(keys)).agg(sums) if keys else prepared.select(sums)
-    counts = [(pl.col(f"__{name}").cast(pl.Float64) / pl.col(units)).alias(name) for name in conditions]
+    counts = [from_units(pl.col(f"__{name}"), pl.col(units)).alias(name) for name in conditions]
     return table.select(*keys, "n", *counts)
 
 
@@ -195,21 +259,17 @@ def calibration_bins(rows: pl.LazyFrame, by: Sequence[str], bins: int) -> pl.Laz
 
     Columns ``*by``, ``bin`` (the bin's index), ``n`` (Int64: rows used in the bin), ``weight``
     (Σ w), ``weighted_prob`` (Σ w·prob) and ``weighted_label`` (Σ w·label), all Float64 sums
-    over the bin's used rows. A slice's unused rows give one row with a null ``bin`` and zero
-    sums. One group-by; rows come out in no particular order.
+    over the bin's used rows, added exactly (:func:`exact_sums`). A slice's unused rows give
+    one row with a null ``bin`` and zero sums. One group-by; rows come out in no particular order.
 
     >>> rows = pl.LazyFrame({"label": [0, 1, 1], "prob": [0.25, 0.375, 0.75], "_weight": [1.0, 3.0, 2.0]})
     >>> calibration_bins(rows, by=[], bins=2).sort("bin").collect().rows()
     [(0, 2, 4.0, 1.375, 3.0), (1, 1, 2.0, 1.5, 2.0)]
     """
     scored = is_scored()
-    return (
-        rows.with_columns(bin_index(bins).alias(BIN))
-        .group_by([*by, BIN])
-        .agg(
-            n=used_count(),
-            weight=weighted_sum(scored),
-            weighted_prob=weighted_sum(scored, pl.col("prob").cast(pl.Float64)),
-            weighted_label=weighted_sum(scored, pl.col("label").cast(pl.Float64)),
-        )
-    )
+    return exact_sums(rows.with_columns(bin_index(bins).alias(BIN)), [*by, BIN], {
+        "n": used_count(),
+        "weight": Exact(weighted(scored)),
+        "weighted_prob": Exact(weighted(scored, pl.col("prob").cast(pl.Float64))),
+        "weighted_label": Exact(weighted(scored, pl.col("label").cast(pl.Float64))),
+    })

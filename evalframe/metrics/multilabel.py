@@ -83,7 +83,7 @@ from evalframe.metrics.base import (
     TargetCategory,
     weight,
 )
-from evalframe.metrics.curves import is_scored, ordered_sum
+from evalframe.metrics.curves import Exact, exact_sums, is_scored
 from evalframe.metrics.params import param
 
 #: The unit of every metric here: all criteria of one post (its key columns come from the pipeline).
@@ -377,20 +377,18 @@ class CriterionF1Metric(SetMetric):
         # row order (which criterion row carries it may differ; finalize adds over criteria).
         is_post_start = scored & pl.when(scored).then(pl.struct(*by, *self.unit_keys)).is_first_distinct()
 
-        def weighted(condition: pl.Expr) -> pl.Expr:
-            return ordered_sum(pl.when(condition).then(weight()).otherwise(0.0).cast(pl.Float64))
+        def weighted(condition: pl.Expr) -> Exact:
+            return Exact(pl.when(condition).then(weight()).otherwise(0.0).cast(pl.Float64))
 
-        return (
-            rows.with_columns(is_post_start.alias(POST_START))
-            .group_by([*by, pl.col("criterion_id").alias(CRITERION_KEY)], maintain_order=True)
-            .agg(
-                tp=weighted(true & predicted),
-                fp=weighted(~true & predicted),
-                fn=weighted(true & ~predicted),
-                n_scored=scored.sum().cast(pl.Int64),
-                n=pl.col(POST_START).sum().cast(pl.Int64),
-            )
-        )
+        # Sums added exactly (no sort per group: the bootstrap's per-unit states are millions of groups).
+        keyed = rows.with_columns(is_post_start.alias(POST_START), pl.col("criterion_id").alias(CRITERION_KEY))
+        return exact_sums(keyed, [*by, CRITERION_KEY], {
+            "tp": weighted(true & predicted),
+            "fp": weighted(~true & predicted),
+            "fn": weighted(true & ~predicted),
+            "n_scored": scored.sum().cast(pl.Int64),
+            "n": pl.col(POST_START).sum().cast(pl.Int64),
+        }, maintain_order=True)
 
     def criterion_f1(self) -> pl.Expr:
         """Over state rows: the criterion's F1, ``zero_division`` where ``2·tp + fp + fn = 0``."""
@@ -399,26 +397,38 @@ class CriterionF1Metric(SetMetric):
             pl.lit(self.zero_division, dtype=pl.Float64)
         )
 
+    def used(self) -> pl.Expr:
+        """Over state rows: the criteria in the slice's mean (a usable row, a defined F1)."""
+        return (pl.col("n_scored") > 0) & self.criterion_f1().is_not_null()
+
+    def label_macro_sums(self) -> dict[str, pl.Expr | Exact]:
+        """The slice sums of :meth:`label_macro`: the used criteria's F1 and their number."""
+        return {"f1_sum": Exact(pl.when(self.used()).then(self.criterion_f1()).otherwise(0.0)),
+                "criteria": self.used().sum()}
+
     def label_macro(self) -> pl.Expr:
-        """Over one slice's state rows: the mean F1 of its criteria, undefined ones left out."""
-        f1 = self.criterion_f1().filter((pl.col("n_scored") > 0) & self.criterion_f1().is_not_null())
-        return pl.when(f1.len() > 0).then(ordered_sum(f1) / f1.len())
+        """Over a slice's sums: the mean F1 of its criteria, undefined ones left out."""
+        return pl.when(pl.col("criteria") > 0).then(pl.col("f1_sum") / pl.col("criteria"))
+
+    @abstractmethod
+    def sums(self) -> dict[str, pl.Expr | Exact]:
+        """Over one slice's state rows: the sums :meth:`value` reads (:class:`~evalframe.metrics.curves.Exact`:
+        added exactly, in no order and with no sort; :func:`~evalframe.metrics.curves.exact_sums`)."""
 
     @abstractmethod
     def value(self) -> pl.Expr:
-        """Over one slice's state rows: the metric (null where undefined)."""
+        """Over one slice's :meth:`sums`: the metric (null where undefined)."""
 
     #: The note of a slice with posts whose value is null (only with ``zero_division=None``).
     undefined_note: ClassVar[str] = NO_CRITERION_WITH_POSITIVE
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
-        n = pl.col("n").sum().cast(pl.Int64)
+        sums = exact_sums(state, by, {"n": pl.col("n").sum().cast(pl.Int64), **self.sums()}, maintain_order=True)
+        n = pl.col("n")
         value = pl.when(n > 0).then(self.value()).cast(pl.Float64)
         note = pl.when(n == 0).then(pl.lit(NO_POST)).when(value.is_null()).then(pl.lit(self.undefined_note))
-        aggregations = [n.alias("n"), value.alias("value"), note.cast(pl.String).alias("note")]
-        if by:
-            return state.group_by(by, maintain_order=True).agg(aggregations)
-        return state.select(aggregations)
+        return sums.select(*by, n, value.alias("value"), note.cast(pl.String).alias("note"))
+
 
 class MicroF1(CriterionF1Metric):
     """Micro F1: F1 of all (post, criterion) pairs of the slice pooled (contract §6.4).
@@ -436,8 +446,11 @@ class MicroF1(CriterionF1Metric):
     key = "micro_f1"
     undefined_note = NO_POSITIVE_IN_SLICE
 
+    def sums(self) -> dict[str, pl.Expr | Exact]:
+        return {name: Exact(pl.col(name)) for name in ("tp", "fp", "fn")}
+
     def value(self) -> pl.Expr:
-        tp, fp, fn = (ordered_sum(pl.col(name)) for name in ("tp", "fp", "fn"))
+        tp, fp, fn = pl.col("tp"), pl.col("fp"), pl.col("fn")
         denominator = 2 * tp + fp + fn
         return pl.when(denominator > 0).then(2 * tp / denominator).otherwise(pl.lit(self.zero_division, dtype=pl.Float64))
 
@@ -463,13 +476,14 @@ class WeightedF1(CriterionF1Metric):
 
     key = "weighted_f1"
 
+    def sums(self) -> dict[str, pl.Expr | Exact]:
+        support = pl.when(self.used()).then(pl.col("tp") + pl.col("fn")).otherwise(0.0)
+        return {"support": Exact(support), "weighted_f1_sum": Exact(pl.when(self.used()).then(support * self.criterion_f1()).otherwise(0.0)),
+                **self.label_macro_sums()}
+
     def value(self) -> pl.Expr:
-        f1 = self.criterion_f1()
-        used = (pl.col("n_scored") > 0) & f1.is_not_null()
-        support = (pl.col("tp") + pl.col("fn")).filter(used)
-        total_support = ordered_sum(support)
-        weighted_sum = ordered_sum(support * f1.filter(used))
-        return pl.when(total_support > 0).then(weighted_sum / total_support).otherwise(self.label_macro())
+        total_support = pl.col("support")
+        return pl.when(total_support > 0).then(pl.col("weighted_f1_sum") / total_support).otherwise(self.label_macro())
 
 
 class LabelMacroF1(CriterionF1Metric):
@@ -488,6 +502,9 @@ class LabelMacroF1(CriterionF1Metric):
     """
 
     key = "label_macro_f1"
+
+    def sums(self) -> dict[str, pl.Expr | Exact]:
+        return self.label_macro_sums()
 
     def value(self) -> pl.Expr:
         return self.label_macro()

@@ -73,24 +73,38 @@ def _by_slice(frame: pl.LazyFrame, by: list[str], aggregations: list[pl.Expr]) -
     return frame.group_by(by).agg(aggregations) if by else frame.select(aggregations)
 
 
-def _counted_now_if_exact(items: pl.LazyFrame, rows: pl.LazyFrame, k: int) -> pl.LazyFrame:
-    """``items`` (the per-item weight sums), grouped by Polars' streaming engine when every
-    weight is a whole number and every sum stays below 2^53, else by the in-memory engine; run
-    when the caller collects the state (``pl.defer``), so a state built and dropped costs nothing.
+def _item_counts(rows: pl.LazyFrame, by: list[str], k: int) -> pl.LazyFrame:
+    """Per slice ``by`` and item, the users' weight sum (``count``) over the top-``k`` lists,
+    computed when the caller collects the state (``pl.defer``: a state built and dropped costs
+    nothing), in the cheapest way that gives the same bits:
 
-    The item counts group ``users × k`` exploded string ids (20,000,000 at a million users);
-    the streaming engine groups them at about a third of the in-memory engine's cost, but sums
-    each group's floats in an order that varies from run to run. Sums of whole numbers below
-    2^53 are exact in any order, so the counts, and every metric of them, are the same bits
-    either way; fractional weights keep the in-memory engine's fixed order."""
+    - grouped by Polars' streaming engine when every weight is a whole number and every sum
+      stays below 2^53, else by the in-memory engine. The counts group ``users × k`` exploded
+      string ids (20,000,000 at a million users); the streaming engine groups them at about a
+      third of the in-memory engine's cost, but sums each group's floats in an order that varies
+      from run to run. Sums of whole numbers below 2^53 are exact in any order, so the counts,
+      and every metric of them, are the same bits either way; fractional weights keep the
+      in-memory engine's fixed order;
+    - grouped by the item alone when every ``by`` column holds one value (one system, no other
+      slice: the usual single-number run), the slice columns then added as constants (a
+      constant string key hashed with each of the 20,000,000 ids costs a third more)."""
+    exploded = rows.select(*by, WEIGHT, pl.col(RECOMMENDED).list.head(k).alias(ITEM)).explode(ITEM).drop_nulls(ITEM)
+    aggregations = [pl.lit(0, dtype=pl.Int64).alias("n"), pl.col(WEIGHT).sum().cast(pl.Float64).alias("count")]
+    items = exploded.group_by([*by, ITEM]).agg(aggregations)
     head = pl.col(RECOMMENDED).list.head(k).list.len()
     whole = (pl.col(WEIGHT) == pl.col(WEIGHT).floor()).all() & ((pl.col(WEIGHT).abs() * head).sum() < 2.0**53)
+    schema = items.collect_schema()
 
     def counted() -> pl.DataFrame:
-        exact = rows.select(whole).collect(engine="in-memory").item()
-        return items.collect(engine="streaming" if exact else "in-memory")
+        facts = rows.select(whole.alias("_whole"), *(pl.col(c).n_unique().alias(f"_n{i}") for i, c in enumerate(by)),
+                            pl.col(by).first()).collect(engine="in-memory")
+        engine = "streaming" if facts.get_column("_whole").item() else "in-memory"
+        if by and all(facts.get_column(f"_n{i}").item() == 1 for i in range(len(by))):
+            alone = exploded.drop(by).group_by(ITEM).agg(aggregations).join(facts.lazy().select(by), how="cross")
+            return alone.select(schema.names()).collect(engine=engine)
+        return items.collect(engine=engine)
 
-    return pl.defer(counted, schema=items.collect_schema())
+    return pl.defer(counted, schema=schema)
 
 
 @dataclass(frozen=True)
@@ -117,12 +131,7 @@ class ItemCountMetric(SetMetric):
 
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         users = _by_slice(rows, by, [pl.len().cast(pl.Int64).alias("n"), pl.col(WEIGHT).sum().cast(pl.Float64).alias("count")])
-        items = (
-            rows.select(*by, WEIGHT, pl.col(RECOMMENDED).list.head(self.k).alias(ITEM))
-            .explode(ITEM).drop_nulls(ITEM)
-            .group_by([*by, ITEM]).agg(pl.lit(0, dtype=pl.Int64).alias("n"), pl.col(WEIGHT).sum().cast(pl.Float64).alias("count"))
-        )
-        items = _counted_now_if_exact(items, rows, self.k)
+        items = _item_counts(rows, by, self.k)
         users = users.with_columns(pl.lit(None, dtype=pl.String).alias(ITEM))
         return pl.concat([users.select(*by, ITEM, "n", "count"), items.select(*by, pl.col(ITEM).cast(pl.String), "n", "count")],
                          how="vertical_relaxed")

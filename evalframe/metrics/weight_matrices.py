@@ -159,6 +159,8 @@ def finalized_values(table: pl.DataFrame, replicates: int) -> np.ndarray:
 def finalized_slices(table: pl.DataFrame, replicates: int) -> list[tuple[int, np.ndarray]]:
     """:func:`finalized_values` of each slice of ``finalize(..., by=[_slice, _replicate])``:
     ``(slice, values)`` pairs, one NumPy pass over the whole table."""
+    if table.height == 0:  # no slice has a state row (e.g. no judged query in any slice)
+        return []
     slice_of = table.get_column(SLICE).to_numpy()
     replicate_of = table.get_column(REPLICATE).to_numpy()
     value = table.get_column("value").cast(pl.Float64).fill_null(np.nan).to_numpy()

@@ -75,29 +75,23 @@ def _rows(system: str, curve: str, **columns) -> pl.DataFrame:
 def tpr_on_grid(prob: np.ndarray, label: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """ROC curves of one set of rows under each column of ``weights`` (n × R), as TPR at each grid FPR: (R × G).
 
-    One sort of ``prob`` (descending; tied probabilities are one threshold, as
-    :func:`~evalframe.metrics.curves.roc_points`), then per column the cumulative weighted
-    positives and negatives at each distinct threshold from the point (0, 0),
-    ``TPR_r(t) = TP_r(t) / TP_r(min t)``, ``FPR_r(t) = FP_r(t) / FP_r(min t)``, and the TPR at
-    each grid FPR by linear interpolation along the curve (at a vertical step, its top), as
+    The curves are the engine's: the ROC family's state under every weight column (the
+    bootstrap's replicate state, :func:`~evalframe.metrics.roc.roc_curves`), read as the
+    operating points of every distinct threshold from the point (0, 0) (tied probabilities are
+    one threshold): ``TPR_r(t) = TP_r(t) / W_pos,r``, ``FPR_r(t) = FP_r(t) / W_neg,r``
+    (:meth:`~evalframe.metrics.roc.RocCurves.operating_points`). The TPR at each grid FPR is read
+    by linear interpolation along the curve (at a vertical step, its top), as
     ``np.interp(grid, *roc_curve(sample_weight=w)[:2])``. A column without positive or without
     negative weight gives NaN. Vectorised: replicates are taken in blocks of 128 columns.
     """
-    positive = np.asarray(label) == 1
-    order = np.argsort(-prob, kind="stable")
-    sorted_prob = prob[order]
-    last_of_threshold = np.append(sorted_prob[1:] != sorted_prob[:-1], True) if prob.size else np.zeros(0, bool)
-    is_positive = positive[order][:, None]
+    from evalframe.metrics.roc import roc_curves
+
+    frame = pl.DataFrame({"label": np.asarray(label), "prob": np.asarray(prob, dtype=np.float64)})
     replicates = weights.shape[1]
     curves = np.empty((replicates, grid.size))
     for start in range(0, replicates, _REPLICATE_BLOCK):
-        block = weights[order, start: start + _REPLICATE_BLOCK]
-        zero = np.zeros((1, block.shape[1]))
-        cumulative = np.cumsum(block, axis=0)[last_of_threshold]
-        tp = np.vstack([zero, np.cumsum(block * is_positive, axis=0)[last_of_threshold]])
-        fp = np.vstack([zero, cumulative]) - tp
-        with np.errstate(invalid="ignore", divide="ignore"):
-            curves[start: start + block.shape[1]] = _interpolate_columns(fp / fp[-1], tp / tp[-1], grid)
+        fpr, tpr = roc_curves(frame, weights[:, start: start + _REPLICATE_BLOCK]).operating_points()
+        curves[start: start + fpr.shape[0]] = _interpolate_columns(fpr.T, tpr.T, grid)
     return curves
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -73,6 +74,46 @@ _STACK_CELLS = 1 << 22
 _SYSTEM_SEPARATOR = "\x1f"
 
 
+def _names(value, key: str, *, optional: bool = False) -> None:
+    """A ConfigError unless ``value`` is a string or a list of strings (or None when ``optional``)."""
+    if value is None and optional:
+        return
+    if isinstance(value, str) or (isinstance(value, Sequence) and all(isinstance(v, str) for v in value)):
+        return
+    raise ConfigError(f"`{key}` must be a name or a list of names, got {value!r}")
+
+
+def _number(value, key: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"`{key}` must be a number, got {value!r}")
+
+
+def _check_types(evaluation, baseline, metrics, groupings, tests, correction, alpha, set_permutations, seed, family,
+                 confidence) -> None:
+    """Wrong argument types give a ConfigError naming the argument, never a TypeError or AttributeError."""
+    from evalframe.engine.result import Evaluation
+    from evalframe.results.data import ResultData
+    from evalframe.results.reader import ResultFolder
+
+    if not isinstance(evaluation, Evaluation | ResultData | ResultFolder | str | Path):
+        raise ConfigError(f"`evaluation` must be an Evaluation or a result folder, got {type(evaluation).__name__} {evaluation!r}")
+    if baseline is None:
+        raise ConfigError("`baseline`: name the system the others are compared with")
+    if not isinstance(baseline, str):
+        raise ConfigError(f"`baseline` must be a system name, got {baseline!r}")
+    for value, key in ((metrics, "metrics"), (groupings, "groupings")):
+        _names(value, key, optional=True)
+    for value, key in ((tests, "tests"), (correction, "correction"), (family, "family")):
+        _names(value, key)
+    for value, key in ((alpha, "alpha"), (confidence, "confidence")):
+        _number(value, key)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(f"`seed` must be a whole number, got {seed!r}")
+    if set_permutations is not None and (isinstance(set_permutations, bool) or not isinstance(set_permutations, int)
+                                         or set_permutations < 1):
+        raise ConfigError(f"`set_permutations` must be a whole number >= 1, got {set_permutations!r}")
+
+
 def _options(tests, correction, alpha, permutations, unpaired, family, confidence) -> tuple[list[str], tuple[str, ...]]:
     tests = [tests] if isinstance(tests, str) else list(tests)
     unknown = [t for t in tests if t not in TESTS]
@@ -98,7 +139,7 @@ def _options(tests, correction, alpha, permutations, unpaired, family, confidenc
 
 def compare(
     evaluation,
-    baseline: str,
+    baseline: str | None = None,
     *,
     metrics: Sequence[str] | None = None,
     groupings: Sequence[str] | None = None,
@@ -129,6 +170,9 @@ def compare(
     """
     from evalframe.stats.power import result_data
 
+    _check_types(evaluation, baseline, metrics, groupings, tests, correction, alpha, set_permutations, seed, family, confidence)
+    metrics = [metrics] if isinstance(metrics, str) else metrics
+    groupings = [groupings] if isinstance(groupings, str) else groupings
     tests, family_columns = _options(tests, correction, alpha, permutations, unpaired, family, confidence)
     data = result_data(evaluation)
     if "<slice keys>" in family_columns:

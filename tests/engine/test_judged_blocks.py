@@ -55,3 +55,41 @@ def test_blocks_of_unequal_length_are_sorted():
     codes = pl.Series([0, 0, 1], dtype=pl.UInt32)
     assert ranking._block_length(pl.DataFrame({"n_rows": [2, 1]}), codes) is None
     assert ranking._block_length(pl.DataFrame({"n_rows": [2, 2]}), pl.Series([0, 1, 0, 1], dtype=pl.UInt32)) is None
+
+
+def _systems(run: pl.DataFrame) -> pl.DataFrame:
+    """The run twice, as two systems (the second with its scores reversed)."""
+    return pl.concat([run, run.with_columns(system=pl.lit("t"), score=-pl.col("score"))])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_matching_finds_what_the_hash_join_finds(seed):
+    run = _run(seed, n_queries=2 + seed * 3, length=3 + seed)
+    run = _systems(run) if seed % 2 else run
+    judged = pl.concat([
+        run.sample(fraction=0.3, seed=seed).select("query_id", "doc_id").unique(),
+        pl.DataFrame({"query_id": ["q0", "q_unranked"], "doc_id": ["never_retrieved", "d1_0"]}),
+    ]).with_columns(relevance=pl.int_range(pl.len()) % 3)
+    index = ranking.index_queries(run)
+    length = ranking._block_length(index.pairs, index.codes)
+    in_blocks = ranking._matches_in_blocks(run, judged, index.pairs, index.codes, length)
+    assert sorted(in_blocks.rows()) == sorted(ranking._judged_matches(run, judged).rows())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_block_matching_with_a_weak_hash_falls_back_to_the_join(seed):
+    """A hash that many doc_ids share (their length): two equal hashes in a block, or a match
+    that is not one, send the matching to the hash join; the ranks stay those of the full ranking."""
+    run = _run(seed, n_queries=6, length=8)
+    weak = pl.col("doc_id").str.len_bytes().cast(pl.UInt64)
+    with mock.patch.object(ranking, "_doc_hash", return_value=weak), \
+            mock.patch.object(ranking, "_judged_matches", wraps=ranking._judged_matches) as joined:
+        fast, full = _fast_and_full(run, 0.3, seed)
+    assert joined.called
+    assert fast == full
+
+
+def test_a_judgment_listed_twice_leaves_the_shortcut():
+    run = _run(0, n_queries=3, length=4)
+    twice = pl.concat([run.head(1)] * 2).select("query_id", "doc_id", relevance=pl.lit(1))
+    assert ranking.judged_ranks(run, twice, run.select("system", "query_id").unique()) is None

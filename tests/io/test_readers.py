@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe import _sorting
-from evalframe.data.conform import _all_distinct
+from evalframe.data.conform import _all_distinct, _keys_distinct, _stretch_length
 
 
 def write(path: Path, text: str) -> Path:
@@ -284,6 +284,32 @@ def test_screen_key_check_finds_every_repeated_value(values, split_sorts):
     with mock.patch.object(_sorting, "MIN_SPLIT_LENGTH", 0 if split_sorts else _sorting.MIN_SPLIT_LENGTH):
         assert _all_distinct(array) == (len(set(values)) == len(values))
     assert array.tolist() == values  # the caller's array is left as it was
+
+
+def _stretches(rows: list[tuple]) -> int | None:
+    """Plain reference of `_stretch_length`: the one length of the stretches of equal rows, when
+    no row value comes back after its stretch and the stretches average two rows or more; else
+    None."""
+    starts = [i for i in range(len(rows)) if i == 0 or rows[i] != rows[i - 1]]
+    lengths = {b - a for a, b in zip(starts, [*starts[1:], len(rows)], strict=True)}
+    if 2 * len(starts) > len(rows) or len(lengths) != 1 or len({rows[i] for i in starts}) != len(starts):
+        return None
+    return lengths.pop()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    systems=st.lists(st.sampled_from(["A", "B"]), min_size=1, max_size=6),
+    queries=st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=1, max_size=6),
+    docs=st.lists(st.sampled_from(["d1", "d2", "d3"]), min_size=1, max_size=4),
+)
+def test_screen_stretches_and_key_check_agree_with_plain_python(systems, queries, docs):
+    """The key screen's stretches (the union of each column's run starts) and its verdict agree
+    with a plain reference, on runs grouped by (system, query) or not, with repeats or not."""
+    rows = [(s, q, d) for s, q in zip(systems, queries, strict=False) for d in docs]
+    frame = pl.DataFrame(rows, schema=["system", "query_id", "doc_id"], orient="row")
+    assert _stretch_length(frame, ["system", "query_id"]) == _stretches([r[:2] for r in rows])
+    assert _keys_distinct(frame, ["system", "query_id", "doc_id"]) == (len(set(rows)) == len(rows))
 
 
 @pytest.mark.parametrize("text", ["", "\n\n", "  \n\t\n"])

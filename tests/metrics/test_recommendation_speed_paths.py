@@ -3,7 +3,9 @@
 - the recommendations reader's users from the runs of equal keys = the hash ``unique``;
 - each user's list lined up with the queries row by row = the join;
 - the item counts grouped by the streaming engine (whole weights) = the in-memory engine's
-  (fractional weights take that one), value for value.
+  (fractional weights take that one), value for value;
+- the item counts of slices whose columns hold one value each (grouped by the item alone, the
+  slice columns added as constants) = the group-by over the slice columns and the item.
 """
 
 from __future__ import annotations
@@ -60,3 +62,19 @@ def test_item_counts_equal_whichever_engine_groups_them(weights):
             n = len(ordered)
             expected = (2 * sum((j + 1) * c for j, c in enumerate(ordered)) - (n + 1) * total) / (n * total)
         assert got == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("fold", [["f1"] * 4, ["f1", "f2", "f1", "f2"], [None] * 4], ids=["one value", "two values", "null"])
+@pytest.mark.parametrize("weights", [[1.0, 2.0, 0.0, 3.0], [0.5, 1.25, 0.0, 3.0]], ids=["whole", "fractional"])
+def test_item_counts_of_one_valued_slices_equal_the_group_by(fold, weights):
+    rows = pl.LazyFrame({"system": ["s"] * 4, "fold": pl.Series(fold, dtype=pl.String),
+                         RECOMMENDED: [["a", "b"], ["c", "a"], ["b"], ["a", "d"]], WEIGHT: weights})
+    by = ["system", "fold"]
+    state = UniqueItems(k=2).state(rows, by).collect().filter(pl.col("item_id").is_not_null())
+    expected = (
+        rows.select(*by, WEIGHT, pl.col(RECOMMENDED).alias("item_id")).explode("item_id")
+        .group_by([*by, "item_id"]).agg(pl.lit(0, dtype=pl.Int64).alias("n"), pl.col(WEIGHT).sum().alias("count"))
+        .collect()
+    )
+    assert state.schema == expected.schema
+    assert state.sort(by + ["item_id"], nulls_last=True).equals(expected.sort(by + ["item_id"], nulls_last=True))

@@ -111,6 +111,25 @@ def test_unknown_baseline_and_options_are_named(evaluation):
         ef.compare(evaluation, baseline="base", tests=("mann-whitney",))
 
 
+@pytest.mark.parametrize(("arguments", "keywords", "named"), [
+    ((5,), {}, "`evaluation` must be an Evaluation or a result folder, got int 5"),
+    ((None, "base"), {}, "`evaluation`"),
+    (("<evaluation>",), {}, "`baseline`: name the system"),
+    (("<evaluation>", 5), {}, "`baseline` must be a system name, got 5"),
+    (("<evaluation>", "base"), {"alpha": "0.05"}, "`alpha` must be a number"),
+    (("<evaluation>", "base"), {"confidence": None}, "`confidence` must be a number"),
+    (("<evaluation>", "base"), {"tests": 5}, "`tests` must be a name or a list of names"),
+    (("<evaluation>", "base"), {"metrics": [1]}, "`metrics` must be a name or a list of names"),
+    (("<evaluation>", "base"), {"family": 3}, "`family` must be a name or a list of names"),
+    (("<evaluation>", "base"), {"seed": 1.5}, "`seed` must be a whole number"),
+    (("<evaluation>", "base"), {"set_permutations": "10"}, "`set_permutations` must be a whole number"),
+])
+def test_wrong_argument_types_are_config_errors(evaluation, arguments, keywords, named):
+    arguments = tuple(evaluation if a == "<evaluation>" else a for a in arguments)
+    with pytest.raises(ef.ConfigError, match=named.replace("(", r"\(")):
+        ef.compare(*arguments, **keywords)
+
+
 def test_set_metric_randomization_through_values_under(evaluation):
     row = ef.compare(evaluation, baseline="base", set_permutations=10_000).filter(grouping="overall", metric="auroc").row(0, named=True)
     assert 0 < row["p_randomization"] <= 1 and "values_under" not in (row["note"] or "")
