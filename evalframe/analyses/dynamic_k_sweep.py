@@ -21,13 +21,17 @@ an empty extraction has precision 0.0), and the workload over all queries:
 ``sentences_extracted`` (``Σ min(K, n_ranked)``) and ``sentences_per_1000_queries``.
 
 **One implementation.** The sweep counts each γ's top K with the engine's extraction stage
-(:func:`~evalframe.engine.extraction.top_k_counts`, all γ in one pass), writes the K and the
+(:func:`~evalframe.engine.extraction.top_k_aggregations`, every γ at once over the ranking's
+rows), writes the K and the
 counts into the queries table as ``selected_k``, ``n_extracted`` and ``n_extracted_relevant``,
 and evaluates the registered metrics ``selected_k``, ``n_extracted``,
 ``evidence_recall@selected_k`` and ``evidence_precision@selected_k`` with the engine: the very
 code that scores a system's own dynamic K. The K of every query and every γ comes from one
-group-by over the ranking rows (cumulative sums), never a Python loop over queries; the loop
-runs over the few γ values only.
+group-by over the ranking rows (cumulative sums), never a Python loop over queries. Every γ is
+evaluated in one engine pass: γ number ``i``'s copy of the queries table has each system renamed
+``<system>\x1f<i>`` (so no unit or slice mixes two γs), and each γ's rows are read back under the
+plain names, in the order of γ's own evaluation (the same values: each slice holds the same
+units in the same order).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ from typing import TYPE_CHECKING, Literal
 import polars as pl
 
 from evalframe.data.units import QUERY_KEYS, SYSTEM
-from evalframe.engine.extraction import EXTRACTION_COLUMNS, top_k_counts
+from evalframe.engine.aggregate import order_summary
+from evalframe.engine.extraction import EXTRACTION_COLUMNS, top_k_aggregations, with_relevance
 from evalframe.engine.ranking import rank_items
 from evalframe.errors import NO_VALUE, ConfigError, Problem
 
@@ -105,9 +110,18 @@ def mass_policy_k(
 
     ``ranking`` holds ``system, query_id, score`` and ``rank`` (or only scores, ranked by
     :func:`~evalframe.engine.ranking.rank_items`); ``in_rank_order`` says that each query's
-    rows already come by rank (exploded ranked lists), which saves a sort. Negative scores without
-    ``normalize="softmax"`` are a :class:`~evalframe.errors.ConfigError` naming a query.
+    rows already come together and by rank (exploded ranked lists), which saves a sort. Negative
+    scores without ``normalize="softmax"`` are a :class:`~evalframe.errors.ConfigError` naming a query.
     """
+    rows = _policy_rows(ranking, normalize=normalize, in_rank_order=in_rank_order)
+    names = [f"k_{i}" for i in range(len(gammas))]
+    return _policy(rows, gammas, k_min, k_max, names).drop("_query").collect(engine="in-memory")
+
+
+def _policy_rows(ranking: pl.DataFrame, *, normalize: Normalize, in_rank_order: bool,
+                 keep: Sequence[str] = ()) -> pl.LazyFrame:
+    """The ranking's rows (query keys, ``rank``, the ``keep`` columns) with ``_query`` (a number
+    per query), ``_cumulative`` (the running mass in rank order) and ``_total`` (the query's mass)."""
     if "score" not in ranking.columns:
         msg = "the dynamic-K sweep needs ranked scores (a per_query `ranked_scores` column, or a ranking `score`)"
         raise ConfigError(msg)
@@ -124,23 +138,32 @@ def mass_policy_k(
     else:
         # exp(s − max s); dividing by the sum (softmax) scales both sides of the rule alike.
         mass = (pl.col("score") - pl.col("score").max().over(QUERY_KEYS)).exp()
-    rows = ranking.lazy().select(*QUERY_KEYS, "rank", _mass=mass)
+    rows = ranking.lazy().select(*QUERY_KEYS, "rank", *keep, _mass=mass)
     if not in_rank_order:
         rows = rows.sort(*QUERY_KEYS, "rank")
+    # Each query's rows are now contiguous: number the queries by where their rows start, so the
+    # windows and the group-by key on one integer instead of hashing two strings.
+    starts = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift()) for key in QUERY_KEYS)
+    rows = rows.with_columns(_query=starts.cum_sum())
     # The total is the last running sum, added in the same order: a prefix that equals γ·total
     # in exact arithmetic compares the same way whatever the summation kernel.
-    rows = rows.with_columns(_cumulative=pl.col("_mass").cum_sum().over(QUERY_KEYS)).with_columns(
-        _total=pl.col("_cumulative").last().over(QUERY_KEYS)
+    return rows.with_columns(_cumulative=pl.col("_mass").cum_sum().over("_query")).with_columns(
+        _total=pl.col("_cumulative").last().over("_query")
     )
+
+
+def _policy_k(gamma: float, k_min: int, k_max: int) -> pl.Expr:
+    """The policy's K of one query at ``gamma``, an aggregation over its :func:`_policy_rows`."""
     # Smallest k with cumulative ≥ γ·total = 1 + the number of prefixes still below it (the
     # prefixes grow), at most the ranking's length (rounding can leave the last one below).
-    per_query = rows.group_by(QUERY_KEYS).agg(
-        pl.min_horizontal((pl.col("_cumulative") < gamma * pl.col("_total")).sum() + 1, pl.len()).alias(f"k_{i}")
-        for i, gamma in enumerate(gammas)
-    )
-    return per_query.with_columns(
-        pl.col(f"k_{i}").cast(pl.Int64).clip(k_min, k_max) for i in range(len(gammas))
-    ).collect(engine="in-memory")
+    return pl.min_horizontal((pl.col("_cumulative") < gamma * pl.col("_total")).sum() + 1, pl.len()).cast(
+        pl.Int64).clip(k_min, k_max)
+
+
+def _policy(rows: pl.LazyFrame, gammas: Sequence[float], k_min: int, k_max: int, names: Sequence[str]) -> pl.LazyFrame:
+    """``_query``, ``system, query_id`` and each γ's K (named ``names``) from :func:`_policy_rows`."""
+    return rows.group_by("_query").agg(*(pl.col(key).first() for key in QUERY_KEYS), *(
+        _policy_k(gamma, k_min, k_max).alias(name) for gamma, name in zip(gammas, names, strict=True)))
 
 
 def dynamic_k_sweep(
@@ -180,30 +203,55 @@ def dynamic_k_sweep(
     weight = weight if weight is not None or plan is None else plan.weight
     threshold = relevance_threshold if relevance_threshold is not None else (plan.relevance_threshold if plan else 1)
 
-    ranking = tables.ranking
     gammas = [float(gamma) for gamma in gammas]
     k_columns = [f"_sweep_k{i}" for i in range(len(gammas))]
-    policy = mass_policy_k(ranking, gammas, k_min=k_min, k_max=k_max, normalize=normalize,
-                           in_rank_order=tables.ranking_rows is None).rename(dict(zip(
-                               [f"k_{i}" for i in range(len(gammas))], k_columns, strict=True)))
-    base = tables.queries.drop("selected_k", *EXTRACTION_COLUMNS, strict=False)
-    base = base.join(policy, on=QUERY_KEYS, how="left", maintain_order="left").with_columns(
-        pl.col(k_columns).fill_null(k_min)
+    counts = [f"{name}__{column}" for column in k_columns for name in EXTRACTION_COLUMNS]
+    # Every γ's K per query, then its top K's counts (the engine's own counting), over the ranking's
+    # rows keyed by one integer per query (no string keys hashed).
+    rows = _policy_rows(tables.ranking, normalize=normalize, in_rank_order=tables.ranking_rows is None, keep=["doc_id"])
+    policy = _policy(rows, gammas, k_min, k_max, k_columns)
+    counted = (
+        with_relevance(rows.select("_query", "query_id", "doc_id", "rank"), tables.judgments, threshold)
+        .join(policy.select("_query", *k_columns), on="_query", how="inner")
+        .group_by("_query")
+        .agg(expression.alias(f"{name}__{column}") for column in k_columns
+             for name, expression in zip(EXTRACTION_COLUMNS, top_k_aggregations(pl.col(column)), strict=True))
     )
-    # The policy's top K of every γ in one pass over the ranking (the engine's own counting).
-    counts = top_k_counts(ranking, tables.judgments, base, k_columns, relevance_threshold=threshold)
-    base = base.join(counts, on=QUERY_KEYS, how="left", maintain_order="left")
-    generated = set(counts.columns) - set(QUERY_KEYS) | set(k_columns)
-    rows = []
-    for i, gamma in enumerate(gammas):
+    per_query = policy.join(counted, on="_query", how="inner").drop("_query").collect(engine="in-memory")
+    base = tables.queries.drop("selected_k", *EXTRACTION_COLUMNS, strict=False)
+    # A query without ranked items has K = k_min and extracts nothing.
+    base = base.join(per_query, on=QUERY_KEYS, how="left", maintain_order="left").with_columns(
+        pl.col(k_columns).fill_null(k_min), pl.col(counts).fill_null(0))
+    # The columns the sweep's evaluation reads: keys, slice keys, the weight, and n_relevant.
+    needed = [c for c in dict.fromkeys([*QUERY_KEYS, *(k for keys in slices.values() for k in keys),
+                                        *([weight] if weight else []), "n_relevant"]) if c in base.columns]
+    copies = []
+    for i in range(len(gammas)):
         column = k_columns[i]
         chosen = {column: "selected_k", **{f"{name}__{column}": name for name in EXTRACTION_COLUMNS}}
-        queries = base.select(*(c for c in base.columns if c not in generated),
-                              *(pl.col(old).alias(new) for old, new in chosen.items()))
-        evaluation = evaluate(replace(tables, queries=queries), metrics=list(SWEEP_METRICS), slices=slices,
-                              weight=weight, relevance_threshold=threshold)
-        rows.append(_sweep_rows(evaluation.summary, gamma, [k for keys in slices.values() for k in keys]))
+        copies.append(base.select(*needed, *(pl.col(old).alias(new) for old, new in chosen.items()))
+                      .with_columns(pl.col(SYSTEM) + _gamma_suffix(i)))
+    # Every γ in one engine pass: γ i's copy of the queries has its systems renamed with
+    # _gamma_suffix(i), so units and slices never mix γs. The metrics read only the queries
+    # table (the counts are given), so the ranking is not passed.
+    stacked = replace(tables, queries=pl.concat(copies), ranking_rows=None, ranked_lists=None)
+    summary = evaluate(stacked, metrics=list(SWEEP_METRICS), slices=slices, weight=weight,
+                       relevance_threshold=threshold).summary
+    slice_keys = [k for keys in slices.values() for k in keys]
+    rows = []
+    for i, gamma in enumerate(gammas):
+        suffix = _gamma_suffix(i)
+        of_gamma = summary.filter(pl.col(SYSTEM).str.ends_with(suffix)).with_columns(
+            pl.col(SYSTEM).str.strip_suffix(suffix))
+        # The order of γ's own evaluation (natural order of the plain system names).
+        of_gamma = order_summary(of_gamma, list(SWEEP_METRICS), slices, list(dict.fromkeys(slice_keys)))
+        rows.append(_sweep_rows(of_gamma, gamma, slice_keys))
     return pl.concat(rows, how="vertical_relaxed")
+
+
+def _gamma_suffix(i: int) -> str:
+    """What the sweep appends to every system name of γ number ``i`` (a unit separator, then ``i``)."""
+    return f"\x1f{i}"
 
 
 def _sweep_rows(summary: pl.DataFrame, gamma: float, slice_keys: Sequence[str]) -> pl.DataFrame:

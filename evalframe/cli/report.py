@@ -39,7 +39,7 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.report.outputs import ReportWriter, require_report_extra
+    from evalframe.report.outputs import ReportWriter, require_report_extra, written_beside_the_plots
     from evalframe.report.tables import ReportData
     from evalframe.results.writer import update_result
 
@@ -47,7 +47,8 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     data = ReportData.from_directory(args.result_dir, percent=args.percent)
     out = Path(args.out) if args.out else Path(args.result_dir)
     names = list(dict.fromkeys(name for fmt in (args.format or sorted(FORMATS)) for name in FORMATS[fmt]))
-    writers = ReportWriter(data).writers()
-    update_result(out, {name: writers[name] for name in names})
+    report = ReportWriter(data)
+    writers = report.writers()
+    written_beside_the_plots(report, {name: writers[name] for name in names}, lambda ordered: update_result(out, ordered))
     notes = "" if data.curves is not None else " (no curves.parquet: ROC, PR, reliability and selected-K plots left out)"
     return f"wrote {out}/ ({', '.join(names)}){notes}", ExitCode.OK

@@ -104,6 +104,9 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
     resources = run_resources(judge=args.judge, judge_cache=args.judge_cache, out=out,
                               embedding_cache=args.embedding_cache or out.resolve().parent / "embedding_cache.parquet")
+    from evalframe.report.outputs import warm_up
+
+    warm_up(pipeline.outputs)  # the plot workers' fork server starts beside the computing
     with step("reading the input and computing the metrics", quiet=args.quiet), session.use(resources):
         evaluation = pipeline.run(args.input, gold=args.gold, samples=args.samples)
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):

@@ -23,7 +23,9 @@ Merging two parts' accumulators adds their integer rows (exact, associative, com
 
 from __future__ import annotations
 
-import numpy as np
+from evalframe._lazy import lazy_module
+
+np = lazy_module("numpy")
 
 #: Bits of one digit of the grid.
 LIMB_BITS = 27

@@ -54,18 +54,13 @@ def top_k_counts(
     if "rank" not in run.columns:
         run = rank_items(run)
     rows = run.lazy().select(*QUERY_KEYS, "doc_id", "rank").join(keys, on=QUERY_KEYS, how="inner")
-    relevant = pl.col("_relevant").fill_null(False)
     counted = (
-        rows.join(_relevant_items(judgments, relevance_threshold), on=["query_id", "doc_id"], how="left")
+        with_relevance(rows, judgments, relevance_threshold)
         .group_by(QUERY_KEYS)
         .agg(
-            expression
+            expression.alias(f"{name}__{column}")
             for column in k_columns
-            for expression in (
-                (pl.col("rank") <= pl.col(column)).fill_null(False).sum().cast(pl.Int64).alias(f"n_extracted__{column}"),
-                ((pl.col("rank") <= pl.col(column)).fill_null(False) & relevant).sum().cast(pl.Int64)
-                .alias(f"n_extracted_relevant__{column}"),
-            )
+            for name, expression in zip(EXTRACTION_COLUMNS, top_k_aggregations(pl.col(column)), strict=True)
         )
     )
     counts = [f"{name}__{column}" for column in k_columns for name in EXTRACTION_COLUMNS]
@@ -79,6 +74,20 @@ def top_k_counts(
         .select(*QUERY_KEYS, *counts)
         .collect(engine="in-memory")
     )
+
+
+def with_relevance(rows: pl.LazyFrame, judgments: pl.DataFrame, relevance_threshold: int) -> pl.LazyFrame:
+    """Ranked ``rows`` (``query_id, doc_id``, …) with ``_relevant``: true for an item judged
+    relevant (relevance >= the threshold), null otherwise; in no particular row order."""
+    return rows.join(_relevant_items(judgments, relevance_threshold), on=["query_id", "doc_id"], how="left")
+
+
+def top_k_aggregations(k: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """``n_extracted`` and ``n_extracted_relevant`` at K = ``k`` as aggregations over one query's
+    ranked rows (``rank``, and ``_relevant`` from :func:`with_relevance`): the rows at or above
+    K, and the relevant ones among them. ``k`` is a column or a per-query aggregate (a policy's K)."""
+    in_top = (pl.col("rank") <= k).fill_null(False)
+    return in_top.sum().cast(pl.Int64), (in_top & pl.col("_relevant").fill_null(False)).sum().cast(pl.Int64)
 
 
 def _relevant_items(judgments: pl.DataFrame, relevance_threshold: int) -> pl.LazyFrame:

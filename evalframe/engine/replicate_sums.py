@@ -26,10 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
 import polars as pl
 
+from evalframe._lazy import lazy_module
 from evalframe.engine import exact_sums
+
+np = lazy_module("numpy")
 
 #: At most this many row × replicate cells of counts at once (64 MB of float64).
 BLOCK_CELLS = 1 << 23

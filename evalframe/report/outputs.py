@@ -9,6 +9,7 @@ evalframe run wrote there are ever replaced.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
@@ -24,6 +25,19 @@ from evalframe.results.writer import check_out_dir, write_result
 #: Every output file, in the order they are written.
 OUTPUT_FILES = ("per_query.parquet", "per_unit.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json",
                 "replicates.parquet", "curves.parquet", *REPORT_FILES)
+
+
+#: Outputs that show the report plots (drawn while the other files are written).
+PLOTTED = {"plots", "report.html"}
+
+
+def warm_up(outputs) -> None:
+    """Start what drawing the report plots needs (the plot workers' fork server) when ``outputs``
+    show plots, so that it starts while the input is read and the metrics computed."""
+    if PLOTTED & set(outputs or ()):
+        from evalframe.report.plots import warm_plot_workers
+
+        warm_plot_workers()
 
 
 def default_outputs(evaluation) -> tuple[str, ...]:
@@ -116,54 +130,99 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
         "summary.md": lambda path: path.write_text(render_markdown(evaluation)),
         "run.json": lambda path: path.write_text(json.dumps(evaluation.info, indent=2, sort_keys=False) + "\n"),
     }
+    report = None
     if any(name == "curves.parquet" or name in REPORT_FILES for name in outputs):
         from evalframe.report.tables import ReportData
 
         if any(name in REPORT_FILES for name in outputs):
             require_report_extra()
-        renderers |= ReportWriter(ReportData.from_evaluation(evaluation)).writers()
+        report = ReportWriter(ReportData.from_evaluation(evaluation))
+        renderers |= report.writers()
     writers = {name: renderers[name] for name in outputs}
     for name, table in extra.items():
         writers[name] = lambda path, table=table: table.write_csv(path, float_precision=10)
-    return write_result(out_dir, writers, force=force)
+    if report is None:
+        return write_result(out_dir, writers, force=force)
+    return written_beside_the_plots(report, writers, lambda ordered: write_result(out_dir, ordered, force=force))
+
+
+def written_beside_the_plots(report: ReportWriter, writers: dict, write):
+    """``write(writers)`` with the report plots drawn meanwhile: the plot workers start first,
+    the files that show the plots come last (the order of writing changes no file), and the
+    workers stop afterwards, also on an error. Returns what ``write`` returns."""
+    if not PLOTTED & set(writers):
+        return write(writers)
+    report.start()
+    try:
+        return write({name: writers[name] for name in sorted(writers, key=lambda name: name in PLOTTED)})
+    finally:
+        report.close()
 
 
 class ReportWriter:
     """Writers of the report files of one :class:`~evalframe.report.tables.ReportData`; the
     plots are drawn once (in worker processes when there are many:
-    :func:`~evalframe.report.plots.render_report_plots`) and shared by ``plots/``, ``report.md``
-    and ``report.html``."""
+    :func:`~evalframe.report.plots.start_report_plots`) and shared by ``plots/``, ``report.md``
+    and ``report.html``. :meth:`start` sets the workers drawing while other files are written."""
 
     def __init__(self, data) -> None:
         self.data = data
         self._rendered: dict[str, dict[str, bytes]] | None = None
+        self._pending = None
+        self._extra: dict[str, dict[str, bytes]] | None = None
+
+    def start(self) -> None:
+        """Begin drawing the report plots (in worker processes, when there are many)."""
+        if self._pending is None and self._rendered is None:
+            from evalframe.report.plots import FORMATS, HTML_PNG, start_report_plots
+
+            self._pending = start_report_plots(self.data, (*FORMATS, HTML_PNG))
 
     @property
     def rendered(self) -> dict[str, dict[str, bytes]]:
         """Each plot's PNG and SVG bytes, by stem, drawn on first use (embedding results add
         their own plots: issue 24)."""
         if self._rendered is None:
-            from evalframe.report.domain import domain_figures
-            from evalframe.report.embedding_plots import render_embedding_plots
-            from evalframe.report.plots import FORMATS, HTML_PNG, render_report_plots, save
-
-            self._rendered = render_report_plots(self.data, (*FORMATS, HTML_PNG)) | render_embedding_plots(self.data)
-            # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
-            for stem, figure in domain_figures(self.data).items():
-                self._rendered[stem] = {format: save(figure, format) for format in FORMATS}
+            self.start()
+            extra = self._drawn_here()
+            rendered = self._pending.result() | extra
+            self._pending = None
+            self._rendered = rendered
         return self._rendered
 
-    @property
-    def png(self) -> dict[str, bytes]:
-        """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``."""
-        return {stem: files["png"] for stem, files in self.rendered.items()}
+    def _drawn_here(self) -> dict[str, dict[str, bytes]]:
+        """The plots of embedding and domain results (few), drawn in this process (once)."""
+        if self._extra is None:
+            from evalframe.report.domain import domain_figures
+            from evalframe.report.embedding_plots import render_embedding_plots
+            from evalframe.report.plots import FORMATS, save
+
+            extra = render_embedding_plots(self.data)
+            # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
+            extra |= {stem: {format: save(figure, format) for format in FORMATS}
+                      for stem, figure in domain_figures(self.data).items()}
+            self._extra = extra
+        return self._extra
+
+    def _stems(self) -> list[str]:
+        """Every plot's stem in :attr:`rendered`'s order, known before the workers finish."""
+        from evalframe.report.plots import report_plots
+
+        return list(dict.fromkeys([*(() if self._rendered is not None else report_plots(self.data)),
+                                   *(self._rendered or {}), *self._drawn_here()]))
 
     @property
-    def html_png(self) -> dict[str, bytes]:
+    def png(self) -> Mapping[str, bytes]:
+        """Each figure's PNG bytes, drawn once for ``plots/`` and ``report.html``: the stems known
+        at once, the bytes waited for when first read (the page's tables are rendered meanwhile)."""
+        return _OneFormat(self, "png", self._stems())
+
+    @property
+    def html_png(self) -> Mapping[str, bytes]:
         """The palette-reduced PNG bytes ``report.html`` embeds, of the plots whose workers made them."""
-        from evalframe.report.plots import HTML_PNG
+        from evalframe.report.plots import HTML_PNG, report_plots
 
-        return {stem: files[HTML_PNG] for stem, files in self.rendered.items() if HTML_PNG in files}
+        return _OneFormat(self, HTML_PNG, list(report_plots(self.data)))
 
     def plot_paths(self) -> list[str]:
         from evalframe.report.embedding_plots import embedding_plot_stems
@@ -189,5 +248,29 @@ class ReportWriter:
         }
 
     def close(self) -> None:
-        """Release the plots' memory."""
+        """Stop drawing and release the plots' memory."""
+        if self._pending is not None:
+            self._pending.close()
+            self._pending = None
         self._rendered = None
+        self._extra = None
+
+
+class _OneFormat(Mapping):
+    """One format's bytes of a report writer's plots, by stem: iterating gives the stems at once;
+    reading a value waits for the drawing (:attr:`ReportWriter.rendered`)."""
+
+    def __init__(self, writer: ReportWriter, format: str, stems: list[str]) -> None:
+        self._writer, self._format, self._stems = writer, format, stems
+
+    def __getitem__(self, stem: str) -> bytes:
+        files = self._writer.rendered.get(stem) if stem in self._stems else None
+        if files is None or self._format not in files:
+            raise KeyError(stem)
+        return files[self._format]
+
+    def __iter__(self):
+        return iter(self._stems)
+
+    def __len__(self) -> int:
+        return len(self._stems)

@@ -700,31 +700,87 @@ def plot_workers(n_plots: int) -> int:
     return min(cores, n_plots)
 
 
-def render_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
-                        workers: int | None = None) -> dict[str, dict[str, bytes]]:
-    """Every report plot's bytes in each of ``formats``, by stem, in report order.
+class PendingPlots:
+    """A report's plots being drawn (:func:`start_report_plots`): in worker processes, which
+    draw while the caller writes other files, or here, on :meth:`result`."""
 
-    With ``workers`` (default :func:`plot_workers`) the figures are drawn and saved in that many
-    processes (a fork server that has imported matplotlib once; each worker receives the report
-    data once), else here; the bytes are the same either way.
-    """
+    def __init__(self, data: ReportData, formats: tuple[str, ...], workers: int) -> None:
+        import multiprocessing
+
+        self._data, self._formats = data, formats
+        self._plots = report_plots(data)
+        self._pool, self._futures, self._done = None, {}, None
+        if workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():  # e.g. Windows: here
+            return
+        from concurrent.futures import ProcessPoolExecutor
+
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=_worker_init,
+                                         initargs=(data,))
+        # The slowest plots first: the pool then ends with short ones.
+        order = sorted(self._plots, key=lambda stem: self._plots[stem][0] not in ("roc", "pr", "dynamic_k"))
+        self._futures = {stem: self._pool.submit(_render_one, *self._plots[stem], formats) for stem in order}
+
+    def result(self) -> dict[str, dict[str, bytes]]:
+        """Every plot's bytes by stem, in report order (waits for the workers; draws here without them)."""
+        if self._done is None:
+            if self._pool is None:
+                self._done = {stem: _render_one(name, args, self._formats, self._data)
+                              for stem, (name, args) in self._plots.items()}
+            else:
+                try:
+                    self._done = {stem: self._futures[stem].result() for stem in self._plots}
+                finally:
+                    self.close()
+        return self._done
+
+    def close(self) -> None:
+        """Stop the workers (plots not yet drawn are dropped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+#: What the fork server of the plot workers imports once, before forking each worker.
+WORKER_PRELOAD = ["evalframe.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg",
+                  "matplotlib.backends.backend_svg"]
+
+
+def _worker_context():
     import multiprocessing
 
-    plots = report_plots(data)
-    workers = plot_workers(len(plots)) if workers is None else workers
-    if workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():  # e.g. Windows: here
-        return {stem: _render_one(name, args, formats, data) for stem, (name, args) in plots.items()}
-    from concurrent.futures import ProcessPoolExecutor
-
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["evalframe.report.plots", "matplotlib.figure", "matplotlib.backends.backend_agg",
-                                    "matplotlib.backends.backend_svg"])
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_worker_init,
-                             initargs=(data,)) as pool:
-        # The slowest plots first: the pool then ends with short ones.
-        order = sorted(plots, key=lambda stem: plots[stem][0] not in ("roc", "pr", "dynamic_k"))
-        futures = {stem: pool.submit(_render_one, *plots[stem], formats) for stem in order}
-        return {stem: futures[stem].result() for stem in plots}
+    context.set_forkserver_preload(WORKER_PRELOAD)
+    return context
+
+
+def warm_plot_workers() -> None:
+    """Start the fork server of the plot workers now (it imports matplotlib once), so that its
+    start-up overlaps the work before the plots; nothing where plots are drawn in this process
+    (one core, ``EVALFRAME_PLOT_WORKERS=0``, no fork server)."""
+    import multiprocessing
+
+    if plot_workers(POOL_MIN_PLOTS) > 1 and "forkserver" in multiprocessing.get_all_start_methods():
+        from multiprocessing import forkserver
+
+        _worker_context()
+        forkserver.ensure_running()
+
+
+def start_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
+                       workers: int | None = None) -> PendingPlots:
+    """Start drawing every report plot in each of ``formats``: with ``workers`` (default
+    :func:`plot_workers`) in that many processes (a fork server that has imported matplotlib
+    once; each worker receives the report data once), which work while the caller goes on;
+    without, on :meth:`PendingPlots.result`. The bytes are the same either way."""
+    plots = report_plots(data)
+    return PendingPlots(data, formats, plot_workers(len(plots)) if workers is None else workers)
+
+
+def render_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
+                        workers: int | None = None) -> dict[str, dict[str, bytes]]:
+    """Every report plot's bytes in each of ``formats``, by stem, in report order
+    (:func:`start_report_plots`, waited for)."""
+    return start_report_plots(data, formats, workers=workers).result()
 
 
 def write_plot_files(rendered: dict[str, dict[str, bytes]], folder: Path) -> list[str]:

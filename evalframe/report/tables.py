@@ -207,6 +207,26 @@ def report_rows(data: ReportData, *, footnotes: Footnotes | None = None) -> pl.D
     share numbering with further tables.
     """
     footnotes = footnotes if footnotes is not None else Footnotes()
+    rows, reasons = _numbered_rows(data)
+    if not reasons:
+        return rows
+    # Numbered as if counted into ``footnotes``: the reasons in their order of first use.
+    numbers = {position: footnotes.number(reason) for position, reason in enumerate(reasons, 1)}
+    return rows.with_columns(pl.col("footnote").replace_strict(numbers, default=None, return_dtype=pl.Int64))
+
+
+def _numbered_rows(data: ReportData) -> tuple[pl.DataFrame, list[str]]:
+    """:func:`report_rows` with footnotes numbered from 1, and their reasons; built once per
+    report data (every format renders the same rows)."""
+    cached = data.__dict__.get("_report_rows")
+    if cached is None:
+        footnotes = Footnotes()
+        cached = (_report_rows(data, footnotes), list(footnotes.reasons))
+        object.__setattr__(data, "_report_rows", cached)  # a cache beside the frozen fields
+    return cached
+
+
+def _report_rows(data: ReportData, footnotes: Footnotes) -> pl.DataFrame:
     summary = data.summary
     targets = {name: Target.parse(text) for name, text in data.targets.items()}
     has_ci = data.has_ci

@@ -425,3 +425,45 @@ def test_ranked_scores_spellings_and_list_columns_read_alike(tmp_path):
     assert as_text.ranking.columns == ["system", "query_id", "doc_id", "score", "rank"]
     first = as_text.ranking.filter(pl.col("query_id") == "p1|C1", pl.col("system") == "a")
     assert first.select("doc_id", "score", "rank").rows() == [("s2", 0.9, 1), ("s1", 0.5, 2), ("s4", 0.4, 3), ("s3", 0.1, 4)]
+
+
+def test_one_engine_pass_equals_each_gamma_evaluated_on_its_own():
+    """The sweep evaluates every γ in one pass (systems renamed per γ); each γ's rows are those
+    of γ's own evaluation, in its order, whatever the system names (a prefix of another, numbers)."""
+    from dataclasses import replace
+
+    from evalframe.analyses.dynamic_k_sweep import SWEEP_METRICS, _sweep_rows
+    from evalframe.analyses.dynamic_k_sweep import mass_policy_k as policy_of
+    from evalframe.engine.extraction import EXTRACTION_COLUMNS, top_k_counts
+
+    names = {"a": "cfg 10", "b": "cfg 2"}
+    rows = [row | {"config": names[row["config"]]} for row in handmade_rows()]
+    rows += [row | {"config": "cfg"} for row in handmade_rows() if row["config"] == "a"]
+    tables = ef.read_per_query(frame(rows))
+    gammas, slices = [0.5, 0.9, 1.0], {"overall": (), "fold": ("fold",), "state": ("state",)}
+    table = ef.dynamic_k_sweep(tables, gammas=gammas, k_min=0, k_max=3, slices=slices)
+
+    policy = policy_of(tables.ranking, gammas, k_min=0, k_max=3)
+    expected = []
+    for i, gamma in enumerate(gammas):
+        queries = tables.queries.drop("selected_k", *EXTRACTION_COLUMNS, strict=False).join(
+            policy.select("system", "query_id", pl.col(f"k_{i}").alias("selected_k")), on=["system", "query_id"],
+            how="left", maintain_order="left").with_columns(pl.col("selected_k").fill_null(0))
+        counts = top_k_counts(tables.ranking, tables.judgments, queries).rename(
+            {f"{name}__selected_k": name for name in EXTRACTION_COLUMNS})
+        queries = queries.join(counts, on=["system", "query_id"], how="left", maintain_order="left")
+        own = ef.evaluate(replace(tables, queries=queries), metrics=list(SWEEP_METRICS), slices=slices)
+        expected.append(_sweep_rows(own.summary, gamma, ["fold", "state"]))
+    assert table.equals(pl.concat(expected, how="vertical_relaxed"))
+    assert table.get_column("system").unique(maintain_order=True).to_list() == ["cfg", "cfg 2", "cfg 10"]
+
+
+def test_mass_policy_of_a_long_ranking_in_any_row_order():
+    """Rows in any order (sorted by query and rank first) give the K of the rows in rank order."""
+    from evalframe.analyses.dynamic_k_sweep import mass_policy_k as policy_of
+
+    ranking = ef.read_per_query(frame(handmade_rows())).ranking
+    key = ["system", "query_id"]
+    in_order = policy_of(ranking, [0.5, 0.8], k_min=1, k_max=3, in_rank_order=True).sort(key)
+    shuffled = ranking.sample(fraction=1.0, shuffle=True, seed=7)
+    assert policy_of(shuffled, [0.5, 0.8], k_min=1, k_max=3).sort(key).equals(in_order)

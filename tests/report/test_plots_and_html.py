@@ -410,3 +410,31 @@ def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(two_systems_e
     assert list(pooled) == list(here) == list(plots.report_plots(data))
     assert pooled == here
     assert plots.plot_workers(3) == 0  # a few plots: drawn here, no worker to start
+
+
+def test_plots_drawn_while_other_files_are_written_give_the_same_files(two_systems_evaluation, tmp_path, monkeypatch):
+    """The report writer starts the plot workers before the other files, and report.html renders
+    its tables before it reads the plots' bytes: the files are those of plots drawn here."""
+    from evalframe.report.outputs import ReportWriter
+
+    full = ReportData.from_evaluation(two_systems_evaluation)
+    data = dataclasses.replace(full, summary=full.summary.filter(pl.col("metric") == "auroc"),
+                               curves=full.curves.filter(pl.col("curve") == "roc"))
+    drawn = plots.render_report_plots(data, (*plots.FORMATS, plots.HTML_PNG), workers=0)
+    assert len(drawn) >= 3
+    monkeypatch.setenv("EVALFRAME_PLOT_WORKERS", "2")
+    monkeypatch.setattr(plots, "POOL_MIN_PLOTS", 1)
+    writer = ReportWriter(data)
+    writer.start()
+    assert writer._pending._pool is not None  # drawing in worker processes from here on
+    assert list(writer.png) == list(drawn) and writer._rendered is None  # the stems, nothing waited for
+    writers = writer.writers()
+    writers["report.html"](tmp_path / "report.html")
+    writers["plots"](tmp_path / "plots")
+    writer.close()
+    page = render_html(data, {stem: files["png"] for stem, files in drawn.items()},
+                       html_png={stem: files[plots.HTML_PNG] for stem, files in drawn.items()})
+    assert (tmp_path / "report.html").read_text() == page
+    for stem, files in drawn.items():
+        assert (tmp_path / "plots" / f"{stem}.svg").read_bytes() == files["svg"], stem
+        assert (tmp_path / "plots" / f"{stem}.png").read_bytes() == files["png"], stem

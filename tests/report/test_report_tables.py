@@ -120,6 +120,22 @@ def test_ci_text_and_null_footnote_when_the_summary_has_them(evaluation_with_ci)
     assert r"---\textsuperscript{1}" in latex and r"\textsuperscript{1} no positive prediction" in latex
 
 
+def test_rows_built_once_number_footnotes_into_any_footnotes(evaluation_with_ci):
+    """report_rows is built once per report data; a caller's footnotes (already holding reasons)
+    number the null rows as if counted row by row: each row's number is its note's."""
+    data = data_of(evaluation_with_ci)
+    first = report_rows(data)
+    notes = Footnotes()
+    notes.number("a reason met before the table")
+    rows = report_rows(data, footnotes=notes)
+    nulls = rows.filter(pl.col("value").is_null() | pl.col("value").is_nan())
+    assert nulls.height and notes.reasons[0] == "a reason met before the table"
+    for note, number in nulls.select(pl.col("note").fill_null("undefined"), "footnote").iter_rows():
+        assert number == notes.reasons.index(note) + 1 > 1
+    assert rows.drop("footnote").equals(first.drop("footnote"))
+    assert report_rows(data).equals(first)  # a fresh numbering again, from 1
+
+
 def test_targets_are_marked_met_or_not(evaluation):
     rows = report_rows(data_of(evaluation))
     marked = rows.filter((pl.col("table") == "Overall") & (pl.col("target") != ""))
