@@ -61,8 +61,8 @@ from evalframe.metrics.base import ItemMetric
 #: tables), measured on the ranking benchmark (benchmarks/bench_buckets.py) with headroom.
 WORKING_FACTOR = 12
 #: Share of the memory budget one bucket's working set may take: the rest is left for what grows
-#: with the number of units while the result is built (the queries table, the per-unit values
-#: read back, the bootstrap's units × metrics arrays, the long per-unit table). Measured at
+#: with the number of units while the result is built (the queries table, one metric's per-unit
+#: values read back for its quantiles; BCa's units × metrics arrays). Measured at
 #: 1,000,000 queries (benchmarks/README.md): the bucket's working set and the bootstrap's arrays
 #: are of one size there.
 BUCKET_SHARE = 0.5
