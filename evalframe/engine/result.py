@@ -120,14 +120,7 @@ class Evaluation:
     def per_unit(self, unit: str = QUERY) -> pl.DataFrame:
         """Long values of one unit's metrics: its keys, trace and slice keys, ``metric``,
         ``value``, ``skip_reason`` (and ``subset`` when a metric is computed on several)."""
-        if self.per_unit_on_disk:
-            return self.per_unit_lazy(unit).collect()
-        rows = self.per_unit_values.filter(pl.col("unit") == unit)
-        keys = [c for c in self.per_unit_values.columns if c not in ("metric", "value", "skip_reason", "unit", "subset")]
-        keys = [c for c in keys if rows.get_column(c).null_count() < rows.height or c in self.units.key_columns(unit)]
-        several = rows.group_by("metric").agg(pl.col("subset").n_unique() > 1).get_column("subset").any()
-        extra = ["subset"] if several else []
-        return rows.select(*keys, "metric", *extra, "value", "skip_reason")
+        return self.per_unit_lazy(unit).collect()
 
     @property
     def per_unit_on_disk(self) -> bool:
@@ -136,13 +129,11 @@ class Evaluation:
 
     def per_unit_lazy(self, unit: str | None = None) -> pl.LazyFrame:
         """The long per-unit values as a lazy frame: every unit's (None), or ``unit``'s with the
-        columns of :meth:`per_unit`. After a bucket run it scans the files on disk (``unit``'s
-        columns found in one streaming pass): sink it (``ev.per_unit_lazy("query").sink_parquet(path)``)
+        columns of :meth:`per_unit` (found in one pass; after a bucket run a streaming scan of the
+        files on disk): sink it (``ev.per_unit_lazy("query").sink_parquet(path)``)
         to write the values without holding them in memory."""
         if unit is None:
             return self.per_unit_frame.lazy()
-        if not self.per_unit_on_disk:
-            return self.per_unit(unit).lazy()
         rows = self.per_unit_frame.lazy().filter(pl.col("unit") == unit)
         keys = [c for c in rows.collect_schema().names() if c not in ("metric", "value", "skip_reason", "unit", "subset")]
         # The rule of per_unit (a key column all null among the unit's rows is not the unit's;
