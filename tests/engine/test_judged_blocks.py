@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from evalframe.data import layout
 from evalframe.engine import ranking
 
 
@@ -82,7 +83,7 @@ def test_block_matching_with_a_weak_hash_falls_back_to_the_join(seed):
     that is not one, send the matching to the hash join; the ranks stay those of the full ranking."""
     run = _run(seed, n_queries=6, length=8)
     weak = pl.col("doc_id").str.len_bytes().cast(pl.UInt64)
-    with mock.patch.object(ranking, "_doc_hash", return_value=weak), \
+    with mock.patch.object(layout, "value_hash", return_value=weak), \
             mock.patch.object(ranking, "_judged_matches", wraps=ranking._judged_matches) as joined:
         fast, full = _fast_and_full(run, 0.3, seed)
     assert joined.called
