@@ -426,22 +426,22 @@ def _ranking_keys(
     width. None for a NaN score or a rank too large to fit.
 
     On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
-    and a page of zeros): the lateness is made in the one copy of the scores, and the code is
-    added in one more array only when asked for.
+    and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
+    by piece (:func:`~evalframe.data.layout.column_in_pieces`), and the code is added in one more
+    array only when asked for.
     """
     import numpy as np
 
     if by_score:
         score = run.get_column("score")
-        if single_precision:
-            score = score.cast(pl.Float32)  # on every core
         if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
-        if single_precision and score.is_infinite().any():
-            check_single_precision(run, source=source)  # a finite score beyond float32: an error
-        values = score.to_numpy()  # of many chunks: a fresh array, ours to change
-        if not values.flags.writeable:  # a view of the run's own memory
-            values = values.copy()
+        if single_precision:
+            values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
+            if np.isinf(values).any():
+                check_single_precision(run, source=source)  # a finite score beyond float32: an error
+        else:
+            values = layout.column_in_pieces(run, pl.col("score"), np.float64)
         values += values.dtype.type(0.0)  # -0.0 becomes 0.0
         lateness = _score_lateness(values)
         if not with_codes:
