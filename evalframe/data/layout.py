@@ -1,7 +1,7 @@
 """Facts about a table's rows that several stages read, taken once per frame.
 
 A run of ten million rows is read by the contract's key check (:mod:`evalframe.data.conform`)
-and then by the ranking stage (:mod:`evalframe.engine.ranking`). Both want the same two facts,
+and then by the ranking stage (:mod:`evalframe.engine.ranking`). Both want the same facts,
 each a pass over every row:
 
 - :func:`column_hashes`: the 64-bit hash of every value of a column (``doc_id``): the key check
@@ -15,9 +15,10 @@ each a pass over every row:
   matches at most one row of its query's block.
 
 Each is computed on the first request and kept while the frame lives (a weak reference drops it
-with the frame). Frames are taken as unchanging, as :func:`~evalframe.data.conform.conform` takes
-them: a frame changed in place (``frame[name] = ...``) after a fact was taken must not be asked
-again. The arrays handed out are read-only.
+with the frame; two threads asking at once may both compute it, to the same value). Frames are
+taken as unchanging, as :func:`~evalframe.data.conform.conform` takes them: a frame changed in
+place (``frame[name] = ...``) after a fact was taken must not be asked again. The arrays handed
+out are read-only.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
+
+from evalframe._threads import in_parts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,13 +66,19 @@ def column_in_pieces(frame: pl.DataFrame, expr: pl.Expr, dtype: type) -> np.ndar
     that makes the column in Polars' memory, then copies its chunks into one more column, and
     on ten million rows each new page of Polars' costs more than the arithmetic. A piece's
     memory is small enough to be used again by the next piece, and NumPy's one array asks the
-    system for large pages. ``expr`` must work row by row (a hash, a cast).
+    system for large pages. The pieces are shared by every core (:func:`~evalframe._threads.in_parts`).
+    ``expr`` must work row by row (a hash, a cast).
     """
     import numpy as np
 
     out = np.empty(frame.height, dtype=dtype)
-    for start in range(0, frame.height, PIECE_ROWS):
-        out[start:start + PIECE_ROWS] = frame.slice(start, PIECE_ROWS).select(expr).to_series().to_numpy()
+
+    def fill(first: int, last: int) -> None:
+        for start in range(first, last, PIECE_ROWS):
+            stop = min(start + PIECE_ROWS, last)
+            out[start:stop] = frame.slice(start, stop - start).select(expr).to_series().to_numpy()
+
+    in_parts(frame.height, fill, min_rows=4 * PIECE_ROWS)  # the pieces on every core
     return out
 
 
@@ -103,22 +112,26 @@ def distinct_in_blocks(frame: pl.DataFrame, name: str, length: int) -> bool:
     ``length`` rows (row ``r`` in block ``r // length``; ``length`` divides the frame's height).
 
     Each block's hashes are sorted on their own, a slice of blocks at a time (small sorts that
-    stay in the cache, no second array as long as the column), and neighbours compared. ``True``
-    means that no two rows of a block share a value of ``name``; ``False``, that two may (or that
-    two values share a hash).
+    stay in the cache, no second array as long as the column; slices on every core), and
+    neighbours compared. ``True`` means that no two rows of a block share a value of ``name``;
+    ``False``, that two may (or that two values share a hash).
     """
-    def distinct() -> bool:
+    def verdict() -> bool:
         import numpy as np
 
         blocks = column_hashes(frame, name).reshape(-1, length)
         step = max(1, _SORTED_CELLS // length)
-        for start in range(0, len(blocks), step):
-            part = np.sort(blocks[start:start + step], axis=1)
-            if (part[:, 1:] == part[:, :-1]).any():
-                return False
-        return True
 
-    return _fact(frame, f"distinct in blocks of {length}", name, distinct)
+        def distinct(first: int, last: int) -> bool:
+            for start in range(first, last, step):
+                part = np.sort(blocks[start:min(start + step, last)], axis=1)
+                if (part[:, 1:] == part[:, :-1]).any():
+                    return False
+            return True
+
+        return all(in_parts(len(blocks), distinct, min_rows=4 * step))  # the blocks on every core
+
+    return _fact(frame, f"distinct in blocks of {length}", name, verdict)
 
 
 #: Hashes sorted at a time by :func:`distinct_in_blocks` (a few MB: the sorts stay in the cache).

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe._sorting import sort_split_in_place
+from evalframe._threads import in_parts
 from evalframe.data import layout
 from evalframe.data.units import QUERY_KEYS
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
@@ -369,28 +370,37 @@ def _counts_in_blocks(keys: np.ndarray, rows: np.ndarray, length: int) -> tuple[
     are below its own, and how many equal it (itself included). The rank is one more than the
     first; a second equal key is a tie. Also the tie pairs (:func:`_ahead_within_ties`): for
     each row with a tie, its position in ``rows`` and every row of its block sharing its key.
-    Chunks of judged rows bound the memory (and fit the cache)."""
+    Chunks of judged rows bound the memory (and fit the cache); parts of the rows are counted
+    on every core (:func:`~evalframe._threads.in_parts`)."""
     import numpy as np
 
     blocks = keys.reshape(-1, length)
     below = np.empty(len(rows), dtype=np.int64)
     equal = np.empty(len(rows), dtype=np.int64)
-    judged, members = [], []
     step = max(1, _BLOCK_CELLS // length)
-    for start in range(0, len(rows), step):
-        chunk = rows[start:start + step]
-        own = keys[chunk][:, None]
-        block = blocks[chunk // length]
-        below[start:start + step] = _trues_per_row(block < own)
-        same = block == own
-        counts = _trues_per_row(same)
-        equal[start:start + step] = counts
-        with_ties = np.flatnonzero(counts > 1)
-        which, offset = np.nonzero(same[with_ties])
-        judged.append(start + with_ties[which])
-        members.append(chunk[with_ties[which]] // length * length + offset)
+
+    def count(first: int, last: int) -> tuple[list, list]:
+        judged, members = [], []
+        for start in range(first, last, step):
+            stop = min(start + step, last)
+            chunk = rows[start:stop]
+            own = keys[chunk][:, None]
+            block = blocks[chunk // length]
+            below[start:stop] = _trues_per_row(block < own)
+            same = block == own
+            counts = _trues_per_row(same)
+            equal[start:stop] = counts
+            with_ties = np.flatnonzero(counts > 1)
+            which, offset = np.nonzero(same[with_ties])
+            judged.append(start + with_ties[which])
+            members.append(chunk[with_ties[which]] // length * length + offset)
+        return judged, members
+
+    parts = in_parts(len(rows), count, min_rows=16 * step)
     empty = np.zeros(0, dtype=np.int64)
-    return below, equal, (np.concatenate([empty, *judged]), np.concatenate([empty, *members]))
+    judged = np.concatenate([empty, *(piece for part in parts for piece in part[0])])
+    members = np.concatenate([empty, *(piece for part in parts for piece in part[1])])
+    return below, equal, (judged, members)
 
 
 def _trues_per_row(mask: np.ndarray) -> np.ndarray:
