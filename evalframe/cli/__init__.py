@@ -96,15 +96,15 @@ def console() -> NoReturn:
     about 0.15 CPU-s after a pipeline run and frees only memory the system takes back anyway.
     With another thread alive, the usual exit (which waits for it) is taken."""
     status = main()
+    if threading.active_count() > 1:
+        sys.exit(status)
+    atexit._run_exitfuncs()  # run once: the usual exit below finds none left
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):  # a closed pipe or stream: the usual exit reports it
         sys.exit(status)
-    if threading.active_count() == 1:
-        atexit._run_exitfuncs()
-        os._exit(status)
-    sys.exit(status)
+    os._exit(status)
 
 
 if __name__ == "__main__":
