@@ -31,7 +31,7 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.compat.trec import evaluate_trec, format_lines, parse_measures
+    from evalframe.compat.trec import evaluate_trec, format_output, parse_measures
     from evalframe.io import read_qrels, read_run
 
     out_of_core = {"buckets": args.buckets, "memory": args.memory, "bucket_dir": args.bucket_dir}
@@ -62,4 +62,4 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     )
     for note in result.notes:
         print(f"evalframe: note: {note}", file=sys.stderr)
-    return "\n".join(format_lines(result, selected, per_query=args.per_query)), ExitCode.OK
+    return format_output(result, selected, per_query=args.per_query), ExitCode.OK

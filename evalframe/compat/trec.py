@@ -29,7 +29,7 @@ part of trec_eval's default set. Lines come in trec_eval's measure order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -200,28 +200,68 @@ def evaluate_trec(
     )
 
 
-def format_lines(result: Evaluation, selected: Sequence[Selected], *, per_query: bool) -> Iterable[str]:
-    """trec_eval's output lines: ``%-22s\\t%s\\t%6.4f`` (counts as integers), per topic first."""
-    metric_lines = [item for item in selected if item.metric is not None]
+def format_output(result: Evaluation, selected: Sequence[Selected], *, per_query: bool) -> str:
+    """trec_eval's output: lines ``%-22s\\t%s\\t%6.4f`` (counts as integers), each system's
+    per-topic lines first (topics in the order of the per-query table, measures in ``selected``'s
+    order), then its ``all`` lines; one string, lines joined by newlines (none at the end).
+
+    The values' text is made a column at a time (:mod:`evalframe.compat.number_text`): byte for
+    byte what Python's ``f"{value:6.4f}"`` and ``f"{round(value)}"`` print."""
+    metric_items = [item for item in selected if item.metric is not None]
+    blocks = []
     for (system,), summary in result.summary.partition_by("system", as_dict=True, maintain_order=True).items():
-        if per_query:
-            table = result.per_query.filter(pl.col("system") == system)
-            values = {(q, m): v for q, m, v in table.select("query_id", "metric", "value").iter_rows()}
-            for query_id in table.get_column("query_id").unique(maintain_order=True):
-                for item in metric_lines:
-                    yield _line(item, query_id, values[(query_id, item.metric.name)])
-        totals = dict(summary.select("metric", "value").iter_rows())
+        if per_query and metric_items:
+            table = result.per_query.filter(pl.col("system") == system).select("query_id", "metric", "value")
+            blocks.append(_lines(table, metric_items))
+        totals = summary.select(pl.lit("all").alias("query_id"), "metric", "value")
+        all_lines = iter(_lines(totals, metric_items).split("\n") if metric_items else ())
         for item in selected:
             if item.measure == "runid":
-                yield f"{'runid':<22}\tall\t{system}"
+                blocks.append(f"{'runid':<22}\tall\t{system}")
             elif item.measure == "num_q":  # the long per-query table is built only when asked for
                 n_queries = (result.per_unit_lazy().filter((pl.col("unit") == "query") & (pl.col("system") == system))
                              .select(pl.col("query_id").n_unique()).collect(engine="streaming").item())
-                yield f"{'num_q':<22}\tall\t{n_queries}"
+                blocks.append(f"{'num_q':<22}\tall\t{n_queries}")
             else:
-                yield _line(item, "all", totals[item.metric.name])
+                blocks.append(next(all_lines))
+    return "\n".join(blocks)
 
 
-def _line(item: Selected, query_id: str, value: float) -> str:
-    shown = f"{round(value)}" if item.metric.summary == "sum" else f"{value:6.4f}"
-    return f"{item.printed:<22}\t{query_id}\t{shown}"
+def _lines(table: pl.DataFrame, items: Sequence[Selected]) -> str:
+    """The lines of ``table`` (long: ``query_id, metric, value``) for ``items``, joined by
+    newlines: topics in order of first appearance, each with one line per item in ``items``'
+    order. Every topic must have exactly one value of every item's metric (the engine's
+    per-query table and summary do); anything else is an error, never a shifted line."""
+    import numpy as np
+
+    from evalframe.compat.number_text import count_text, fixed4_text
+
+    order = pl.DataFrame({
+        "metric": [item.metric.name for item in items],
+        "_printed": [f"{item.printed:<22}" for item in items],
+        "_count": [item.metric.summary == "sum" for item in items],
+        "_position": list(range(len(items))),
+    })
+    rows = (
+        table.lazy()
+        .with_row_index("_topic")
+        .with_columns(pl.col("_topic").min().over("query_id"))  # the topic's first row
+        .join(order.lazy(), on="metric", how="inner")
+        .sort("_topic", "_position")
+        .collect()
+    )
+    topics, positions = rows.get_column("_topic").to_numpy(), rows.get_column("_position").to_numpy()
+    n_items = len(items)
+    if not (rows.height % n_items == 0 and rows.get_column("value").null_count() == 0
+            and (positions.reshape(-1, n_items) == np.arange(n_items)).all()
+            and (topics.reshape(-1, n_items) == topics[::n_items, None]).all()):
+        msg = "trec output: the values are not exactly one per topic and measure"
+        raise ValueError(msg)
+    values, count = rows.get_column("value").to_numpy(), rows.get_column("_count").to_numpy()
+    shown = fixed4_text(values)
+    if count.any():
+        where = np.flatnonzero(count)
+        shown = shown.scatter(where, count_text(values[where]))
+    return rows.select(
+        pl.concat_str("_printed", pl.lit("\t"), "query_id", pl.lit("\t"), shown.alias("_shown")).str.join("\n"),
+    ).item()
