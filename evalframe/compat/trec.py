@@ -231,37 +231,49 @@ def _lines(table: pl.DataFrame, items: Sequence[Selected]) -> str:
     """The lines of ``table`` (long: ``query_id, metric, value``) for ``items``, joined by
     newlines: topics in order of first appearance, each with one line per item in ``items``'
     order. Every topic must have exactly one value of every item's metric (the engine's
-    per-query table and summary do); anything else is an error, never a shifted line."""
+    per-query table and summary do); anything else is an error, never a shifted line.
+
+    The values are placed in a matrix (item × topic) by their row's item and topic number, each
+    item's row is made text at once (as a count or ``%6.4f``), and each topic's lines are one
+    concatenation of columns: no sort and no gather of the long table's strings."""
     import numpy as np
 
     from evalframe.compat.number_text import count_text, fixed4_text
 
-    order = pl.DataFrame({
-        "metric": [item.metric.name for item in items],
-        "_printed": [f"{item.printed:<22}" for item in items],
-        "_count": [item.metric.summary == "sum" for item in items],
-        "_position": list(range(len(items))),
-    })
+    position = {item.metric.name: index for index, item in enumerate(items)}
     rows = (
         table.lazy()
-        .with_row_index("_topic")
-        .with_columns(pl.col("_topic").min().over("query_id"))  # the topic's first row
-        .join(order.lazy(), on="metric", how="inner")
-        .sort("_topic", "_position")
+        .with_row_index("_first")
+        .select(
+            pl.col("_first").min().over("query_id"),  # the topic's first row
+            pl.col("metric").replace_strict(position, default=None, return_dtype=pl.Int64).alias("_item"),
+            "value",
+        )
+        .filter(pl.col("_item").is_not_null())
         .collect()
     )
-    topics, positions = rows.get_column("_topic").to_numpy(), rows.get_column("_position").to_numpy()
-    n_items = len(items)
-    if not (rows.height % n_items == 0 and rows.get_column("value").null_count() == 0
-            and (positions.reshape(-1, n_items) == np.arange(n_items)).all()
-            and (topics.reshape(-1, n_items) == topics[::n_items, None]).all()):
+    first = rows.get_column("_first").to_numpy()
+    is_first = np.zeros(table.height, dtype=bool)
+    is_first[first] = True
+    topic = (np.cumsum(is_first) - 1)[first]  # topics numbered in order of first appearance
+    firsts = np.flatnonzero(is_first)
+    n_topics, n_items = firsts.size, len(items)
+    cell = rows.get_column("_item").to_numpy() * n_topics + topic
+    if not (rows.height == n_items * n_topics and rows.get_column("value").null_count() == 0
+            and np.bincount(cell, minlength=rows.height).max(initial=1) == 1):
         msg = "trec output: the values are not exactly one per topic and measure"
         raise ValueError(msg)
-    values, count = rows.get_column("value").to_numpy(), rows.get_column("_count").to_numpy()
-    shown = fixed4_text(values)
-    if count.any():
-        where = np.flatnonzero(count)
-        shown = shown.scatter(where, count_text(values[where]))
-    return rows.select(
-        pl.concat_str("_printed", pl.lit("\t"), "query_id", pl.lit("\t"), shown.alias("_shown")).str.join("\n"),
-    ).item()
+    matrix = np.empty(rows.height)
+    matrix[cell] = rows.get_column("value").to_numpy()
+    matrix = matrix.reshape(n_items, n_topics)
+    shown = {}
+    for is_count, make_text in ((True, count_text), (False, fixed4_text)):
+        which = [index for index, item in enumerate(items) if (item.metric.summary == "sum") == is_count]
+        if which:
+            text = make_text(matrix[which].ravel())
+            shown.update({index: text.slice(at * n_topics, n_topics) for at, index in enumerate(which)})
+    columns = pl.DataFrame([table.get_column("query_id").gather(firsts), *(shown[i].alias(f"_{i}") for i in range(n_items))])
+    parts = []
+    for index, item in enumerate(items):
+        parts += [pl.lit(f"{item.printed:<22}\t"), pl.col("query_id"), pl.lit("\t"), pl.col(f"_{index}"), pl.lit("\n")]
+    return columns.select(pl.concat_str(parts[:-1]).str.join("\n")).item()
