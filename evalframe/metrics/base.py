@@ -382,12 +382,15 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
     (``slices``: each slice's row positions) under one weight matrix of ``frame``'s rows.
 
     For metrics on the generic stacked state, each state is computed for every slice from one
-    Polars plan (:func:`evalframe.metrics.stacked.stacked_states`), and the metrics are finalized
+    Polars plan (:func:`evalframe.metrics.stacked.stacked_states`; in dense form for a
+    :class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`, whose one function reads it), and the
+    other metrics are finalized
     on the states of many slices stacked (key ``_slice``) in one ``collect_all`` per batch of
     about :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the
     slices. Each slice's values have the bits it has alone (:func:`values_under_all`).
     """
-    from evalframe.metrics.stacked import stacked_states
+    from evalframe.metrics.keyed_sums import KeyedSumsMetric
+    from evalframe.metrics.stacked import dense_states, stacked_states
 
     weights = row_weights(frame, weights)
     replicates = weights.shape[1]
@@ -397,11 +400,11 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
         by_state.setdefault(metric.state_id, []).append(metric)
     for sharing in by_state.values():
         first = sharing[0]
-        if type(first).replicate_state is not SetMetric.replicate_state:  # a state of its own: slice by slice
-            for found, rows in zip(results, slices, strict=True):
-                state = first.replicate_state(frame[rows], weights.take(rows))
+        if isinstance(first, KeyedSumsMetric):  # one function of the dense state: every slice from one plan
+            for found, dense in zip(results, dense_states(first, frame, slices, weights, weight=WEIGHT), strict=True):
+                view = first.view(dense)
                 for metric in sharing:
-                    found[metric.name] = metric.values_from_replicate_state(state)
+                    found[metric.name] = metric.values_from_replicate_state(view)
             continue
         pending: list[pl.DataFrame] = []
         pending_rows = 0
