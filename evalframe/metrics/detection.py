@@ -98,14 +98,14 @@ class _FprWalk(RocMetric):
     def _walk(self, curves: RocCurves) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """TP and FP at the stop, and whether the walk stopped, per column: the stop is the first
         negative point (one with negative weight in the column) whose FP reaches the budget."""
-        fp = curves.fp[1:]
+        fp = curves.fp[:, 1:]
         budget = np.floor(self.fpr * curves.total_negative)
-        stop = (curves.negative > 0) & (fp >= budget)
-        stopped = stop.any(axis=0)
-        first = np.argmax(stop, axis=0) if stop.shape[0] else np.zeros(stop.shape[1], np.int64)
+        stop = (curves.negative > 0) & (fp >= budget[:, None])
+        stopped = stop.any(axis=1)
+        first = np.argmax(stop, axis=1) if stop.shape[1] else np.zeros(stop.shape[0], np.int64)
         tp_index = curves.tp_at_negative[first] if curves.tp_at_negative.size else np.zeros_like(first)
-        tp = np.where(stopped, curves.at_rows(curves.tp, tp_index), curves.total_positive)
-        fp_at = np.where(stopped, curves.at_rows(fp, first) if fp.shape[0] else 0.0, curves.total_negative)
+        tp = np.where(stopped, curves.at(curves.tp, tp_index), curves.total_positive)
+        fp_at = np.where(stopped, curves.at(fp, first) if fp.shape[1] else 0.0, curves.total_negative)
         return tp, fp_at, stopped
 
 
@@ -208,13 +208,14 @@ class _CostCurveMetric(RocMetric):
 
     def curve_costs(self, curves: RocCurves) -> np.ndarray:
         """Total cost ``FP · fp_cost + (W_pos − TP) · fn_cost`` of flagging everything above each
-        negative point, and of flagging everything: (N + 1) × C, the candidates for the minimum (a
+        negative point, and of flagging everything: C × (N + 1), the candidates for the minimum (a
         lower point without a negative only lowers the cost, so the least cost over every point
         and flagging nothing is among them, with the same bits)."""
-        tp_before = curves.tp[curves.tp_above_negative]
-        before = curves.fp[:-1] * self.fp_cost + (curves.total_positive - tp_before) * self.fn_cost
-        everything = curves.fp[-1:] * self.fp_cost + (curves.total_positive - curves.tp[-1:]) * self.fn_cost
-        return np.vstack([before, everything])
+        total_positive = curves.total_positive[:, None]
+        tp_before = curves.tp[:, curves.tp_above_negative]
+        before = curves.fp[:, :-1] * self.fp_cost + (total_positive - tp_before) * self.fn_cost
+        everything = curves.fp[:, -1:] * self.fp_cost + (total_positive - curves.tp[:, -1:]) * self.fn_cost
+        return np.hstack([before, everything])
 
     def nothing(self, curves: RocCurves) -> np.ndarray:
         """The cost of flagging nothing: W_pos · fn_cost."""
@@ -227,7 +228,7 @@ class MinimumCost(_CostCurveMetric):
     key = "min_cost"
 
     def on_curves(self, curves: RocCurves) -> np.ndarray:
-        return np.fmin(self.curve_costs(curves).min(axis=0), self.nothing(curves))
+        return np.fmin(self.curve_costs(curves).min(axis=1), self.nothing(curves))
 
 
 class MinimumCostThreshold(_CostCurveMetric):
@@ -242,16 +243,16 @@ class MinimumCostThreshold(_CostCurveMetric):
         # the column (a point of no weight costs what the point above it costs, so the highest
         # point at the least cost always holds some); flagging nothing wins ties.
         costs = self.curve_costs(curves)
-        columns = np.arange(costs.shape[1])
-        best = np.argmin(costs, axis=0)
-        positives = curves.positive.shape[0]
-        holding = np.where(curves.positive > 0, np.arange(positives)[:, None], -1)
-        lowest_so_far = np.maximum.accumulate(holding, axis=0) if positives else np.full((1, costs.shape[1]), -1)
+        columns = curves.columns
+        best = np.argmin(costs, axis=1)
+        positives = curves.positive.shape[1]
+        holding = np.where(curves.positive > 0, np.arange(positives), -1)
+        lowest_so_far = np.maximum.accumulate(holding, axis=1) if positives else np.full((costs.shape[0], 1), -1)
         above = np.r_[curves.tp_above_negative, positives][best] - 1  # last positive point above the candidate
-        point = np.where(above >= 0, lowest_so_far[np.maximum(above, 0), columns], -1)
-        cheaper = (costs[best, columns] < self.nothing(curves)) & (point >= 0)
+        point = np.where(above >= 0, lowest_so_far[columns, np.maximum(above, 0)], -1)
+        cheaper = (costs[columns, best] < self.nothing(curves)) & (point >= 0)
         prob = curves.positive_prob if positives else np.zeros((1, 1))
-        chosen = prob[np.maximum(point, 0), columns if prob.shape[1] > 1 else 0]
+        chosen = prob[columns if prob.shape[0] > 1 else 0, np.maximum(point, 0)]
         return np.where(cheaper, chosen, np.nan)
 
 

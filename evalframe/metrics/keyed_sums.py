@@ -158,8 +158,21 @@ class KeyedSumsMetric(SetMetric):
         return self.view(next(dense_states(self, frame, [np.arange(frame.height)], weights, weight=WEIGHT)))
 
     def values_from_replicate_state(self, view: Any) -> np.ndarray:  # type: ignore[override]
-        """The R values of :meth:`replicate_state`'s result: :meth:`slice_values` and the reasons (nan where undefined)."""
+        """The R values of :meth:`replicate_state`'s result: :meth:`slice_values`, nan where a reason
+        holds (the reasons are read once per view for the metrics that share them)."""
         found = self.slice_values(view)
-        table = pl.DataFrame({name: np.asarray(values) for name, values in found.items()})
-        values = finalized(table.lazy(), [], pl.col("value"), self.reasons()).collect(engine="in-memory").get_column("value")
-        return values.fill_null(np.nan).to_numpy().astype(np.float64)
+        return np.where(undefined_columns(view, found, self.reasons()), np.nan, np.asarray(found["value"], dtype=np.float64))
+
+
+def undefined_columns(view: Any, found: dict[str, np.ndarray], reasons: list[Reason]) -> np.ndarray:
+    """Where one of ``reasons`` holds over the columns ``found`` (C booleans), as
+    :func:`~evalframe.metrics.set_values.finalized` reads them; kept on ``view`` by the reasons'
+    text and the arrays they read, since the metrics of one state mostly share both."""
+    cache = view.__dict__.setdefault("_undefined", {})
+    read = tuple((name, id(values)) for name, values in found.items() if name != "value")
+    key = (read, tuple(text for _, text in reasons))
+    if key not in cache:
+        table = pl.DataFrame({name: np.asarray(values) for name, values in found.items() if name != "value"})
+        holds = table.select(pl.any_horizontal([condition for condition, _ in reasons]).fill_null(False)) if reasons else None
+        cache[key] = holds.to_series().to_numpy() if holds is not None else np.zeros(table.height, dtype=bool)
+    return cache[key]

@@ -122,17 +122,18 @@ class RocCurves:
     some column and those holding negative weight are kept apart (a point of both classes is in
     both; a point without weight in a column changes none of its values):
 
-    - ``positive`` (P × C): the positive weight at each point with a positive row; ``tp``
-      ((P + 1) × C): its running sums after a row of zeros, so ``tp[k]`` is the positive weight
-      of the first ``k`` such points (the running sum over all points at them: the others add 0);
-    - ``negative`` (N × C) and ``fp`` ((N + 1) × C) likewise for the negative rows;
+    - ``positive`` (C × P): the positive weight at each point with a positive row; ``tp``
+      (C × (P + 1)): its running sums after a column of zeros, so ``tp[:, k]`` is the positive
+      weight of the first ``k`` such points (the running sum over all points at them: the others
+      add 0);
+    - ``negative`` (C × N) and ``fp`` (C × (N + 1)) likewise for the negative rows;
     - ``fp_at_positive`` (P): for each positive point, how many negative points are at or above
-      it (``fp[fp_at_positive]`` is the FP at that threshold); ``tp_above_negative`` and
+      it (``fp[:, fp_at_positive]`` is the FP at that threshold); ``tp_above_negative`` and
       ``tp_at_negative`` (N): positive points strictly above / at or above each negative point;
     - ``n`` (C): rows used; ``whole``: whether every weight is a whole number;
-    - ``positive_prob`` (P × 1, or P × C for slices) and ``negative_prob``: each point's probability.
+    - ``positive_prob`` (1 × P, or C × P for slices) and ``negative_prob``: each point's probability.
 
-    Points are rows, columns are contiguous: a running sum adds one row of C values at a time.
+    Columns are rows here: each running sum runs along contiguous memory.
     """
 
     def __init__(self, positive: np.ndarray, negative: np.ndarray, positive_points: np.ndarray,
@@ -140,13 +141,14 @@ class RocCurves:
                  positive_prob: np.ndarray, negative_prob: np.ndarray):
         self.positive, self.negative, self.n, self.whole = positive, negative, n, whole
         self.positive_prob, self.negative_prob = positive_prob, negative_prob
+        self.columns = np.arange(positive.shape[0])
         self.fp_at_positive = np.searchsorted(negative_points, positive_points, side="right")
         self.tp_above_negative = np.searchsorted(positive_points, negative_points, side="left")
         self.tp_at_negative = np.searchsorted(positive_points, negative_points, side="right")
         self.tp = _with_zero_row(positive)
         self.fp = _with_zero_row(negative)
-        self.total_positive = self.tp[-1]
-        self.total_negative = self.fp[-1]
+        self.total_positive = self.tp[:, -1]
+        self.total_negative = self.fp[:, -1]
 
     @classmethod
     def of_state(cls, dense: Any) -> RocCurves:
@@ -157,59 +159,55 @@ class RocCurves:
         negative_rows = dense.nonzero_keys("negative_weight")[::-1]
         prob = dense.key(PROB)
         return cls(
-            dense.column("positive_weight", positive_rows), dense.column("negative_weight", negative_rows),
+            np.ascontiguousarray(dense.column("positive_weight", positive_rows).T),
+            np.ascontiguousarray(dense.column("negative_weight", negative_rows).T),
             last - positive_rows, last - negative_rows,
             np.rint(dense.total("n")).astype(np.int64),
             whole=dense.integral("positive_weight") and dense.integral("negative_weight"),
-            positive_prob=prob[positive_rows], negative_prob=prob[negative_rows],
+            positive_prob=prob[positive_rows].T, negative_prob=prob[negative_rows].T,
         )
-
-    @property
-    def width(self) -> int:
-        return self.tp.shape[1]
 
     @cached_property
     def false_positive_rate(self) -> np.ndarray:
-        """FP / W_neg down to each negative point (N × C), IEEE-divided as scikit-learn's ``fps / fps[-1]``."""
-        return self.fp[1:] / self.total_negative
+        """FP / W_neg down to each negative point (C × N), IEEE-divided as scikit-learn's ``fps / fps[-1]``."""
+        return self.fp[:, 1:] / self.total_negative[:, None]
 
-    def at_rows(self, matrix: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """``matrix[rows[c], c]`` for every column ``c``."""
-        return matrix[rows, np.arange(matrix.shape[1])]
+    def at(self, matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
+        """``matrix[c, points[c]]`` for every column ``c``."""
+        return matrix[self.columns, points]
 
     def operating_points(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(FPR, TPR)`` (M × C each) at the point (0, 0) and every distinct probability of the
+        """``(FPR, TPR)`` (C × M each) at the point (0, 0) and every distinct probability of the
         slice, highest first (a point of both classes once): the ROC curve under each column
         (``roc_curve(drop_intermediate=False)``), NaN in a column without positive or negative
         weight. For curves of one slice (probabilities shared by the columns)."""
-        positive_prob, negative_prob = self.positive_prob[:, 0], self.negative_prob[:, 0]
+        positive_prob, negative_prob = self.positive_prob[0], self.negative_prob[0]
         probs = np.unique(np.concatenate([positive_prob, negative_prob]))[::-1]
         thresholds = np.r_[np.inf, probs]
         # Points of each class at or above each threshold (probabilities sorted descending).
         positives = np.searchsorted(-positive_prob, -thresholds, side="right")
         negatives = np.searchsorted(-negative_prob, -thresholds, side="right")
         with np.errstate(invalid="ignore", divide="ignore"):
-            tpr = self.tp[positives] / self.total_positive
-            fpr = self.fp[negatives] / self.total_negative
+            tpr = self.tp[:, positives] / self.total_positive[:, None]
+            fpr = self.fp[:, negatives] / self.total_negative[:, None]
         undefined = ~((self.total_positive > 0) & (self.total_negative > 0))
-        tpr[:, undefined], fpr[:, undefined] = np.nan, np.nan
+        tpr[undefined], fpr[undefined] = np.nan, np.nan
         return fpr, tpr
 
 
 def _with_zero_row(here: np.ndarray) -> np.ndarray:
-    """Running sums down each column, after a row of zeros."""
-    out = np.zeros((here.shape[0] + 1, here.shape[1]))
-    np.cumsum(here, axis=0, out=out[1:])
+    """Running sums along each row, after a column of zeros."""
+    out = np.zeros((here.shape[0], here.shape[1] + 1))
+    np.cumsum(here, axis=1, out=out[:, 1:])
     return out
 
 
 def ascending_sums(terms: np.ndarray) -> np.ndarray:
-    """Each column's terms added one by one in ascending order (C values, 0 without terms): the
-    same bits whatever the order of the points, and those of Polars' ``sort().cum_sum().last()``."""
-    if terms.shape[0] == 0:
-        return np.zeros(terms.shape[1])
-    ordered = np.sort(terms.T, axis=1)
-    return np.cumsum(ordered, axis=1)[:, -1]
+    """Each row's terms (C × n) added one by one in ascending order (C values, 0 without terms):
+    the same bits whatever the order of the points, and those of Polars' ``sort().cum_sum().last()``."""
+    if terms.shape[1] == 0:
+        return np.zeros(terms.shape[0])
+    return np.cumsum(np.sort(terms, axis=1), axis=1)[:, -1]
 
 
 def _one_class() -> Reason:
@@ -252,22 +250,23 @@ class AUROC(RocMetric):
         above, at = curves.tp_above_negative, curves.tp_at_negative
         exact = curves.whole and bool(np.all(curves.total_positive * curves.total_negative <= _EXACT_AREA))
         if exact:  # Σ_t w_neg(t)·TP(t⁻) and Σ_t w_neg(t)·TP(t), each exact
-            area = _weighted_tp(negative, tp, above)
+            area = _weighted_tp(curves.fp, tp, above)
             if not np.array_equal(above, at):  # a point holds both classes
-                area = (area + _weighted_tp(negative, tp, at)) / 2
+                area = (area + _weighted_tp(curves.fp, tp, at)) / 2
         else:
-            area = ascending_sums(negative * (tp[above] + tp[at]) / 2)
+            area = ascending_sums(negative * (tp[:, above] + tp[:, at]) / 2)
         return area / (curves.total_positive * curves.total_negative)
 
 
-def _weighted_tp(negative: np.ndarray, tp: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """``Σ_t negative[t] · tp[index[t]]`` per column; ``index`` is non-decreasing, so the negative
-    weights are first added per distinct index (contiguous runs), then one product per run."""
+def _weighted_tp(fp: np.ndarray, tp: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``Σ_t w_neg(t) · tp[index[t]]`` over the negative points ``t``, per column, for whole weights
+    (every sum exact): ``index`` is non-decreasing, so the negative weight of each run of equal
+    index is a difference of the running sums ``fp``, then one product per run."""
     if index.size == 0:
-        return np.zeros(tp.shape[1])
+        return np.zeros(tp.shape[0])
     starts = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    summed = np.add.reduceat(negative, starts, axis=0)
-    return np.einsum("kc,kc->c", summed, tp[index[starts]])
+    run_weight = fp[:, np.r_[starts[1:], index.size]] - fp[:, starts]
+    return np.einsum("ck,ck->c", run_weight, tp[:, index[starts]])
 
 
 @dataclass(frozen=True)
@@ -298,8 +297,8 @@ class AUPRC(RocMetric):
     def on_curves(self, curves: RocCurves) -> np.ndarray:
         # Over the points with a positive row: TP(t) and FP(t) at each; a point without positive
         # weight in a column adds no recall there (and its precision may be 0 / 0).
-        tp = curves.tp[1:]
-        precision = tp / (tp + curves.fp[curves.fp_at_positive])
+        tp = curves.tp[:, 1:]
+        precision = tp / (tp + curves.fp[:, curves.fp_at_positive])
         terms = np.where(curves.positive > 0, curves.positive * precision, 0.0)
         return ascending_sums(terms) / curves.total_positive
 
@@ -337,9 +336,9 @@ class TPRAtFPR(RocMetric):
 
     def on_curves(self, curves: RocCurves) -> np.ndarray:
         # k = #{negative points whose FP / W_neg <= target}: the best point is above negative point k.
-        allowed = np.count_nonzero(curves.false_positive_rate <= self.fpr, axis=0)
-        tp_above = np.append(curves.tp_above_negative, curves.tp.shape[0] - 1)
-        return curves.at_rows(curves.tp, tp_above[allowed]) / curves.total_positive
+        allowed = np.count_nonzero(curves.false_positive_rate <= self.fpr, axis=1)
+        tp_above = np.append(curves.tp_above_negative, curves.tp.shape[1] - 1)
+        return curves.at(curves.tp, tp_above[allowed]) / curves.total_positive
 
 
 def _summary_line(metric: type) -> str:

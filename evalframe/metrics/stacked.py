@@ -250,7 +250,7 @@ class DenseState:
 
     def integral(self, name: str) -> bool:
         """Whether every value of :meth:`column` is a whole number (whole per-unit sums and weights)."""
-        return _whole(self._values[name]) and _whole(self._against(name))
+        return _whole(self._values[name]) and (self.kinds[name] == "count" or self._weights.whole_units)
 
     def long_table(self, replicate: str) -> pl.DataFrame:
         """The stacked state: columns ``replicate``, the state keys and columns, one row per replicate

@@ -91,7 +91,7 @@ def tpr_on_grid(prob: np.ndarray, label: np.ndarray, weights: np.ndarray, grid: 
     curves = np.empty((replicates, grid.size))
     for start in range(0, replicates, _REPLICATE_BLOCK):
         fpr, tpr = AUROC().replicate_state(frame, weights[:, start: start + _REPLICATE_BLOCK]).operating_points()
-        curves[start: start + fpr.shape[1]] = _interpolate_columns(fpr, tpr, grid)
+        curves[start: start + fpr.shape[0]] = _interpolate_columns(fpr.T, tpr.T, grid)
     return curves
 
 
