@@ -401,10 +401,14 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
     for sharing in by_state.values():
         first = sharing[0]
         if isinstance(first, KeyedSumsMetric):  # one function of the dense state: every slice from one plan
-            for found, dense in zip(results, dense_states(first, frame, slices, weights, weight=WEIGHT), strict=True):
+            of_slices: dict[str, list] = {metric.name: [] for metric in sharing}
+            for dense in dense_states(first, frame, slices, weights, weight=WEIGHT):
                 view = first.view(dense)
                 for metric in sharing:
-                    found[metric.name] = metric.values_from_replicate_state(view)
+                    of_slices[metric.name].append(metric.slice_values(view))
+            for metric in sharing:  # the reasons of every slice at once
+                for found, values in zip(results, metric.replicate_values(of_slices[metric.name]), strict=True):
+                    found[metric.name] = values
             continue
         pending: list[pl.DataFrame] = []
         pending_rows = 0

@@ -18,8 +18,9 @@ slice (or a replicate) — and every path calls that function:
   units × R per state column), the R replicates as the columns, then the same function and reasons.
 
 **What a new such metric declares** (besides ``state``, ``state_keys``, ``state_id`` and ``name``
-as any set metric): its state columns must be weighted sums and counts of rows (the stacked
-state's probe checks it); ``view(dense)`` says what it reads from a dense state (built once per
+as any set metric): ``state_kinds``, its state columns and how each depends on the weights
+(``"sum"``: a weighted sum ``Σ w·x``; ``"count"``: a count of rows; nothing else fits the dense
+form); ``view(dense)`` says what it reads from a dense state (built once per
 slice and shared by the metrics of one ``state_id``; the dense state itself by default);
 ``slice_values(view)`` returns, per column, ``n`` (rows used), ``value`` (NaN: undefined) and
 whatever its ``reasons()`` read (Polars conditions over those columns, first match gives the note). A value
@@ -32,8 +33,8 @@ replicate did not draw). A dense state, either kind, offers ``width`` (C), ``siz
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar
 
 import polars as pl
 
@@ -76,9 +77,9 @@ class SliceColumns:
 
 
 def slice_columns(state: pl.DataFrame, by: Sequence[str], keys: Sequence[str],
-                  columns: Sequence[str]) -> Iterator[tuple[np.ndarray, SliceColumns]]:
+                  columns: Sequence[str]) -> Iterator[tuple[pl.DataFrame, SliceColumns]]:
     """The slices of ``state`` (one row per slice of ``by`` and key) as dense columns: per batch, the
-    positions of its slices (in the order of their keys, nulls last) and a :class:`SliceColumns`.
+    keys of its slices (a table, by ``by``) and a :class:`SliceColumns`.
 
     Slices whose key counts have the same bit length (1, 2–3, 4–7, …) share one batch, so a
     batch's padding is less than its rows. Without ``by`` there is one slice, even with no row.
@@ -90,10 +91,12 @@ def slice_columns(state: pl.DataFrame, by: Sequence[str], keys: Sequence[str],
     else:
         slice_of, slices = np.zeros(table.height, np.int64), 1
     sizes = np.bincount(slice_of, minlength=slices)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    starts = (np.cumsum(sizes) - sizes).astype(np.int64)
     position = np.arange(table.height) - starts[slice_of]
-    key_values = {k: table.get_column(k).cast(pl.Float64).fill_null(np.nan).to_numpy() for k in keys}
-    values = {c: table.get_column(c).cast(pl.Float64).fill_null(0.0).to_numpy() for c in columns}
+    slice_keys = table.select(by)[starts] if by else pl.DataFrame()
+    # Numeric keys (null: NaN) and sums (never null).
+    key_values = {k: table.get_column(k).to_numpy().astype(np.float64) for k in keys}
+    values = {c: table.get_column(c).to_numpy().astype(np.float64) for c in columns}
     size_class = np.array([int(size).bit_length() for size in sizes], dtype=np.int64)
     for found in np.unique(size_class):
         members = np.flatnonzero(size_class == found)
@@ -109,16 +112,16 @@ def slice_columns(state: pl.DataFrame, by: Sequence[str], keys: Sequence[str],
         for name, array in values.items():
             dense_columns[name] = np.zeros((height, width))
             dense_columns[name][at] = array[inside]
-        yield members, SliceColumns(dense_keys, dense_columns)
+        yield slice_keys[members] if by else slice_keys, SliceColumns(dense_keys, dense_columns)
 
 
 class KeyedSumsMetric(SetMetric):
     """A set metric whose value is one vectorised function of its state in dense form (module
     docstring): ``finalize`` and the bootstrap's replicates both call :meth:`slice_values`."""
 
-    @abstractmethod
-    def state_columns(self) -> tuple[str, ...]:
-        """The state's value columns (besides the slice and state keys)."""
+    #: The state's value columns (besides the slice and state keys) and how each depends on the
+    #: weights: ``"sum"`` (a weighted sum, ``Σ w·x``) or ``"count"`` (a count of rows).
+    state_kinds: ClassVar[Mapping[str, str]]
 
     def view(self, dense: Any) -> Any:
         """What the metric reads from a dense state (shared by the metrics of one ``state_id``)."""
@@ -135,12 +138,11 @@ class KeyedSumsMetric(SetMetric):
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """:meth:`slice_values` with the state's slices as the columns (:func:`slice_columns`)."""
         table = state.collect(engine="in-memory") if isinstance(state, pl.LazyFrame) else state
-        slice_keys = table.select(by).unique(maintain_order=True).sort(by, nulls_last=True)
-        parts = [self._slice_table(slice_keys[members] if by else slice_keys, dense)
-                 for members, dense in slice_columns(table, by, self.state_keys, self.state_columns())]
+        parts = [self._slice_table(slice_keys, dense)
+                 for slice_keys, dense in slice_columns(table, by, self.state_keys, list(self.state_kinds))]
         if not parts:  # no slice: the columns of none
-            empty = SliceColumns({k: np.zeros((1, 0)) for k in self.state_keys}, {c: np.zeros((1, 0)) for c in self.state_columns()})
-            parts = [self._slice_table(slice_keys, empty)]
+            empty = SliceColumns({k: np.zeros((1, 0)) for k in self.state_keys}, {c: np.zeros((1, 0)) for c in self.state_kinds})
+            parts = [self._slice_table(table.select(by).clear(), empty)]
         return finalized(pl.concat(parts, how="vertical_relaxed").lazy(), by, pl.col("value"), self.reasons())
 
     def _slice_table(self, slice_keys: pl.DataFrame, dense: Any) -> pl.DataFrame:
@@ -158,21 +160,17 @@ class KeyedSumsMetric(SetMetric):
         return self.view(next(dense_states(self, frame, [np.arange(frame.height)], weights, weight=WEIGHT)))
 
     def values_from_replicate_state(self, view: Any) -> np.ndarray:  # type: ignore[override]
-        """The R values of :meth:`replicate_state`'s result: :meth:`slice_values`, nan where a reason
-        holds (the reasons are read once per view for the metrics that share them)."""
-        found = self.slice_values(view)
-        return np.where(undefined_columns(view, found, self.reasons()), np.nan, np.asarray(found["value"], dtype=np.float64))
+        """The R values of :meth:`replicate_state`'s result: :meth:`slice_values`, nan where a reason holds."""
+        return self.replicate_values([self.slice_values(view)])[0]
 
-
-def undefined_columns(view: Any, found: dict[str, np.ndarray], reasons: list[Reason]) -> np.ndarray:
-    """Where one of ``reasons`` holds over the columns ``found`` (C booleans), as
-    :func:`~evalframe.metrics.set_values.finalized` reads them; kept on ``view`` by the reasons'
-    text and the arrays they read, since the metrics of one state mostly share both."""
-    cache = view.__dict__.setdefault("_undefined", {})
-    read = tuple((name, id(values)) for name, values in found.items() if name != "value")
-    key = (read, tuple(text for _, text in reasons))
-    if key not in cache:
-        table = pl.DataFrame({name: np.asarray(values) for name, values in found.items() if name != "value"})
-        holds = table.select(pl.any_horizontal([condition for condition, _ in reasons]).fill_null(False)) if reasons else None
-        cache[key] = holds.to_series().to_numpy() if holds is not None else np.zeros(table.height, dtype=bool)
-    return cache[key]
+    def replicate_values(self, found: list[dict[str, np.ndarray]]) -> list[np.ndarray]:
+        """The values of several :meth:`slice_values` results (slices of a grouping, each under the
+        R replicate columns), nan where a reason holds: the reasons read in one Polars plan."""
+        if not found:
+            return []
+        columns = {name: np.concatenate([np.asarray(f[name]) for f in found]) for name in found[0]}
+        table = pl.DataFrame(columns).with_columns(pl.col("n").cast(pl.Int64))
+        values = finalized(table.lazy(), [], pl.col("value"), self.reasons()).collect(engine="in-memory").get_column("value")
+        values = values.fill_null(np.nan).to_numpy().astype(np.float64)
+        bounds = np.cumsum([0, *(np.asarray(f["value"]).size for f in found)])
+        return [values[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -64,8 +64,6 @@ np = lazy_module("numpy")  # imported on first use: `import evalframe` stays lig
 
 #: ``state_id`` of every metric reading the ROC points (AUROC, AUPRC, all TPR@FPR).
 ROC_POINTS_STATE = ("roc_points",)
-#: The columns of the ROC points besides the slice keys and ``prob``.
-ROC_COLUMNS = ("n", "positive_weight", "negative_weight")
 
 
 class RocMetric(KeyedSumsMetric):
@@ -83,6 +81,8 @@ class RocMetric(KeyedSumsMetric):
     subset: ClassVar[str] = "all queries"
     state_keys: ClassVar[tuple[str, ...]] = (PROB,)
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+    #: The columns of the ROC points besides the slice keys and ``prob``.
+    state_kinds: ClassVar[Mapping[str, str]] = {"n": "count", "positive_weight": "sum", "negative_weight": "sum"}
 
     @property
     def state_id(self) -> object:
@@ -90,9 +90,6 @@ class RocMetric(KeyedSumsMetric):
 
     def state(self, rows: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         return roc_points(rows, by)
-
-    def state_columns(self) -> tuple[str, ...]:
-        return ROC_COLUMNS
 
     def view(self, dense: Any) -> RocCurves:
         return RocCurves.of_state(dense)
@@ -147,8 +144,8 @@ class RocCurves:
         self.tp_at_negative = np.searchsorted(positive_points, negative_points, side="right")
         self.tp = _with_zero_row(positive)
         self.fp = _with_zero_row(negative)
-        self.total_positive = self.tp[:, -1]
-        self.total_negative = self.fp[:, -1]
+        self.total_positive = self.tp[:, -1].copy()  # a copy: kept after the curves are gone
+        self.total_negative = self.fp[:, -1].copy()
 
     @classmethod
     def of_state(cls, dense: Any) -> RocCurves:

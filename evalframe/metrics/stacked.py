@@ -22,6 +22,9 @@ its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
    and key ``k`` is in replicate ``r`` when one of its units is drawn (a row of weight 0 is
    absent, as in the state of the rows that column keeps).
 
+A metric may declare the kinds instead (``state_kinds``: column → ``"sum"`` or ``"count"``), which
+spares the probe's second state.
+
 The products are sparse (keys × units) times dense (units × R) matrix products, one for all the
 columns of a kind, stored by unit (each unit's row of weights is read once): no loop over rows
 or replicates, and each sum adds its units in ascending order. Exact: a state merges by
@@ -124,21 +127,25 @@ def _per_unit_slices(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarr
     # One batch of two plans: the per-unit state of every slice, sorted by key and unit with a
     # dense code per distinct key (over all slices: each slice's codes are then made to start at
     # 0), and each slice's state under its weights and under them doubled (the probes), a key's
-    # two probes neighbours.
+    # two probes neighbours. A metric that declares its columns' kinds (``state_kinds``) is not probed.
     code = (pl.struct([SLICE_CODE, *keys]).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
-    per_unit, probed = pl.collect_all([
-        metric.state_of(kept_rows.lazy(), [SLICE_CODE, UNIT])
-        .sort([SLICE_CODE, *keys, UNIT], nulls_last=True)
-        .with_columns(code.cast(pl.Int64).alias(CODE)),
-        metric.state_of(probes, [SLICE_CODE, PROBE]).sort([SLICE_CODE, *keys, PROBE], nulls_last=True),
-    ], engine="in-memory")
+    declared = getattr(metric, "state_kinds", None)
+    plans = [metric.state_of(kept_rows.lazy(), [SLICE_CODE, UNIT])
+             .sort([SLICE_CODE, *keys, UNIT], nulls_last=True)
+             .with_columns(code.cast(pl.Int64).alias(CODE))]
+    if declared is None:
+        plans.append(metric.state_of(probes, [SLICE_CODE, PROBE]).sort([SLICE_CODE, *keys, PROBE], nulls_last=True))
+    per_unit, probed = [*pl.collect_all(plans, engine="in-memory"), None][:2]
     unit_bounds = np.searchsorted(per_unit.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
-    probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
-    per_unit, probed = per_unit.drop(SLICE_CODE), probed.drop(SLICE_CODE)
+    per_unit = per_unit.drop(SLICE_CODE)
+    if probed is not None:
+        probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
+        probed = probed.drop(SLICE_CODE)
     for position in range(len(slices)):
         in_slice = slice_code == position
+        probes_of_slice = probed[int(probe_bounds[position]):int(probe_bounds[position + 1])] if probed is not None else None
         yield (_dense_slice(metric, per_unit[int(unit_bounds[position]):int(unit_bounds[position + 1])],
-                            probed[int(probe_bounds[position]):int(probe_bounds[position + 1])], keys, weights),
+                            probes_of_slice, keys, weights, declared),
                lambda in_slice=in_slice: rows.filter(pl.Series(in_slice)).drop(SLICE_CODE), weights.take(in_slice))
 
 
@@ -163,12 +170,12 @@ def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -
     return kinds
 
 
-def _dense_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, keys: list[str],
-                 weights: Any) -> DenseState | None:
-    """One slice's :class:`DenseState` from its per-unit state and its probes (:func:`stacked_states`);
-    None when a state column is not linear in the weights."""
+def _dense_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame | None, keys: list[str],
+                 weights: Any, declared: dict[str, str] | None) -> DenseState | None:
+    """One slice's :class:`DenseState` from its per-unit state and its probes (:func:`stacked_states`),
+    or the kinds the metric declares; None when a state column is not linear in the weights."""
     value_columns = [c for c in per_unit.columns if c not in (UNIT, CODE, *keys)]
-    kinds = _column_kinds(metric, probed, value_columns)
+    kinds = dict(declared) if probed is None else _column_kinds(metric, probed, value_columns)
     if kinds is None:
         return None
     return DenseState(per_unit, keys, value_columns, kinds, weights)
@@ -200,12 +207,14 @@ class DenseState:
         else:
             self._key_code, self.size = np.zeros(0, np.int64), 0
         self._unit_of = per_unit.get_column(UNIT).to_numpy()
-        self._values = dict(zip(value_columns, _as_floats(per_unit, value_columns, 0.0).T, strict=True))
+        # State sums are never null (a count or a sum over rows).
+        self._values = {c: per_unit.get_column(c).to_numpy().astype(np.float64) for c in value_columns}
 
     @property
     def keys(self) -> pl.DataFrame:
         """The slice's distinct state keys, one row each, in key order (nulls last)."""
-        return self._per_unit.filter(pl.col(CODE).is_first_distinct()).select(self._key_names)
+        first = np.flatnonzero(np.r_[True, self._key_code[1:] != self._key_code[:-1]]) if self.size else np.zeros(0, np.int64)
+        return self._per_unit.select(self._key_names)[first]
 
     @property
     def width(self) -> int:
@@ -214,7 +223,9 @@ class DenseState:
 
     def key(self, name: str) -> np.ndarray:
         """The numeric state key ``name`` of each of the K keys, as a K × 1 float column (null: NaN)."""
-        return self.keys.get_column(name).cast(pl.Float64).fill_null(np.nan).to_numpy()[:, None]
+        first = np.flatnonzero(np.r_[True, self._key_code[1:] != self._key_code[:-1]]) if self.size else np.zeros(0, np.int64)
+        values = self._per_unit.get_column(name).to_numpy()  # a numeric key: null is NaN
+        return values[first].astype(np.float64)[:, None]
 
     def _against(self, name: str) -> np.ndarray:
         return self._weights.units if self.kinds[name] == "sum" else self._weights.positive_units
