@@ -288,6 +288,9 @@ class SetMetric(Metric):
     #: Key columns of the state's rows besides the slice keys, e.g. ``("prob",)`` for the ROC
     #: family's operating points or ``("bin",)`` for ECE.
     state_keys: ClassVar[tuple[str, ...]] = ()
+    #: Whether the metric is one vectorised function of its state in dense form, which its
+    #: replicates read directly (:class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`).
+    reads_dense_state: ClassVar[bool] = False
 
     @property
     def state_id(self) -> object:
@@ -389,7 +392,6 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
     about :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the
     slices. Each slice's values have the bits it has alone (:func:`values_under_all`).
     """
-    from evalframe.metrics.keyed_sums import KeyedSumsMetric
     from evalframe.metrics.stacked import dense_states, stacked_states
 
     weights = row_weights(frame, weights)
@@ -400,7 +402,7 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
         by_state.setdefault(metric.state_id, []).append(metric)
     for sharing in by_state.values():
         first = sharing[0]
-        if isinstance(first, KeyedSumsMetric):  # one function of the dense state: every slice from one plan
+        if first.reads_dense_state:  # one function of the dense state: every slice from one plan
             of_slices: dict[str, list] = {metric.name: [] for metric in sharing}
             for dense in dense_states(first, frame, slices, weights, weight=WEIGHT):
                 view = first.view(dense)

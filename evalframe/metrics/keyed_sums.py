@@ -119,6 +119,7 @@ class KeyedSumsMetric(SetMetric):
     """A set metric whose value is one vectorised function of its state in dense form (module
     docstring): ``finalize`` and the bootstrap's replicates both call :meth:`slice_values`."""
 
+    reads_dense_state: ClassVar[bool] = True
     #: The state's value columns (besides the slice and state keys) and how each depends on the
     #: weights: ``"sum"`` (a weighted sum, ``Σ w·x``) or ``"count"`` (a count of rows).
     state_kinds: ClassVar[Mapping[str, str]]
