@@ -384,10 +384,10 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
     """:meth:`SetMetric.values_under` of several metrics on several slices of one ``frame``
     (``slices``: each slice's row positions) under one weight matrix of ``frame``'s rows.
 
-    For metrics on the generic stacked state, each state is computed for every slice from one
-    Polars plan (:func:`evalframe.metrics.stacked.stacked_states`; in dense form for a
-    :class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`, whose one function reads it), and the
-    other metrics are finalized
+    Each state is computed for every slice from one Polars plan
+    (:func:`evalframe.metrics.stacked.stacked_states`). A
+    :class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric` reads each slice's state in dense form
+    with its one function (the reasons of all slices in one plan); the other metrics are finalized
     on the states of many slices stacked (key ``_slice``) in one ``collect_all`` per batch of
     about :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the
     slices. Each slice's values have the bits it has alone (:func:`values_under_all`).

@@ -20,12 +20,12 @@ slice (or a replicate) — and every path calls that function:
 **What a new such metric declares** (besides ``state``, ``state_keys``, ``state_id`` and ``name``
 as any set metric): ``state_kinds``, its state columns and how each depends on the weights
 (``"sum"``: a weighted sum ``Σ w·x``; ``"count"``: a count of rows; nothing else fits the dense
-form); ``view(dense)`` says what it reads from a dense state (built once per
-slice and shared by the metrics of one ``state_id``; the dense state itself by default);
-``slice_values(view)`` returns, per column, ``n`` (rows used), ``value`` (NaN: undefined) and
-whatever its ``reasons()`` read (Polars conditions over those columns, first match gives the note). A value
-must not change when a column holds a key with zero sums (a padding row, a key whose units a
-replicate did not draw). A dense state, either kind, offers ``width`` (C), ``size`` (K),
+form); ``view(dense)``, what it reads from a dense state (built once per slice and shared by
+the metrics of one ``state_id``; the dense state itself by default); ``slice_values(view)``, per
+column ``n`` (rows used), ``value`` (NaN: undefined) and whatever its ``reasons()`` read; and
+``reasons()``, Polars conditions over those columns (the first that holds gives the note). A
+value must not change when a column holds a key with zero sums (a padding row, a key whose
+units a replicate did not draw). A dense state, either kind, offers ``width`` (C), ``size`` (K),
 ``key(name)`` (K × 1 or K × C floats), ``nonzero_keys(name)``, ``column(name, rows)``,
 ``total(name)`` and ``integral(name)``.
 """
