@@ -79,24 +79,29 @@ class SliceColumns:
 def slice_columns(state: pl.DataFrame, by: Sequence[str], keys: Sequence[str],
                   columns: Sequence[str]) -> Iterator[tuple[pl.DataFrame, SliceColumns]]:
     """The slices of ``state`` (one row per slice of ``by`` and key) as dense columns: per batch, the
-    keys of its slices (a table, by ``by``) and a :class:`SliceColumns`.
+    keys of its slices (a table, by ``by``) and a :class:`SliceColumns`. The state keys are numeric.
 
     Slices whose key counts have the same bit length (1, 2–3, 4–7, …) share one batch, so a
     batch's padding is less than its rows. Without ``by`` there is one slice, even with no row.
     """
-    table = state.sort([*by, *keys], nulls_last=True) if (by or keys) and state.height else state
-    if by:
-        slice_of = table.select(pl.struct(list(by)).is_first_distinct().cum_sum() - 1).to_series().to_numpy().astype(np.int64)
-        slices = int(slice_of[-1]) + 1 if table.height else 0
+    # Numeric keys (null: NaN, ordered last) and sums (never null).
+    key_values = {k: state.get_column(k).to_numpy().astype(np.float64) for k in keys}
+    if by:  # the rows of each slice (one group-by, in no particular order of slices)
+        groups = state.with_row_index("_row").group_by(list(by)).agg(pl.col("_row"))
+        slice_keys = groups.drop("_row")
+        sizes = groups.get_column("_row").list.len().to_numpy().astype(np.int64)
+        rows = groups.get_column("_row").explode().to_numpy().astype(np.int64) if state.height else np.zeros(0, np.int64)
+        slices = groups.height
     else:
-        slice_of, slices = np.zeros(table.height, np.int64), 1
-    sizes = np.bincount(slice_of, minlength=slices)
+        slice_keys, sizes, rows, slices = pl.DataFrame(), np.array([state.height]), np.arange(state.height), 1
+    slice_of = np.repeat(np.arange(slices), sizes)
+    # Each slice's rows in key order (a stable sort by the keys, then by slice).
+    order = np.lexsort([*(key_values[k][rows] for k in reversed(keys)), slice_of])
+    rows = rows[order]
     starts = (np.cumsum(sizes) - sizes).astype(np.int64)
-    position = np.arange(table.height) - starts[slice_of]
-    slice_keys = table.select(by)[starts] if by else pl.DataFrame()
-    # Numeric keys (null: NaN) and sums (never null).
-    key_values = {k: table.get_column(k).to_numpy().astype(np.float64) for k in keys}
-    values = {c: table.get_column(c).to_numpy().astype(np.float64) for c in columns}
+    position = np.arange(rows.size) - starts[slice_of]
+    key_values = {k: values[rows] for k, values in key_values.items()}
+    values = {c: state.get_column(c).to_numpy().astype(np.float64)[rows] for c in columns}
     size_class = np.array([int(size).bit_length() for size in sizes], dtype=np.int64)
     for found in np.unique(size_class):
         members = np.flatnonzero(size_class == found)
