@@ -51,10 +51,14 @@ import polars as pl
 
 from evalframe._lazy import lazy_module
 from evalframe.metrics.base import (
+    REPLICATE,
     WEIGHT,
     QueryMetric,
+    ReplicateState,
+    RowWeights,
     SetMetric,
     TargetCategory,
+    row_weights,
 )
 from evalframe.metrics.params import cutoff, param
 from evalframe.metrics.set_values import finalized
@@ -135,6 +139,62 @@ class ItemCountMetric(SetMetric):
         users = users.with_columns(pl.lit(None, dtype=pl.String).alias(ITEM))
         return pl.concat([users.select(*by, ITEM, "n", "count"), items.select(*by, pl.col(ITEM).cast(pl.String), "n", "count")],
                          how="vertical_relaxed")
+
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> ReplicateState:
+        """The item-count state of ``frame`` (one slice's users) under every column of ``weights``,
+        stacked with the key ``_replicate``: the table of the generic stacked state
+        (:func:`evalframe.metrics.stacked.stacked_state`), built without grouping item strings.
+
+        With ``U`` the units' replicate weights (units × R, :class:`~evalframe.metrics.base.RowWeights`:
+        a user's weight is ``scale_user · U[unit_user, r]``), the item ids of the users' top-``k``
+        lists are encoded to integers once (one categorical cast), and all the counts are one
+        sparse product::
+
+            count[i, r] = Σ_u A[i, u] · U[u, r],   A[i, u] = Σ_{users of u with i in their top k} scale_user
+
+        (items × units times units × R; the users' row is one more row of ``A`` with each unit's
+        weight sum; ``n[r] = Σ_u n_u · [U[u, r] > 0]``). An item is in replicate ``r`` when its
+        count is positive, the users' row when one of its units is drawn; each sum adds its units
+        in ascending order, as the generic state's product does. Users of weight 0 are absent.
+        ``finalize`` (the one definition of the metrics) then turns the table into ``R`` values.
+        """
+        from scipy import sparse  # imported where used: every run resolves this module's metrics
+
+        weights = row_weights(frame, weights)
+        replicates = weights.shape[1]
+        kept = np.flatnonzero(weights.scale > 0)
+        unit, scale = weights.index[kept], weights.scale[kept]
+        n_units = weights.units.shape[0]
+        lists = frame.get_column(RECOMMENDED)[kept].list.head(self.k)
+        exploded = pl.DataFrame({"_user": np.arange(kept.size, dtype=np.int64), ITEM: lists}).explode(ITEM).drop_nulls(ITEM)
+        items = exploded.get_column(ITEM).cast(pl.String)
+        codes = items.cast(pl.Categorical).to_physical().to_numpy()
+        present = np.bincount(codes, minlength=1) > 0 if codes.size else np.zeros(0, dtype=bool)
+        where = np.zeros(present.size, dtype=np.int64)
+        where[codes] = np.arange(codes.size)                   # an occurrence of each code
+        names = items.gather(where[present])                   # the distinct items, in code order
+        order = names.arg_sort().to_numpy()                    # keys sorted as the state's
+        key_of_code = np.zeros(present.size, dtype=np.int64)
+        key_of_code[np.flatnonzero(present)[order]] = np.arange(order.size)
+        n_items = order.size
+        user = exploded.get_column("_user").to_numpy()
+        matrix = sparse.csr_matrix(
+            (np.concatenate([scale[user], scale]), (np.concatenate([key_of_code[codes], np.full(kept.size, n_items)]),
+                                                   np.concatenate([unit[user], unit]))),
+            shape=(n_items + 1, n_units))
+        counts = np.asarray(matrix @ weights.units)            # (items + users' row) × R
+        users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units
+        present_in = counts > 0
+        present_in[n_items] = (np.bincount(unit, minlength=n_units) > 0).astype(np.float64) @ weights.positive_units > 0
+        replicate_of, key_of = np.nonzero(present_in.T)        # ordered by replicate, then key
+        keys = pl.concat([names.gather(order), pl.Series([None], dtype=pl.String)]).rename(ITEM)
+        table = pl.DataFrame([
+            pl.Series(REPLICATE, replicate_of.astype(np.int64)),
+            keys.gather(key_of),
+            pl.Series("n", np.where(key_of == n_items, np.rint(users)[replicate_of], 0).astype(np.int64)),
+            pl.Series("count", counts[key_of, replicate_of], dtype=pl.Float64),
+        ])
+        return ReplicateState(table, replicates)
 
     # --- what a metric adds -------------------------------------------------------------------
 
