@@ -58,6 +58,7 @@ from evalframe.metrics.base import (
     RowWeights,
     SetMetric,
     TargetCategory,
+    finalized_values,
     row_weights,
 )
 from evalframe.metrics.params import cutoff, param
@@ -111,6 +112,23 @@ def _item_counts(rows: pl.LazyFrame, by: list[str], k: int) -> pl.LazyFrame:
     return pl.defer(counted, schema=schema)
 
 
+def _encoded(items: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """The distinct ``items`` in sorted order, and each item's position among them: integer ids
+    from one categorical cast (a hash of each id, no sort of the millions of ids; only the
+    distinct ones are sorted, so that the keys come in the order of a state sorted by item)."""
+    codes = items.cast(pl.Categorical).to_physical().to_numpy()
+    if codes.size == 0:
+        return pl.Series(ITEM, [], dtype=pl.String), np.zeros(0, dtype=np.int64)
+    present = np.bincount(codes) > 0
+    occurrence = np.zeros(present.size, dtype=np.int64)
+    occurrence[codes] = np.arange(codes.size)               # where each code occurs (any occurrence)
+    distinct = items.gather(occurrence[present])            # in code order
+    order = distinct.arg_sort().to_numpy()
+    position = np.zeros(present.size, dtype=np.int64)
+    position[np.flatnonzero(present)[order]] = np.arange(order.size)
+    return distinct.gather(order).alias(ITEM), position[codes]
+
+
 @dataclass(frozen=True)
 class ItemCountMetric(SetMetric):
     """Base of the metrics of a slice's item counts at cutoff ``k`` (module docstring)."""
@@ -161,40 +179,52 @@ class ItemCountMetric(SetMetric):
         from scipy import sparse  # imported where used: every run resolves this module's metrics
 
         weights = row_weights(frame, weights)
-        replicates = weights.shape[1]
+        replicates, n_units = weights.shape[1], weights.units.shape[0]
         kept = np.flatnonzero(weights.scale > 0)
         unit, scale = weights.index[kept], weights.scale[kept]
-        n_units = weights.units.shape[0]
-        lists = frame.get_column(RECOMMENDED)[kept].list.head(self.k)
-        exploded = pl.DataFrame({"_user": np.arange(kept.size, dtype=np.int64), ITEM: lists}).explode(ITEM).drop_nulls(ITEM)
-        items = exploded.get_column(ITEM).cast(pl.String)
-        codes = items.cast(pl.Categorical).to_physical().to_numpy()
-        present = np.bincount(codes, minlength=1) > 0 if codes.size else np.zeros(0, dtype=bool)
-        where = np.zeros(present.size, dtype=np.int64)
-        where[codes] = np.arange(codes.size)                   # an occurrence of each code
-        names = items.gather(where[present])                   # the distinct items, in code order
-        order = names.arg_sort().to_numpy()                    # keys sorted as the state's
-        key_of_code = np.zeros(present.size, dtype=np.int64)
-        key_of_code[np.flatnonzero(present)[order]] = np.arange(order.size)
-        n_items = order.size
-        user = exploded.get_column("_user").to_numpy()
-        matrix = sparse.csr_matrix(
-            (np.concatenate([scale[user], scale]), (np.concatenate([key_of_code[codes], np.full(kept.size, n_items)]),
-                                                   np.concatenate([unit[user], unit]))),
-            shape=(n_items + 1, n_units))
-        counts = np.asarray(matrix @ weights.units)            # (items + users' row) × R
-        users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units
-        present_in = counts > 0
-        present_in[n_items] = (np.bincount(unit, minlength=n_units) > 0).astype(np.float64) @ weights.positive_units > 0
-        replicate_of, key_of = np.nonzero(present_in.T)        # ordered by replicate, then key
-        keys = pl.concat([names.gather(order), pl.Series([None], dtype=pl.String)]).rename(ITEM)
+        lists = frame.get_column(RECOMMENDED)
+        lists = lists if kept.size == frame.height else lists.gather(kept)
+        lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+        if lengths.size and lengths.max() > self.k:            # cut only when some list is longer
+            lists, lengths = lists.list.head(self.k), np.minimum(lengths, self.k)
+        items = lists.explode(empty_as_null=False, keep_nulls=False).cast(pl.String)  # user by user
+        user = np.repeat(np.arange(kept.size), lengths)
+        if items.null_count():                                 # a null item is no item
+            listed = items.is_not_null().to_numpy()
+            items, user = items.filter(listed), user[listed]
+        names, key = _encoded(items)
+        n_items = names.len()
+        if np.all(np.diff(unit) > 0):
+            # Each user its own unit, in unit order (the usual bootstrap over users): A's columns
+            # are the users' lists as they come (a CSR matrix of units × items, transposed).
+            per_unit = np.bincount(unit[user], minlength=n_units)
+            by_unit = sparse.csr_matrix((scale[user], key, np.concatenate([[0], np.cumsum(per_unit)])),
+                                        shape=(n_units, n_items))
+            by_unit.sum_duplicates()                           # an item listed twice: one entry
+            counts = np.asarray(by_unit.T @ weights.units)
+        else:
+            counts = np.asarray(sparse.csr_matrix((scale[user], (key, unit[user])), shape=(n_items, n_units)) @ weights.units)
+        users = sparse.csr_matrix((scale, (np.zeros(kept.size, dtype=np.int64), unit)), shape=(1, n_units))
+        counts = np.vstack([counts, np.asarray(users @ weights.units)])   # the users' row last (a null item)
+        per_unit_users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units
+        present = counts > 0
+        present[n_items] = per_unit_users > 0
+        replicate_of, key_of = np.nonzero(present.T)          # ordered by replicate, then key
+        keys = pl.concat([names, pl.Series([None], dtype=pl.String)])
         table = pl.DataFrame([
             pl.Series(REPLICATE, replicate_of.astype(np.int64)),
-            keys.gather(key_of),
-            pl.Series("n", np.where(key_of == n_items, np.rint(users)[replicate_of], 0).astype(np.int64)),
+            keys.gather(key_of).alias(ITEM),
+            pl.Series("n", np.where(key_of == n_items, np.rint(per_unit_users)[replicate_of], 0).astype(np.int64)),
             pl.Series("count", counts[key_of, replicate_of], dtype=pl.Float64),
         ])
         return ReplicateState(table, replicates)
+
+    def values_from_replicate_state(self, state: ReplicateState) -> np.ndarray:
+        """:meth:`finalize` of :meth:`replicate_state`'s table, one slice per replicate; its rows
+        have distinct (replicate, item) keys already, so the sum of a merged state's equal keys
+        is skipped."""
+        return finalized_values(self._finalized(state.table.lazy(), [REPLICATE], merged=False).collect(engine="in-memory"),
+                                state.replicates)
 
     # --- what a metric adds -------------------------------------------------------------------
 
@@ -222,12 +252,15 @@ class ItemCountMetric(SetMetric):
         return []
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        return self._finalized(state, by)
+
+    def _finalized(self, state: pl.LazyFrame, by: list[str], *, merged: bool = True) -> pl.LazyFrame:
+        """:meth:`finalize`; ``merged=False`` when no two rows of ``state`` share their slice and item."""
         users = _by_slice(state.filter(pl.col(ITEM).is_null()), by, [pl.col("n").sum().alias("n")])
-        items = (
-            state.filter(pl.col(ITEM).is_not_null())
-            .group_by([*by, ITEM]).agg(pl.col("count").sum())
-            .filter(pl.col("count") > 0)
-        )
+        items = state.filter(pl.col(ITEM).is_not_null())
+        if merged:
+            items = items.group_by([*by, ITEM]).agg(pl.col("count").sum())
+        items = items.filter(pl.col("count") > 0)
         reason = self.missing_catalog()
         if reason is None and self.needs:
             items = items.join(self.catalog.items.lazy().drop("embedding", strict=False), on=ITEM, how="left")
