@@ -50,6 +50,7 @@ from typing import ClassVar
 import polars as pl
 
 from evalframe._lazy import lazy_module
+from evalframe._sorting import sorted_codes
 from evalframe.metrics.base import (
     REPLICATE,
     WEIGHT,
@@ -110,23 +111,6 @@ def _item_counts(rows: pl.LazyFrame, by: list[str], k: int) -> pl.LazyFrame:
         return items.collect(engine=engine)
 
     return pl.defer(counted, schema=schema)
-
-
-def _encoded(items: pl.Series) -> tuple[pl.Series, np.ndarray]:
-    """The distinct ``items`` in sorted order, and each item's position among them: integer ids
-    from one categorical cast (a hash of each id, no sort of the millions of ids; only the
-    distinct ones are sorted, so that the keys come in the order of a state sorted by item)."""
-    codes = items.cast(pl.Categorical).to_physical().to_numpy()
-    if codes.size == 0:
-        return pl.Series(ITEM, [], dtype=pl.String), np.zeros(0, dtype=np.int64)
-    present = np.bincount(codes) > 0
-    occurrence = np.zeros(present.size, dtype=np.int64)
-    occurrence[codes] = np.arange(codes.size)               # where each code occurs (any occurrence)
-    distinct = items.gather(occurrence[present])            # in code order
-    order = distinct.arg_sort().to_numpy()
-    position = np.zeros(present.size, dtype=np.int64)
-    position[np.flatnonzero(present)[order]] = np.arange(order.size)
-    return distinct.gather(order).alias(ITEM), position[codes]
 
 
 @dataclass(frozen=True)
@@ -192,7 +176,8 @@ class ItemCountMetric(SetMetric):
         if items.null_count():                                 # a null item is no item
             listed = items.is_not_null().to_numpy()
             items, user = items.filter(listed), user[listed]
-        names, key = _encoded(items)
+        names, key = sorted_codes(items)                 # integer item ids, keys in the state's order
+        names = names.alias(ITEM)
         n_items = names.len()
         if np.all(np.diff(unit) > 0):
             # Each user its own unit, in unit order (the usual bootstrap over users): A's columns
