@@ -10,8 +10,10 @@ item counts ``c_i = Σ_users weight · [i in the user's top k]`` (the chapter's
 ``Counter(all_recs)``, a user's repeated item counted each time). The state (shared by every
 metric at one ``k``) is one row per (slice, item) with ``count``, plus one row per slice with a
 null item holding the users (``n``) and their weight; states of disjoint users add up, so the
-metrics slice, merge and bootstrap like any other (the generic stacked state,
-:mod:`evalframe.metrics.stacked`: a replicate's counts are the per-user counts times its weights). Over the items with
+metrics slice, merge and bootstrap like any other. Under R replicate weight vectors at once the
+state is the generic stacked state's table (:mod:`evalframe.metrics.stacked`), built here from
+integer item ids as one sparse product, items × units times units × R
+(:meth:`ItemCountMetric.replicate_state`), and ``finalize`` turns it into R values. Over the items with
 ``c_i > 0`` (``U`` of them, ``C = Σ c_i``):
 
 - ``unique_items@k`` = ``U`` (the chapter's ``unique_items_recommended``);

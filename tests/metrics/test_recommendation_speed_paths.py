@@ -114,3 +114,21 @@ def test_item_count_replicate_state_is_the_generic_stacked_state(lists, seed, ow
             np.testing.assert_allclose(mine.table.get_column("count"), generic.get_column("count"), rtol=1e-14)
         expected = finalized_values(metric.finalize(generic.lazy(), [REPLICATE]).collect(), 6)
         np.testing.assert_allclose(metric.values_from_replicate_state(mine), expected, rtol=1e-12)
+
+
+def test_the_bootstrap_takes_the_item_count_replicate_state(monkeypatch):
+    # The engine's bootstrap builds the item counts under its replicate weights through
+    # ItemCountMetric.replicate_state (integer ids, one sparse product), not the generic per-unit
+    # state (a group-by of every (user, item) row per block of replicates).
+    from evalframe.metrics import recommendation
+    from evalframe.metrics import stacked
+
+    calls = []
+    original = recommendation.ItemCountMetric.replicate_state
+    monkeypatch.setattr(recommendation.ItemCountMetric, "replicate_state",
+                        lambda self, frame, weights: calls.append(frame.height) or original(self, frame, weights))
+    monkeypatch.setattr(stacked, "stacked_states", lambda *args, **kwargs: pytest.fail("the generic stacked state was used"))
+    frame = pl.DataFrame([r for r in ROWS], schema=["query_id", "doc_id", "rank"], orient="row")
+    ev = ef.evaluate(ef.read_recommendations(frame), metrics=["gini@2", "unique_items@2"], bootstrap=ef.Bootstrap(resamples=20))
+    assert calls == [4]  # one slice (all 4 users), one block, one state shared by both metrics
+    assert ev.summary.get_column("ci_low").is_not_null().all()
