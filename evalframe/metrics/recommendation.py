@@ -174,22 +174,24 @@ class ItemCountMetric(SetMetric):
         if lengths.size and lengths.max() > self.k:            # cut only when some list is longer
             lists, lengths = lists.list.head(self.k), np.minimum(lengths, self.k)
         items = lists.explode(empty_as_null=False, keep_nulls=False).cast(pl.String)  # user by user
-        user = np.repeat(np.arange(kept.size), lengths)
         if items.null_count():                                 # a null item is no item
-            listed = items.is_not_null().to_numpy()
-            items, user = items.filter(listed), user[listed]
-        names, key = sorted_codes(items)                 # integer item ids, keys in the state's order
+            listed = items.is_not_null()
+            lengths = np.bincount(np.repeat(np.arange(kept.size), lengths)[listed.to_numpy()], minlength=kept.size)
+            items = items.filter(listed)
+        names, key = sorted_codes(items)                       # integer item ids, keys in the state's order
         names = names.alias(ITEM)
         n_items = names.len()
         if np.all(np.diff(unit) > 0):
             # Each user its own unit, in unit order (the usual bootstrap over users): A's columns
             # are the users' lists as they come (a CSR matrix of units × items, transposed).
-            per_unit = np.bincount(unit[user], minlength=n_units)
-            by_unit = sparse.csr_matrix((scale[user], key, np.concatenate([[0], np.cumsum(per_unit)])),
+            per_unit = np.zeros(n_units, dtype=np.int64)
+            per_unit[unit] = lengths
+            by_unit = sparse.csr_matrix((np.repeat(scale, lengths), key, np.concatenate([[0], np.cumsum(per_unit)])),
                                         shape=(n_units, n_items))
             by_unit.sum_duplicates()                           # an item listed twice: one entry
             counts = np.asarray(by_unit.T @ weights.units)
         else:
+            user = np.repeat(np.arange(kept.size), lengths)
             counts = np.asarray(sparse.csr_matrix((scale[user], (key, unit[user])), shape=(n_items, n_units)) @ weights.units)
         users = sparse.csr_matrix((scale, (np.zeros(kept.size, dtype=np.int64), unit)), shape=(1, n_units))
         counts = np.vstack([counts, np.asarray(users @ weights.units)])   # the users' row last (a null item)
