@@ -195,7 +195,10 @@ class ItemCountMetric(SetMetric):
             counts = np.asarray(sparse.csr_matrix((scale[user], (key, unit[user])), shape=(n_items, n_units)) @ weights.units)
         users = sparse.csr_matrix((scale, (np.zeros(kept.size, dtype=np.int64), unit)), shape=(1, n_units))
         counts = np.vstack([counts, np.asarray(users @ weights.units)])   # the users' row last (a null item)
-        per_unit_users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units
+        if unit.size == n_units and np.all(np.diff(unit) > 0):  # one user per unit: the drawn units
+            per_unit_users = np.count_nonzero(weights.units > 0, axis=0).astype(np.float64)
+        else:
+            per_unit_users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units
         present = counts > 0
         present[n_items] = per_unit_users > 0
         replicate_of, key_of = np.nonzero(present.T)          # ordered by replicate, then key
