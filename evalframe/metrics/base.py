@@ -412,6 +412,12 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
                 for found, values in zip(results, metric.replicate_values(of_slices[metric.name]), strict=True):
                     found[metric.name] = values
             continue
+        if type(first).replicate_state is not SetMetric.replicate_state:  # a faster stacked state of its own
+            for found, rows in zip(results, slices, strict=True):
+                state = first.replicate_state(frame[rows], weights.take(rows))
+                for metric in sharing:
+                    found[metric.name] = metric.values_from_replicate_state(state)
+            continue
         pending: list[pl.DataFrame] = []
         pending_rows = 0
 
