@@ -479,46 +479,39 @@ def criterion_bars(data: ReportData, metric: str = "auroc"):
 
 def dynamic_k(data: ReportData, system: str | None = None):
     """Histograms of the selected K: overall (every system) and by state (one system, default the first)."""
-    rows = _curve(data, "selected_k")
-    fig = _figure(10.0, 4.2)
-    if rows.height == 0:
-        return _no_data(fig, "no selected_k column in this run")
-    system = system or data.systems[0]
-    with _style():
-        left, right = fig.subplots(1, 2)
-        legends = {left: _k_overall_panel(left, data, rows)}
-        by_state = _k_state_panel(right, data, rows, system)
-        if by_state is not None:
-            legends[right] = by_state
-        _arrange(fig, [[left, right]], titles={left: "Selected K, all queries", right: f"Selected K by state — {system}"},
-                 legends=legends)
-    return fig
+    return _k_figure(data, 10.0, overall=True, system=system or (data.systems[0] if data.systems else None))
 
 
 def dynamic_k_overall(data: ReportData):
     """The report's histogram of the selected K of every system (:func:`dynamic_k`'s left panel,
     drawn once for the report rather than beside each system's states)."""
-    rows = _curve(data, "selected_k")
-    fig = _figure(6.4, 4.2)
-    if rows.height == 0:
-        return _no_data(fig, "no selected_k column in this run")
-    with _style():
-        ax = fig.add_subplot()
-        _arrange(fig, [[ax]], titles={ax: "Selected K, all queries"}, legends={ax: _k_overall_panel(ax, data, rows)})
-    return fig
+    return _k_figure(data, 6.4, overall=True, system=None)
 
 
 def dynamic_k_states(data: ReportData, system: str | None = None):
     """The report's histogram of one system's selected K by state (:func:`dynamic_k`'s right panel)."""
+    return _k_figure(data, 6.4, overall=False, system=system or (data.systems[0] if data.systems else None))
+
+
+def _k_figure(data: ReportData, width: float, *, overall: bool, system: str | None):
+    """A figure of the selected-K panels side by side: every system's (``overall``), then
+    ``system``'s by state (when given)."""
     rows = _curve(data, "selected_k")
-    fig = _figure(6.4, 4.2)
+    fig = _figure(width, 4.2)
     if rows.height == 0:
         return _no_data(fig, "no selected_k column in this run")
-    system = system or data.systems[0]
     with _style():
-        ax = fig.add_subplot()
-        legend = _k_state_panel(ax, data, rows, system)
-        _arrange(fig, [[ax]], titles={ax: f"Selected K by state — {system}"}, legends={ax: legend} if legend else None)
+        axes = list(fig.subplots(1, 2)) if overall and system is not None else [fig.add_subplot()]
+        titles, legends = {}, {}
+        if overall:
+            titles[axes[0]] = "Selected K, all queries"
+            legends[axes[0]] = _k_overall_panel(axes[0], data, rows)
+        if system is not None:
+            titles[axes[-1]] = f"Selected K by state — {system}"
+            by_state = _k_state_panel(axes[-1], data, rows, system)
+            if by_state is not None:
+                legends[axes[-1]] = by_state
+        _arrange(fig, [axes], titles=titles, legends=legends)
     return fig
 
 
