@@ -62,3 +62,16 @@ def test_plots_begun_early_are_used_only_when_their_inputs_are_the_final_ones(tw
     changed = dataclasses.replace(final, summary=final.summary.with_columns(value=pl.col("value") * 0.5))
     assert not early.fits(changed)
     assert not early.fits(dataclasses.replace(final, curves=data.curves.clone()))  # other curves: drawn anew
+
+
+def test_the_single_panel_selected_k_figures_keep_titles_and_legends_inside(two_systems_evaluation):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    data = ReportData.from_evaluation(two_systems_evaluation)
+    for figure in (plots.dynamic_k_overall(data), plots.dynamic_k_states(data, data.systems[0])):
+        renderer = FigureCanvasAgg(figure).get_renderer()
+        page = figure.bbox
+        (ax,) = figure.axes
+        title, legend = ax.title.get_window_extent(renderer), ax.get_legend().get_window_extent(renderer)
+        assert page.x0 - 0.5 <= title.x0 and title.x1 <= page.x1 + 0.5 and title.y1 <= page.y1 + 0.5
+        assert page.x0 - 0.5 <= legend.x0 and legend.x1 <= page.x1 + 0.5 and page.y0 - 0.5 <= legend.y0 and legend.y1 <= page.y1 + 0.5
