@@ -1,5 +1,3 @@
-import sys
+from evalframe.cli import console
 
-from evalframe.cli import main
-
-sys.exit(main())
+console()

@@ -56,7 +56,9 @@ def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None, ou
     present = value.is_not_null()
     w = (weight if weight is not None else pl.lit(1.0)).filter(present)
     x = value.filter(present)
-    total = w.sum()
+    # Without weights Σ w is the count, exactly (one pass fewer); the products keep w (their sums
+    # take Polars' path for them, whose last bits the summaries have always had).
+    total = w.sum() if weight is not None else present.sum().cast(pl.Float64)
     weighted_sum = (w * x).sum()
     mean = weighted_sum / total
     return pl.struct(

@@ -42,3 +42,19 @@ def test_bad_configuration_exits_2(capsys):
 @pytest.mark.parametrize("command", [["metrics"], ["check-pipeline", "evidence_contract"]])
 def test_success_exits_0(command, capsys):
     assert main(command) == 0
+
+
+def test_the_command_flushes_its_output_and_keeps_its_status_when_it_skips_the_teardown(tmp_path, capsys):
+    """``evalframe`` (``python -m evalframe.cli``) ends with ``os._exit`` after a command: every
+    line printed reaches the pipe, and the exit status is the command's."""
+    import subprocess
+    import sys
+
+    listed = subprocess.run([sys.executable, "-m", "evalframe.cli", "metrics"], capture_output=True, text=True, cwd=tmp_path)
+    assert listed.returncode == 0
+    assert main(["metrics"]) == ExitCode.OK
+    assert listed.stdout == capsys.readouterr().out and len(listed.stdout) > 10_000  # all of it, the last line too
+    refused = subprocess.run([sys.executable, "-m", "evalframe.cli", "run", str(tmp_path / "missing.yaml")],
+                             capture_output=True, text=True, cwd=tmp_path)
+    assert refused.returncode == ExitCode.BAD_INPUT
+    assert refused.stderr.startswith("evalframe: error: pipeline") and refused.stdout == ""

@@ -157,3 +157,56 @@ def test_rules_the_screens_pass_still_word_each_failing_row():
 def test_a_clean_scored_frame_reads_with_every_rule_screened():
     tables = read_per_query(_scored_frame())
     assert tables.queries.get_column("n_extracted").to_list() == [1, 1]
+
+
+# --- the plain id lists and the checks beside the split (issue 22) -----------------------------
+
+plain_ids = st.lists(st.text(st.characters(blacklist_characters='"\\,', blacklist_categories=("Cc", "Cs")), max_size=5), max_size=6)
+
+
+@settings(max_examples=25)
+@given(st.lists(plain_ids, min_size=1, max_size=6))
+def test_plain_id_lists_split_as_json_decodes_them(lists):
+    from evalframe.io.per_query import _PLAIN_JSON_ARRAY, _plain_items
+
+    cells = [json.dumps(ids, separators=(",", ":"), ensure_ascii=False) for ids in lists]  # ["a","b"], [], [""], ["é"]
+    frame = pl.DataFrame({"ids": cells})
+    assert frame.select(pl.col("ids").str.contains(_PLAIN_JSON_ARRAY).all()).item()
+    assert frame.select(_plain_items(pl.col("ids"))).to_series().to_list() == [json.loads(cell) for cell in cells]
+
+
+def test_side_by_side_raises_as_one_after_the_other_would():
+    from evalframe.io.per_query import _side_by_side
+
+    def fails(message):
+        def run():
+            raise ValueError(message)
+        return run
+
+    assert _side_by_side(lambda: 1, lambda: 2) == (1, 2)
+    with pytest.raises(ValueError, match="first"):
+        _side_by_side(fails("first"), fails("second"))  # both fail: the first one's error, as in sequence
+    with pytest.raises(ValueError, match="second"):
+        _side_by_side(lambda: 1, fails("second"))
+
+
+PER_QUERY_HEADER = "post_id,criterion_id,has_evidence_gold,p_has_evidence,gold_sent_uids,ranked_sent_uids,config\n"
+
+
+@pytest.mark.parametrize(("rows", "expected"), [
+    # a sentence listed twice in a ranking (line 3)
+    (['p1,A.1,1,0.9,"[""s1""]","[""s1"",""s2""]",a', 'p1,A.2,0,0.2,[],"[""s2"",""s2""]",a'],
+     "line 3, column `ranked_sent_uids`: lists the same sentence id more than once"),
+    # the same query with another gold list in config b (line 3)
+    (['p1,A.1,1,0.9,"[""s1""]","[""s1"",""s2""]",a', 'p1,A.1,1,0.8,"[""s2""]","[""s1"",""s2""]",b'],
+     "line 3, column `gold_sent_uids`: query ('p1', 'A.1') has a different gold list than at line 2"),
+    # both: the repeated id is the error (the checks keep their order while the split runs beside them)
+    (['p1,A.1,1,0.9,"[""s1""]","[""s1"",""s1""]",a', 'p1,A.1,1,0.8,"[""s2""]","[""s1"",""s2""]",b'],
+     "line 2, column `ranked_sent_uids`: lists the same sentence id more than once"),
+])
+def test_the_checks_beside_the_split_still_stop_the_read(tmp_path, rows, expected):
+    path = tmp_path / "per_query.csv"
+    path.write_text(PER_QUERY_HEADER + "\n".join(rows) + "\n")
+    with pytest.raises(InputError) as raised:
+        read_per_query(path)
+    assert expected in str(raised.value)
