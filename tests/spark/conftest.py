@@ -19,9 +19,9 @@ def spark():
     from pyspark.sql import SparkSession
 
     # SparkContext installs its own SIGINT handler (cancel the jobs, then KeyboardInterrupt) and stop()
-    # leaves it: a SIGINT later in this worker's session (once at its shutdown on a busy machine) ran it on a
-    # stopped context (an AttributeError
-    # inside a gc callback, reported by pytest as an unraisable exception). The previous handler comes back.
+    # leaves it: a SIGINT later in this worker's session (once, at its shutdown on a busy machine) ran it
+    # on the stopped context, an AttributeError that pytest reported as an unraisable exception. The
+    # previous handler comes back after stop().
     interrupt_handler = signal.getsignal(signal.SIGINT)
     session = (
         SparkSession.builder.master("local[2]")
