@@ -123,3 +123,47 @@ def test_lines_refuse_a_table_without_exactly_one_value_per_topic_and_item(chang
              "null": table.with_columns(value=pl.when(pl.int_range(pl.len()) == 3).then(None).otherwise("value"))}[change]
     with pytest.raises(ValueError, match="one per topic and measure"):
         _lines(table, ITEMS)
+
+
+def python_output(result, selected, *, per_query: bool) -> str:
+    """The whole output as the loop made it (per system: topics, then the ``all`` lines)."""
+    lines = []
+    items = [item for item in selected if item.metric is not None]
+    for (system,), summary in result.summary.partition_by("system", as_dict=True, maintain_order=True).items():
+        if per_query:
+            lines += [text for text in (python_lines(result.per_query.filter(pl.col("system") == system), items),) if text]
+        totals = dict(summary.select("metric", "value").iter_rows())
+        for item in selected:
+            if item.measure == "runid":
+                lines.append(f"{'runid':<22}\tall\t{system}")
+            elif item.measure == "num_q":
+                n_queries = result.per_query.filter(pl.col("system") == system).get_column("query_id").n_unique()
+                lines.append(f"{'num_q':<22}\tall\t{n_queries}")
+            else:
+                value = totals[item.metric.name]
+                shown = f"{round(value)}" if item.metric.summary == "sum" else f"{value:6.4f}"
+                lines.append(f"{item.printed:<22}\tall\t{shown}")
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("per_query", [True, False])
+def test_output_of_two_run_tags_is_the_loops(tmp_path, per_query):
+    """Two systems (run tags) with topics in different orders, all_trec: the loop's text exactly."""
+    rng = np.random.default_rng(7)
+    run, qrels = [], []
+    for tag, topics in (("b_sys", ["q3", "q1", "q10", "q2"]), ("a_sys", ["q2", "q10", "q3"])):
+        for topic in topics:
+            for doc in range(int(rng.integers(1, 30))):
+                run.append(f"{topic} Q0 d{doc} 0 {rng.integers(0, 8) / 4} {tag}")
+    for topic in ("q1", "q2", "q3", "q10"):
+        qrels += [f"{topic} 0 d{doc} {int(rng.integers(0, 3))}" for doc in range(0, 40, 3)]
+    (tmp_path / "run.txt").write_text("\n".join(run) + "\n")
+    (tmp_path / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    from evalframe.compat.trec import evaluate_trec, format_output
+    from evalframe.io import read_qrels, read_run
+
+    selected = parse_measures(["all_trec"])
+    result = evaluate_trec(read_run(tmp_path / "run.txt"), read_qrels(tmp_path / "qrels.txt"), selected, complete=True)
+    text = format_output(result, selected, per_query=per_query)
+    assert text == python_output(result, selected, per_query=per_query)
+    assert text.count("runid") == 2 and (text.count("\tq10\t") == 2 * 46) == per_query
