@@ -13,7 +13,9 @@ without a Python call per value:
   even); for ``s ≥ 64``, ``M < 2^63 ≤ h`` and ``n = 0``;
 - the text is the sign (``-`` for every negative double, ``-0.0000`` included, as Python
   prints it), ``n // 10⁴``, ``.``, then ``n mod 10⁴`` on four digits. It always has at least six
-  characters, so the field width 6 pads nothing.
+  characters, so the field width 6 pads nothing. The usual ``d.dddd`` (0 ≤ x < 9.99995) is
+  written as six bytes a value into one buffer; other magnitudes and negatives are joined from
+  their integer parts' text.
 
 Outside that path — nan, ±inf and ``|x| ≥ 2^48`` (where ``s < 1``) — Python's own formatting is
 called for those values only (``   nan``, ``   inf``, …). Counts are rounded half to even by
@@ -48,8 +50,36 @@ def fixed4_text(values: np.ndarray) -> pl.Series:
     half = np.uint64(1) << (shifted - np.uint64(1))
     up = (rest > half) | ((rest == half) & ((whole & np.uint64(1)) == np.uint64(1)))
     rounded = np.where(shift >= 64, np.uint64(0), whole + up.astype(np.uint64))
-    text = pl.DataFrame({
-        "negative": (bits >> np.uint64(63)) == np.uint64(1),
+    negative = (bits >> np.uint64(63)) == np.uint64(1)
+    short = exact & ~negative & (rounded < np.uint64(100_000))  # "d.dddd": nearly every value
+    text = _short_text(np.where(short, rounded, np.uint64(0)).astype(np.uint32))
+    longer = np.flatnonzero(exact & ~short)
+    if longer.size:
+        text = text.scatter(longer, _long_text(rounded[longer], negative[longer]))
+    return _python_where(text, ~exact, x, lambda value: f"{value:6.4f}")
+
+
+def _short_text(rounded: np.ndarray) -> pl.Series:
+    """``d.dddd`` of each ``rounded`` (< 10⁵, units of 10⁻⁴): six bytes a value written in one
+    NumPy array, handed to Polars as an Arrow string array over that buffer."""
+    import pyarrow as pa
+
+    chars = np.empty((rounded.size, 6), dtype=np.uint8)
+    chars[:, 1] = ord(".")
+    rest = rounded.copy()
+    for column in (5, 4, 3, 2):
+        chars[:, column] = rest % np.uint32(10) + np.uint32(ord("0"))
+        rest //= np.uint32(10)
+    chars[:, 0] = rest + np.uint32(ord("0"))
+    offsets = np.arange(0, 6 * rounded.size + 1, 6, dtype=np.int32)
+    strings = pa.StringArray.from_buffers(rounded.size, pa.py_buffer(offsets), pa.py_buffer(chars))
+    return pl.Series(pl.from_arrow(strings))
+
+
+def _long_text(rounded: np.ndarray, negative: np.ndarray) -> pl.Series:
+    """The sign, ``rounded // 10⁴``, ``.`` and ``rounded mod 10⁴`` on four digits."""
+    return pl.DataFrame({
+        "negative": negative,
         "units": rounded // np.uint64(10_000),
         "digits": rounded % np.uint64(10_000) + np.uint64(10_000),  # "1dddd": the leading 1 is cut
     }).select(
@@ -60,7 +90,6 @@ def fixed4_text(values: np.ndarray) -> pl.Series:
             pl.col("digits").cast(pl.String).str.slice(1),
         ),
     ).to_series()
-    return _python_where(text, ~exact, x, lambda value: f"{value:6.4f}")
 
 
 def count_text(values: np.ndarray) -> pl.Series:
