@@ -42,6 +42,7 @@ from evalframe.data.messages import (
     missing_columns,
     problems_from_failure_cases,
 )
+from evalframe.data.layout import distinct_in_blocks, stretch_starts
 from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
 from evalframe.errors import NO_VALUE, InputError, Problem
 
@@ -209,19 +210,17 @@ def _keys_distinct(frame: pl.DataFrame, key_columns: list[str]) -> bool:
 
     When the rows come in stretches of one length, one stretch per value of the key's leading
     columns (a run or qrels file grouped by query, the usual layout), two equal keys can only
-    be in one stretch: each stretch's hashes are sorted on their own (small sorts that stay in
-    the cache, a tenth of a hash count's cost on millions of rows) and neighbours compared.
-    Otherwise every hash is counted (:func:`_all_distinct`).
+    be in one stretch, where the leading columns are equal: the hashes of the last key column
+    alone tell them apart, compared stretch by stretch (:func:`~evalframe.data.layout.distinct_in_blocks`,
+    a tenth of a hash count's cost on millions of rows; the ranking stage reads the same hashes
+    and verdict again to match the judgments). Otherwise every key's hash is counted
+    (:func:`_all_distinct`).
     """
-    key_hash = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(key_columns, 1)))
-    hashes = frame.select(key_hash).to_series()
     length = _stretch_length(frame, key_columns[:-1])
     if length is None:
-        return _all_distinct(hashes)
-    import numpy as np
-
-    stretches = np.sort(hashes.to_numpy().reshape(-1, length), axis=1)
-    return not (stretches[:, 1:] == stretches[:, :-1]).any()
+        key_hash = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(key_columns, 1)))
+        return _all_distinct(frame.select(key_hash).to_series())
+    return distinct_in_blocks(frame, key_columns[-1], length)
 
 
 def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
@@ -233,16 +232,11 @@ def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
 
     if not columns or frame.height == 0:
         return None
-    # A run-length encoding of each column (a constant column stays one value, not millions).
-    def stretch_starts(name: str) -> np.ndarray:
-        lengths = frame.select(pl.col(name).rle().struct.field("len")).to_series().to_numpy().astype(np.int64)
-        return np.cumsum(lengths) - lengths
-
     # Stretches shorter than two rows save nothing over counting every hash: stop as soon as the
     # starts found so far say so (a key whose last-but-one column changes on every row).
     is_start = np.zeros(frame.height, dtype=bool)
     for name in columns:
-        is_start[stretch_starts(name)] = True
+        is_start[stretch_starts(frame, name)] = True
         if 2 * np.count_nonzero(is_start) > frame.height:
             return None
     starts = np.flatnonzero(is_start)

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe._sorting import sort_split_in_place
+from evalframe._threads import in_parts
+from evalframe.data import layout
 from evalframe.data.units import QUERY_KEYS
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 
@@ -187,7 +189,7 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     """
     import numpy as np
 
-    start_rows = _merged_starts([_stretch_starts(run, name) for name in QUERY_KEYS])
+    start_rows = _merged_starts([layout.stretch_starts(run, name) for name in QUERY_KEYS])
     n_rows = np.diff(start_rows, append=run.height)
     heads = run.select(QUERY_KEYS)[start_rows].with_columns(n_rows=pl.Series(n_rows, dtype=pl.Int64))
     pairs = (
@@ -211,20 +213,6 @@ def _merged_starts(starts: list[np.ndarray]) -> np.ndarray:
 
     merged = np.sort(np.concatenate(starts))
     return merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
-
-
-def _stretch_starts(frame: pl.DataFrame, name: str) -> np.ndarray:
-    """The first row of every stretch of equal values of column ``name`` (nulls are equal).
-
-    An expression, not a Series method: a constant column (such as the default ``system``)
-    then stays one value instead of becoming millions of copies.
-    """
-    import numpy as np
-
-    if frame.height == 0:
-        return np.zeros(0, dtype=np.int64)
-    lengths = frame.select(pl.col(name).rle().struct.field("len")).to_series().to_numpy().astype(np.int64)
-    return np.cumsum(lengths) - lengths
 
 
 @dataclass(frozen=True)
@@ -349,7 +337,10 @@ def judged_ranks(
     if by_score and tied.any():
         if tie_pairs is None:
             tie_pairs = _tie_pairs_by_key(keys, rows, judged_keys, tied)
-        ahead = _ahead_within_ties(run, rows, *tie_pairs, single_precision=single_precision)
+        # Keys within blocks hold the whole score, and the matching vouched for distinct doc ids
+        # per block (the key check's verdict): every shared key is then a true tie.
+        certain = block is not None and layout.distinct_in_blocks(run, "doc_id", block)
+        ahead = _ahead_within_ties(run, rows, *tie_pairs, single_precision=single_precision, certain=certain)
         if ahead is None:
             return None
         judged = judged.with_columns(rank=pl.Series(rank + ahead))
@@ -379,28 +370,48 @@ def _counts_in_blocks(keys: np.ndarray, rows: np.ndarray, length: int) -> tuple[
     are below its own, and how many equal it (itself included). The rank is one more than the
     first; a second equal key is a tie. Also the tie pairs (:func:`_ahead_within_ties`): for
     each row with a tie, its position in ``rows`` and every row of its block sharing its key.
-    Chunks of judged rows bound the memory (and fit the cache)."""
+    Chunks of judged rows bound the memory (and fit the cache); parts of the rows are counted
+    on every core (:func:`~evalframe._threads.in_parts`)."""
     import numpy as np
 
     blocks = keys.reshape(-1, length)
     below = np.empty(len(rows), dtype=np.int64)
     equal = np.empty(len(rows), dtype=np.int64)
-    judged, members = [], []
     step = max(1, _BLOCK_CELLS // length)
-    for start in range(0, len(rows), step):
-        chunk = rows[start:start + step]
-        own = keys[chunk][:, None]
-        block = blocks[chunk // length]
-        below[start:start + step] = np.count_nonzero(block < own, axis=1)
-        same = block == own
-        counts = np.count_nonzero(same, axis=1)
-        equal[start:start + step] = counts
-        with_ties = np.flatnonzero(counts > 1)
-        which, offset = np.nonzero(same[with_ties])
-        judged.append(start + with_ties[which])
-        members.append(chunk[with_ties[which]] // length * length + offset)
+
+    def count(first: int, last: int) -> tuple[list, list]:
+        judged, members = [], []
+        for start in range(first, last, step):
+            stop = min(start + step, last)
+            chunk = rows[start:stop]
+            own = keys[chunk][:, None]
+            block = blocks[chunk // length]
+            below[start:stop] = _trues_per_row(block < own)
+            same = block == own
+            counts = _trues_per_row(same)
+            equal[start:stop] = counts
+            with_ties = np.flatnonzero(counts > 1)
+            which, offset = np.nonzero(same[with_ties])
+            judged.append(start + with_ties[which])
+            members.append(chunk[with_ties[which]] // length * length + offset)
+        return judged, members
+
+    parts = in_parts(len(rows), count, min_rows=16 * step)
     empty = np.zeros(0, dtype=np.int64)
-    return below, equal, (np.concatenate([empty, *judged]), np.concatenate([empty, *members]))
+    judged = np.concatenate([empty, *(piece for part in parts for piece in part[0])])
+    members = np.concatenate([empty, *(piece for part in parts for piece in part[1])])
+    return below, equal, (judged, members)
+
+
+def _trues_per_row(mask: np.ndarray) -> np.ndarray:
+    """The number of true values in each row of a 2-D boolean array, summed as bytes in the
+    narrowest unsigned integer that holds a row's length (a third less CPU than NumPy's
+    ``count_nonzero`` along an axis)."""
+    import numpy as np
+
+    width = mask.shape[1]
+    dtype = np.uint8 if width < 1 << 8 else np.uint16 if width < 1 << 16 else np.uint64
+    return mask.view(np.uint8).sum(axis=1, dtype=dtype)
 
 
 def _ranking_keys(
@@ -425,21 +436,24 @@ def _ranking_keys(
     width. None for a NaN score or a rank too large to fit.
 
     On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
-    and a page of zeros): the lateness is made in the one copy of the scores, and the code is
-    added in one more array only when asked for.
+    and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
+    by piece (:func:`~evalframe.data.layout.column_in_pieces`), and the code is added in one more
+    array only when asked for.
     """
     import numpy as np
 
     if by_score:
         score = run.get_column("score")
-        if single_precision:
-            score = score.cast(pl.Float32)  # on every core
         if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
-        if single_precision and score.is_infinite().any():
-            check_single_precision(run, source=source)  # a finite score beyond float32: an error
-        values = score.to_numpy()
-        lateness = _score_lateness(values + values.dtype.type(0.0))  # a copy, where -0.0 is 0.0
+        if single_precision:
+            values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
+            if np.isinf(values).any():
+                check_single_precision(run, source=source)  # a finite score beyond float32: an error
+        else:
+            values = layout.column_in_pieces(run, pl.col("score"), np.float64)
+        values += values.dtype.type(0.0)  # -0.0 becomes 0.0
+        lateness = _score_lateness(values)
         if not with_codes:
             return lateness
         width = lateness.dtype.itemsize * 8
@@ -517,7 +531,13 @@ def _tie_pairs_by_key(keys: np.ndarray, rows: np.ndarray, judged_keys: np.ndarra
 
 
 def _ahead_within_ties(
-    run: pl.DataFrame, rows: np.ndarray, judged: np.ndarray, members: np.ndarray, *, single_precision: bool = False
+    run: pl.DataFrame,
+    rows: np.ndarray,
+    judged: np.ndarray,
+    members: np.ndarray,
+    *,
+    single_precision: bool = False,
+    certain: bool = False,
 ) -> np.ndarray | None:
     """For each of ``rows`` (judged run rows), how many rows sharing its key come first (doc_id
     descending): 0 without a tie. The ties are given as pairs: ``judged[i]`` (a position in
@@ -525,34 +545,27 @@ def _ahead_within_ties(
     compared as 32-bit floats with ``single_precision``.
 
     None when a shared key is not a true tie (two scores that the key could not tell apart) or
-    a doc_id repeats within a tie: rare, and left to the exact path.
+    a doc_id repeats within a tie: rare, and left to the exact path. ``certain`` says that
+    neither can happen (keys that hold the scores whole, doc ids known to differ within each
+    query): the check is skipped.
     """
     import numpy as np
 
-    doc_id, score = run.get_column("doc_id"), run.get_column("score")
-    dtype = pl.Float32 if single_precision else pl.Float64
+    doc_id = run.get_column("doc_id")
     own = pl.Series(rows[judged])
-    pairs = pl.DataFrame(
-        {
-            "_judged": judged,
-            "doc_id": doc_id.gather(pl.Series(members)),
-            "_own": doc_id.gather(own),
+    pairs = pl.DataFrame({"_judged": judged, "doc_id": doc_id.gather(pl.Series(members)), "_own": doc_id.gather(own)})
+    if not certain:
+        score = run.get_column("score")
+        dtype = pl.Float32 if single_precision else pl.Float64
+        scores = pl.DataFrame({
             "_score": score.gather(pl.Series(members)).cast(dtype) + 0.0,  # -0.0 ties 0.0
             "_own_score": score.gather(own).cast(dtype) + 0.0,
-        }
-    )
-    doubtful = pairs.select(
-        (pl.col("_score") != pl.col("_own_score")).any() | pl.struct("_judged", "doc_id").is_duplicated().any()
-    ).item()
-    if doubtful:
-        return None
+        })
+        if (scores.select((pl.col("_score") != pl.col("_own_score")).any()).item()
+                or pairs.select(pl.struct("_judged", "doc_id").is_duplicated().any()).item()):
+            return None
     first = pairs.select(pl.col("doc_id") > pl.col("_own")).to_series().to_numpy()
     return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
-
-
-def _doc_hash() -> pl.Expr:
-    """The doc_id hash :func:`_matches_in_blocks` compares (64 bits)."""
-    return pl.col("doc_id").hash(7)
 
 
 def _matches_in_blocks(
@@ -562,12 +575,15 @@ def _matches_in_blocks(
     the other, :func:`_block_length`): each judgment is looked for in its query's block only.
 
     A judgment takes the code of each evaluated pair of its query (one per system), so its
-    block; the block's doc_id hashes are compared with the judgment's, a few judgments at a
-    time (the comparisons stay in the cache, as :func:`_counts_in_blocks`'), and a match is
-    checked on the doc_id itself. No hash of the (query_id, doc_id) pair per run row, no
-    membership test over the run: a block is a hundred rows, the run millions. Falls back to
-    :func:`_judged_matches` when a block holds two equal hashes or a match is not one, and when
-    the judgments are many per block (a hash join is then cheaper).
+    block; the block's doc_id hashes (:func:`~evalframe.data.layout.column_hashes`, those of the
+    run's key check) are compared with the judgment's, a few judgments at a time (the
+    comparisons stay in the cache, as :func:`_counts_in_blocks`'). The key check's verdict that
+    the hashes of every block differ (:func:`~evalframe.data.layout.distinct_in_blocks`) leaves
+    at most one equal hash per judgment: the first found is the match, checked on the doc_id
+    itself. No hash of the (query_id, doc_id) pair per run row, no membership test over the run:
+    a block is a hundred rows, the run millions. Falls back to :func:`_judged_matches` when a
+    block holds two equal hashes or a match is not one, and when the judgments are many per
+    block (a hash join is then cheaper).
     """
     import numpy as np
 
@@ -576,9 +592,10 @@ def _matches_in_blocks(
     )
     if judged.height * length > _BLOCK_COMPARISONS_PER_ROW * run.height:
         return _judged_matches(run, judgments)
-    doc_hash = _doc_hash()
-    hashes = run.select(doc_hash).to_series().to_numpy().reshape(-1, length)
-    wanted_hashes = judged.select(doc_hash).to_series().to_numpy()
+    if not layout.distinct_in_blocks(run, "doc_id", length):  # a doc_id twice in a block, or two sharing a hash
+        return _judged_matches(run, judgments)
+    hashes = layout.column_hashes(run, "doc_id").reshape(-1, length)
+    wanted_hashes = judged.select(layout.value_hash("doc_id")).to_series().to_numpy()
     block_codes = codes.to_numpy()[::length]  # sorted: the run is its blocks in code order
     block_of = np.searchsorted(block_codes, judged.get_column("code").to_numpy())
     rows = np.full(judged.height, -1, dtype=np.int64)
@@ -586,19 +603,25 @@ def _matches_in_blocks(
     for start in range(0, judged.height, step):
         blocks = block_of[start:start + step]
         same = hashes[blocks] == wanted_hashes[start:start + step, None]
-        counts = np.count_nonzero(same, axis=1)
-        if (counts > 1).any():  # a doc_id twice in a block, or two sharing a hash: the exact path
-            return _judged_matches(run, judgments)
-        hit = np.flatnonzero(counts)
-        rows[start + hit] = blocks[hit] * length + same[hit].argmax(axis=1)
+        position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
+        hit = np.flatnonzero(same[np.arange(len(blocks)), position])
+        rows[start + hit] = blocks[hit] * length + position[hit]
     found = rows >= 0
     matches = judged.filter(pl.Series(found)).select(
         pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
     )
     retrieved = run.get_column("doc_id").gather(matches.get_column("_row"))
-    if not (retrieved == matches.get_column("doc_id")).all() or matches.get_column("_row").is_duplicated().any():
+    if not (retrieved == matches.get_column("doc_id")).all() or _repeats(matches.get_column("_row").to_numpy()):
         return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
     return matches.select("_row", "relevance")
+
+
+def _repeats(values: np.ndarray) -> bool:
+    """Whether a value occurs twice in ``values`` (a sort of a copy, neighbours compared)."""
+    import numpy as np
+
+    ordered = np.sort(values)
+    return bool((ordered[1:] == ordered[:-1]).any())
 
 
 def _judged_matches(run: pl.DataFrame, judgments: pl.DataFrame) -> pl.DataFrame | None:

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from evalframe.data import layout
 from evalframe.engine import ranking
 
 
@@ -82,7 +83,7 @@ def test_block_matching_with_a_weak_hash_falls_back_to_the_join(seed):
     that is not one, send the matching to the hash join; the ranks stay those of the full ranking."""
     run = _run(seed, n_queries=6, length=8)
     weak = pl.col("doc_id").str.len_bytes().cast(pl.UInt64)
-    with mock.patch.object(ranking, "_doc_hash", return_value=weak), \
+    with mock.patch.object(layout, "value_hash", return_value=weak), \
             mock.patch.object(ranking, "_judged_matches", wraps=ranking._judged_matches) as joined:
         fast, full = _fast_and_full(run, 0.3, seed)
     assert joined.called
@@ -93,3 +94,20 @@ def test_a_judgment_listed_twice_leaves_the_shortcut():
     run = _run(0, n_queries=3, length=4)
     twice = pl.concat([run.head(1)] * 2).select("query_id", "doc_id", relevance=pl.lit(1))
     assert ranking.judged_ranks(run, twice, run.select("system", "query_id").unique()) is None
+
+
+def test_a_hash_shared_with_another_id_is_checked_on_the_id():
+    """Hashes that differ within every block (the key check's verdict) but that a judged id not
+    retrieved shares with a retrieved one: the first equal hash is not taken on trust; the
+    matching falls back to the join and the ranks stay those of the full ranking."""
+    run = pl.DataFrame({"system": "s", "query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": ["a", "bb", "ccc"] * 2,
+                        "score": [3.0, 2.0, 1.0, 1.0, 2.0, 3.0]})
+    judged = pl.DataFrame({"query_id": ["q1", "q2", "q2"], "doc_id": ["xx", "a", "ccc"], "relevance": [1, 1, 2]})
+    weak = pl.col("doc_id").str.len_bytes().cast(pl.UInt64)  # "xx" hashes as "bb"
+    with mock.patch.object(layout, "value_hash", return_value=weak), \
+            mock.patch.object(ranking, "_judged_matches", wraps=ranking._judged_matches) as joined:
+        assert layout.distinct_in_blocks(run, "doc_id", 3)
+        fast = ranking.judged_ranks(run, judged, run.select("system", "query_id").unique())
+    assert joined.called
+    found = fast.judged.join(fast.pairs.select("code", "query_id"), on="code").select("query_id", "rank", "relevance")
+    assert sorted(found.rows()) == [("q2", 1, 2), ("q2", 3, 1)]
