@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe._progress import step
-from evalframe.data.units import partition_keys
 from evalframe.analyses.dynamic_k_sweep import SweepSetup, sweep_arguments, sweep_plan, sweep_queries, sweep_setup, sweep_table
+from evalframe.data.units import partition_keys
 from evalframe.engine.buckets import (bucket_folder, check_buckets, choose_buckets, parse_memory, read_bucket,
                                       run_buckets, sink_buckets, spill_values)
 from evalframe.engine.evaluation import finalize
