@@ -31,10 +31,12 @@ demo-rag: $(VENV)/.installed-run
 
 # Aim: under 3 minutes on a quiet 2-core machine (3 min 24 s for 1,863 tests before the test CPU fell by 24 %, README); the 10 slowest tests are listed
 # at the end. worksteal: a worker that finishes early takes tests queued for the other. Tests marked
-# `slow` (statistical coverage over many repeats) run with `make bench`.
+# `slow` (statistical coverage over many repeats) run with `make bench`. Bytecode is cached even where
+# PYTHONDONTWRITEBYTECODE is set: otherwise every worker rewrites the asserts of every test module
+# (~4 CPU-s each) and every `evalframe` subprocess compiles the package, on every run.
 test: $(VENV)/.installed-test
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" --durations=10
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -n auto --dist worksteal -m "not slow" --durations=10
 
 # The speed targets of issue 22 as paired ratios, then benchmarks/RESULTS.md (≈ 20 min on 2 cores;
 # ranx peaks at ~5 GB). Value agreement with pytrec_eval, ranx and the pandas script is checked on the way.

@@ -4,7 +4,8 @@
 message uses. :func:`sort_split_in_place` sorts a large array with Polars' multi-threaded sort
 (about half NumPy's CPU time on ten million 64-bit keys, spread over the cores); callers know
 the array to be two blocks already apart (a partition around the median, or keys that come in
-blocks) and pass the split point, so a small array sorts as two halves.
+blocks) and pass the split point, so a small array sorts as two halves. :func:`sorted_codes`
+encodes ids to their positions among the sorted distinct ids (integer ids for NumPy kernels).
 """
 
 from __future__ import annotations
@@ -40,6 +41,37 @@ def sort_split_in_place(values: np.ndarray, middle: int) -> None:
 # --- natural order of text keys ----------------------------------------------------------------
 
 _DIGITS = re.compile(r"(\d+)")
+
+
+def sorted_codes(values: pl.Series) -> tuple[pl.Series, np.ndarray]:
+    """The distinct ``values`` in Polars' sorted order (a null first), and each value's position
+    among them (int64): ``distinct.search_sorted(values)``, computed by one categorical
+    cast with categories of its own (a hash of each value; only the distinct values are sorted,
+    not the millions of ids, and the process-wide categories are left alone).
+
+    >>> distinct, position = sorted_codes(pl.Series(["b", "a", "b", "c"]))
+    >>> distinct.to_list(), position.tolist()
+    (['a', 'b', 'c'], [1, 0, 1, 2])
+    >>> distinct, position = sorted_codes(pl.Series(["b", None, "b"]))
+    >>> distinct.to_list(), position.tolist()
+    ([None, 'b'], [1, 0, 1])
+    """
+    import numpy as np
+
+    if values.len() == 0:
+        return values.clear(), np.zeros(0, dtype=np.int64)
+    physical = values.cast(pl.Categorical(pl.Categories.random())).to_physical()
+    if physical.null_count():                               # a null is one more value
+        physical = physical.fill_null(int(physical.max() or 0) + 1 if physical.null_count() < physical.len() else 0)
+    codes = physical.to_numpy().astype(np.int64)
+    count = int(codes.max()) + 1
+    occurrence = np.zeros(count, dtype=np.int64)
+    occurrence[codes] = np.arange(codes.size)              # where each code occurs (any occurrence)
+    distinct = values.gather(occurrence)                   # in code order
+    order = distinct.arg_sort().to_numpy()
+    position = np.empty(count, dtype=np.int64)
+    position[order] = np.arange(count)
+    return distinct.gather(order), position[codes]
 
 
 def natural_key(text: object) -> tuple:

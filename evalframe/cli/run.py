@@ -104,13 +104,21 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     check_out_dir(out, force=args.force, names=pipeline.outputs)  # before computing: a refused --out costs nothing
     resources = run_resources(judge=args.judge, judge_cache=args.judge_cache, out=out,
                               embedding_cache=args.embedding_cache or out.resolve().parent / "embedding_cache.parquet")
-    from evalframe.report.outputs import warm_up
+    from evalframe.report.outputs import start_plots, warm_up
 
     warm_up(pipeline.outputs)  # the plot workers' fork server starts beside the computing
-    with step("reading the input and computing the metrics", quiet=args.quiet), session.use(resources):
-        evaluation = pipeline.run(args.input, gold=args.gold, samples=args.samples)
+    early = []  # the report plots, begun from the engine's result while the analyses run
+    try:
+        with step("reading the input and computing the metrics", quiet=args.quiet), session.use(resources):
+            evaluation = pipeline.run(args.input, gold=args.gold, samples=args.samples,
+                                      on_engine=lambda result: early.append(start_plots(result, pipeline.outputs)))
+    except BaseException:
+        for plots in early:
+            if plots is not None:
+                plots.close()
+        raise
     with step(f"writing {out}/ (report tables and plots included when listed)", quiet=args.quiet):
-        evaluation.write(out, pipeline.outputs, force=args.force)
+        evaluation.write(out, pipeline.outputs, force=args.force, early=early[0] if early else None)
     for note in evaluation.notes:
         print(_wrapped(f"evalframe: note: {note}"), file=sys.stderr)
     written = [*pipeline.outputs, *(f"{name}.csv" for name in evaluation.tables)]

@@ -288,6 +288,9 @@ class SetMetric(Metric):
     #: Key columns of the state's rows besides the slice keys, e.g. ``("prob",)`` for the ROC
     #: family's operating points or ``("bin",)`` for ECE.
     state_keys: ClassVar[tuple[str, ...]] = ()
+    #: Whether the metric is one vectorised function of its state in dense form, which its
+    #: replicates read directly (:class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`).
+    reads_dense_state: ClassVar[bool] = False
 
     @property
     def state_id(self) -> object:
@@ -381,13 +384,15 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
     """:meth:`SetMetric.values_under` of several metrics on several slices of one ``frame``
     (``slices``: each slice's row positions) under one weight matrix of ``frame``'s rows.
 
-    For metrics on the generic stacked state, each state is computed for every slice from one
-    Polars plan (:func:`evalframe.metrics.stacked.stacked_states`), and the metrics are finalized
+    Each state is computed for every slice from one Polars plan
+    (:func:`evalframe.metrics.stacked.stacked_states`). A
+    :class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric` reads each slice's state in dense form
+    with its one function (the reasons of all slices in one plan); the other metrics are finalized
     on the states of many slices stacked (key ``_slice``) in one ``collect_all`` per batch of
     about :data:`_BATCH_ROWS` state rows, so the number of Polars calls does not grow with the
     slices. Each slice's values have the bits it has alone (:func:`values_under_all`).
     """
-    from evalframe.metrics.stacked import stacked_states
+    from evalframe.metrics.stacked import dense_states, stacked_states
 
     weights = row_weights(frame, weights)
     replicates = weights.shape[1]
@@ -397,7 +402,17 @@ def values_under_grouped(metrics: list[SetMetric], frame: pl.DataFrame, slices: 
         by_state.setdefault(metric.state_id, []).append(metric)
     for sharing in by_state.values():
         first = sharing[0]
-        if type(first).replicate_state is not SetMetric.replicate_state:  # a state of its own: slice by slice
+        if first.reads_dense_state:  # one function of the dense state: every slice from one plan
+            of_slices: dict[str, list] = {metric.name: [] for metric in sharing}
+            for dense in dense_states(first, frame, slices, weights, weight=WEIGHT):
+                view = first.view(dense)
+                for metric in sharing:
+                    of_slices[metric.name].append(metric.slice_values(view))
+            for metric in sharing:  # the reasons of every slice at once
+                for found, values in zip(results, metric.replicate_values(of_slices[metric.name]), strict=True):
+                    found[metric.name] = values
+            continue
+        if type(first).replicate_state is not SetMetric.replicate_state:  # a faster stacked state of its own
             for found, rows in zip(results, slices, strict=True):
                 state = first.replicate_state(frame[rows], weights.take(rows))
                 for metric in sharing:

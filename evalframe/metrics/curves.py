@@ -6,8 +6,8 @@ states added up (:func:`evalframe.metrics.base.merge_states`). This module build
 states keyed by a value of ``prob``:
 
 - :func:`roc_points`: one row per slice and distinct probability with the rows, the positive
-  weight and the negative weight at that probability. AUROC, AUPRC and TPR@FPR read it through
-  :func:`points_tp` and :func:`points_fp`, the weight above each threshold.
+  weight and the negative weight at that probability. The ROC family reads it as curves
+  (:class:`~evalframe.metrics.roc.RocCurves`: the weight above each threshold, one running sum).
 - :func:`calibration_bins`: one row per slice and equal-width bin of probability with the
   bin's weight, weighted probability and weighted label. ECE reads it.
 
@@ -45,17 +45,6 @@ BIN = "bin"
 def is_scored() -> pl.Expr:
     """Rows a classification or calibration metric uses: both ``label`` and ``prob`` present."""
     return pl.col("label").is_not_null() & pl.col("prob").is_not_null()
-
-
-def ordered_sum(values: pl.Expr) -> pl.Expr:
-    """Sum of floats added in ascending order: the same bits whatever the order of the rows.
-
-    A plain ``sum`` adds in row order (and the optimiser drops a ``sort`` placed before it),
-    so the last bit of a value would depend on how the input file happens to be ordered. It
-    sorts each group: for the few groups of a ROC finalize (whose points are sorted anyway);
-    sums over many groups use :func:`exact_sums`, which needs no sort.
-    """
-    return values.sort().cum_sum().last().fill_null(0.0)
 
 
 def weighted(where: pl.Expr, values: pl.Expr | None = None) -> pl.Expr:
@@ -127,9 +116,9 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
     its group (:func:`units_for`: exact for every value down to 2^-36 of it, smaller ones cut to
     the unit, an error below 2^-89 of the largest), the numbers are added as Int128 (a plain
     group sum, Polars' fast path), and the total is rounded to Float64 once. Integer values give
-    the exact integer, as a sum in any order does. A group of one row gives its value. An ordered
-    float sum (:func:`ordered_sum`) sorts every group instead: seconds over the bootstrap's
-    millions of per-unit groups.
+    the exact integer, as a sum in any order does. A group of one row gives its value. A float sum
+    in sorted order would sort every group instead: seconds over the bootstrap's millions of
+    per-unit groups.
     """
     keys = list(keys)
     exact = {name: column.values for name, column in columns.items() if isinstance(column, Exact)}
@@ -208,36 +197,6 @@ def roc_points(rows: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
     keyed = rows.with_columns(pl.when(scored).then(pl.col("prob")).alias(PROB))
     conditions = {"positive_weight": scored & positive, "negative_weight": scored & ~positive}
     return weighted_counts(keyed, [*by, PROB], conditions)
-
-
-def points(column: str) -> pl.Expr:
-    """``column`` of one slice's :func:`roc_points`, highest probability first.
-
-    Sorted here, whatever the order of the state's rows (probabilities are distinct within a
-    slice, so the order is total). The row of unused rows (null ``prob``, zero weights) comes
-    last, where it adds nothing to the running sums below.
-    """
-    return pl.col(column).sort_by(PROB, descending=True, nulls_last=True)
-
-
-def points_tp() -> pl.Expr:
-    """At each point ``t``, the positive weight with ``prob >= t`` (weighted true positives)."""
-    return points("positive_weight").cum_sum()
-
-
-def points_fp() -> pl.Expr:
-    """At each point ``t``, the negative weight with ``prob >= t`` (weighted false positives)."""
-    return points("negative_weight").cum_sum()
-
-
-def total_positive_weight() -> pl.Expr:
-    """The slice's positive weight: the true positives of the lowest threshold (``tps[-1]``)."""
-    return points_tp().last().fill_null(0.0)
-
-
-def total_negative_weight() -> pl.Expr:
-    """The slice's negative weight: the false positives of the lowest threshold (``fps[-1]``)."""
-    return points_fp().last().fill_null(0.0)
 
 
 # --- calibration bins ------------------------------------------------------------------------

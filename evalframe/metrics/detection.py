@@ -62,7 +62,6 @@ from evalframe.metrics.confusion import FN, FP, TN, TP, ConfusionMetric
 from evalframe.metrics.params import param
 from evalframe.metrics.roc import RocCurves, RocMetric
 from evalframe.metrics.set_values import Reason
-from evalframe.metrics.curves import PROB, points, points_fp, points_tp, total_negative_weight, total_positive_weight
 
 NO_POSITIVE = "no positive in the slice"
 NO_NEGATIVE = "no negative in the slice: no false-positive rate"
@@ -96,25 +95,17 @@ class _FprWalk(RocMetric):
     def undefined(self) -> list[Reason]:
         return [(pl.col("total_positive") <= 0, NO_POSITIVE), (pl.col("total_negative") <= 0, NO_NEGATIVE)]
 
-    def _stop(self) -> pl.Expr:
-        budget = (self.fpr * total_negative_weight()).floor()
-        return (points("negative_weight") > 0) & (points_fp() >= budget)
-
-    def _at_stop(self, column: pl.Expr, whole: pl.Expr) -> pl.Expr:
-        """``column`` at the stopping point; ``whole`` when no negative stops the walk."""
-        return column.filter(self._stop()).first().fill_null(whole)
-
     def _walk(self, curves: RocCurves) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """TP and FP at the stop and whether the walk stopped, per weight column (NumPy twin)."""
+        """TP and FP at the stop, and whether the walk stopped, per column: the stop is the first
+        negative point (one with negative weight in the column) whose FP reaches the budget."""
         fp = curves.fp[:, 1:]
         budget = np.floor(self.fpr * curves.total_negative)
-        stop = (curves.negative_here > 0) & (fp >= budget[:, None])
+        stop = (curves.negative > 0) & (fp >= budget[:, None])
         stopped = stop.any(axis=1)
         first = np.argmax(stop, axis=1) if stop.shape[1] else np.zeros(stop.shape[0], np.int64)
-        rows = np.arange(fp.shape[0])
         tp_index = curves.tp_at_negative[first] if curves.tp_at_negative.size else np.zeros_like(first)
-        tp = np.where(stopped, curves.tp[rows, tp_index], curves.total_positive)
-        fp_at = np.where(stopped, fp[rows, first] if fp.shape[1] else 0.0, curves.total_negative)
+        tp = np.where(stopped, curves.at(curves.tp, tp_index), curves.total_positive)
+        fp_at = np.where(stopped, curves.at(fp, first) if fp.shape[1] else 0.0, curves.total_negative)
         return tp, fp_at, stopped
 
 
@@ -123,10 +114,7 @@ class DetectionRateAtFPR(_FprWalk):
 
     key = "detection_rate"
 
-    def value(self) -> pl.Expr:
-        return self._at_stop(points_tp(), total_positive_weight()) / total_positive_weight()
-
-    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+    def on_curves(self, curves: RocCurves) -> np.ndarray:
         tp, _, _ = self._walk(curves)
         return tp / curves.total_positive
 
@@ -137,10 +125,7 @@ class ActualFPRAtFPR(_FprWalk):
     key = "actual_fpr"
     higher_is_better = False
 
-    def value(self) -> pl.Expr:
-        return self._at_stop(points_fp(), total_negative_weight()) / total_negative_weight()
-
-    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+    def on_curves(self, curves: RocCurves) -> np.ndarray:
         _, fp, _ = self._walk(curves)
         return fp / curves.total_negative
 
@@ -151,13 +136,9 @@ class ThresholdIndexAtFPR(_FprWalk):
     key = "threshold_index"
     value_range = (0.0, math.inf)
 
-    def value(self) -> pl.Expr:
-        taken = self._at_stop(points_tp() + points_fp(), pl.lit(None, dtype=pl.Float64))
-        return (taken - 1.0).fill_null(0.0)
-
-    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+    def on_curves(self, curves: RocCurves) -> np.ndarray:
         tp, fp, stopped = self._walk(curves)
-        return np.where(stopped, tp + fp - 1.0, 0.0)
+        return np.where(stopped, (tp + fp) - 1.0, 0.0)
 
 
 # --- costs ------------------------------------------------------------------------------------
@@ -225,71 +206,54 @@ class _CostCurveMetric(RocMetric):
     def name(self) -> str:
         return f"{self.key}(fp_cost={self.fp_cost:g},fn_cost={self.fn_cost:g})"
 
-    def costs(self) -> pl.Expr:
-        """The total cost at each point (flagging every case with ``prob >= t``)."""
-        return points_fp() * self.fp_cost + (total_positive_weight() - points_tp()) * self.fn_cost
-
-    def values_from_replicate_state(self, state: RocCurves) -> np.ndarray:
-        # Costs need no class: defined wherever a row has weight (the Polars path's rule).
-        with np.errstate(invalid="ignore", divide="ignore"):
-            values = self.values_on_curves(state)
-        return np.where(state.n > 0, values, np.nan)
-
-    def nothing(self) -> pl.Expr:
-        return total_positive_weight() * self.fn_cost
-
     def curve_costs(self, curves: RocCurves) -> np.ndarray:
-        """Cost of flagging everything above each negative point, and of flagging everything: the
-        candidates for the minimum (a lower point without a negative only lowers the cost)."""
-        tp_before = curves.tp[:, curves.tp_above_negative] if curves.tp_above_negative.size else np.zeros((curves.tp.shape[0], 0))
-        before = curves.fp[:, :-1] * self.fp_cost + (curves.total_positive[:, None] - tp_before) * self.fn_cost
-        everything = (curves.total_negative * self.fp_cost)[:, None]
+        """Total cost ``FP · fp_cost + (W_pos − TP) · fn_cost`` of flagging everything above each
+        negative point, and of flagging everything: C × (N + 1), the candidates for the minimum (a
+        lower point without a negative only lowers the cost, so the least cost over every point
+        and flagging nothing is among them, with the same bits)."""
+        total_positive = curves.total_positive[:, None]
+        tp_before = curves.tp[:, curves.tp_above_negative]
+        before = curves.fp[:, :-1] * self.fp_cost + (total_positive - tp_before) * self.fn_cost
+        everything = curves.fp[:, -1:] * self.fp_cost + (total_positive - curves.tp[:, -1:]) * self.fn_cost
         return np.hstack([before, everything])
+
+    def nothing(self, curves: RocCurves) -> np.ndarray:
+        """The cost of flagging nothing: W_pos · fn_cost."""
+        return curves.total_positive * self.fn_cost
 
 
 class MinimumCost(_CostCurveMetric):
     """Least total cost over every threshold (each distinct score, and flagging nothing)."""
 
     key = "min_cost"
-    needs_both_classes = False
 
-    def value(self) -> pl.Expr:
-        return pl.min_horizontal(self.costs().min(), self.nothing())
-
-    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
-        return self.curve_costs(curves).min(axis=1)
+    def on_curves(self, curves: RocCurves) -> np.ndarray:
+        return np.fmin(self.curve_costs(curves).min(axis=1), self.nothing(curves))
 
 
 class MinimumCostThreshold(_CostCurveMetric):
     """The score whose threshold (flag prob >= it) costs least (the highest such); null if flagging nothing does."""
 
     key = "min_cost_threshold"
-    needs_both_classes = False
     value_range = (-math.inf, math.inf)
 
-    def value(self) -> pl.Expr:
-        costs = self.costs()
-        # The highest point at the least cost (not ``gather(arg_min())``: Polars' lazy select has
-        # returned the last of tied minima there).
-        best = points(PROB).filter(costs == costs.min()).max()
-        return pl.when(costs.min() < self.nothing()).then(best)
-
-    def values_on_curves(self, curves: RocCurves) -> np.ndarray:
+    def on_curves(self, curves: RocCurves) -> np.ndarray:
         # The first candidate of :meth:`curve_costs` at the least cost (before negative point k, or
-        # everything), and its threshold: the lowest point above it that holds positive weight under
-        # the column (a point of no weight costs what the point above it costs, so the highest point
-        # at the least cost, the Polars path's, always holds some); flagging nothing wins ties.
+        # everything), and its threshold: the lowest point above it that holds positive weight in
+        # the column (a point of no weight costs what the point above it costs, so the highest
+        # point at the least cost always holds some); flagging nothing wins ties.
         costs = self.curve_costs(curves)
-        rows = np.arange(costs.shape[0])
-        best = np.argmin(costs, axis=1) if costs.shape[1] else np.zeros(0, np.int64)
-        positives = curves.positive_here.shape[1]
-        holding = np.where(curves.positive_here > 0, np.arange(positives), -1)
+        columns = curves.columns
+        best = np.argmin(costs, axis=1)
+        positives = curves.positive.shape[1]
+        holding = np.where(curves.positive > 0, np.arange(positives), -1)
         lowest_so_far = np.maximum.accumulate(holding, axis=1) if positives else np.full((costs.shape[0], 1), -1)
         above = np.r_[curves.tp_above_negative, positives][best] - 1  # last positive point above the candidate
-        point = np.where(above >= 0, lowest_so_far[rows, np.maximum(above, 0)], -1)
-        cheaper = (costs[rows, best] < curves.total_positive * self.fn_cost) & (point >= 0)
-        prob = curves.positive_prob if curves.positive_prob.size else np.zeros(1)
-        return np.where(cheaper, prob[np.maximum(point, 0)], np.nan)
+        point = np.where(above >= 0, lowest_so_far[columns, np.maximum(above, 0)], -1)
+        cheaper = (costs[columns, best] < self.nothing(curves)) & (point >= 0)
+        prob = curves.positive_prob if positives else np.zeros((1, 1))
+        chosen = prob[columns if prob.shape[0] > 1 else 0, np.maximum(point, 0)]
+        return np.where(cheaper, chosen, np.nan)
 
 
 def declared_costs(metric) -> tuple[float, float] | None:

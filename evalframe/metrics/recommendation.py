@@ -10,8 +10,10 @@ item counts ``c_i = Σ_users weight · [i in the user's top k]`` (the chapter's
 ``Counter(all_recs)``, a user's repeated item counted each time). The state (shared by every
 metric at one ``k``) is one row per (slice, item) with ``count``, plus one row per slice with a
 null item holding the users (``n``) and their weight; states of disjoint users add up, so the
-metrics slice, merge and bootstrap like any other (the generic stacked state,
-:mod:`evalframe.metrics.stacked`: a replicate's counts are the per-user counts times its weights). Over the items with
+metrics slice, merge and bootstrap like any other. Under R replicate weight vectors at once the
+state is the generic stacked state's table (:mod:`evalframe.metrics.stacked`), built here from
+integer item ids as one sparse product, items × units times units × R
+(:meth:`ItemCountMetric.replicate_state`), and ``finalize`` turns it into R values. Over the items with
 ``c_i > 0`` (``U`` of them, ``C = Σ c_i``):
 
 - ``unique_items@k`` = ``U`` (the chapter's ``unique_items_recommended``);
@@ -50,11 +52,17 @@ from typing import ClassVar
 import polars as pl
 
 from evalframe._lazy import lazy_module
+from evalframe._sorting import sorted_codes
 from evalframe.metrics.base import (
+    REPLICATE,
     WEIGHT,
     QueryMetric,
+    ReplicateState,
+    RowWeights,
     SetMetric,
     TargetCategory,
+    finalized_values,
+    row_weights,
 )
 from evalframe.metrics.params import cutoff, param
 from evalframe.metrics.set_values import finalized
@@ -136,6 +144,80 @@ class ItemCountMetric(SetMetric):
         return pl.concat([users.select(*by, ITEM, "n", "count"), items.select(*by, pl.col(ITEM).cast(pl.String), "n", "count")],
                          how="vertical_relaxed")
 
+    def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> ReplicateState:
+        """The item-count state of ``frame`` (one slice's users) under every column of ``weights``,
+        stacked with the key ``_replicate``: the table of the generic stacked state
+        (:func:`evalframe.metrics.stacked.stacked_state`), built without grouping item strings.
+
+        With ``U`` the units' replicate weights (units × R, :class:`~evalframe.metrics.base.RowWeights`:
+        a user's weight is ``scale_user · U[unit_user, r]``), the item ids of the users' top-``k``
+        lists are encoded to integers once (one categorical cast), and all the counts are one
+        sparse product::
+
+            count[i, r] = Σ_u A[i, u] · U[u, r],   A[i, u] = Σ_{users of u with i in their top k} scale_user
+
+        (items × units times units × R; the users' row is one more row of ``A`` with each unit's
+        weight sum; ``n[r] = Σ_u n_u · [U[u, r] > 0]``). An item is in replicate ``r`` when its
+        count is positive, the users' row when one of its units is drawn; each sum adds its units
+        in ascending order, as the generic state's product does. Users of weight 0 are absent.
+        ``finalize`` (the one definition of the metrics) then turns the table into ``R`` values.
+        """
+        from scipy import sparse  # imported where used: every run resolves this module's metrics
+
+        weights = row_weights(frame, weights)
+        replicates, n_units = weights.shape[1], weights.units.shape[0]
+        kept = np.flatnonzero(weights.scale > 0)
+        unit, scale = weights.index[kept], weights.scale[kept]
+        lists = frame.get_column(RECOMMENDED)
+        lists = lists if kept.size == frame.height else lists.gather(kept)
+        lengths = lists.list.len().fill_null(0).to_numpy().astype(np.int64)
+        if lengths.size and lengths.max() > self.k:            # cut only when some list is longer
+            lists, lengths = lists.list.head(self.k), np.minimum(lengths, self.k)
+        items = lists.explode(empty_as_null=False, keep_nulls=False).cast(pl.String)  # user by user
+        if items.null_count():                                 # a null item is no item
+            listed = items.is_not_null()
+            lengths = np.bincount(np.repeat(np.arange(kept.size), lengths)[listed.to_numpy()], minlength=kept.size)
+            items = items.filter(listed)
+        names, key = sorted_codes(items)                       # integer item ids, keys in the state's order
+        names = names.alias(ITEM)
+        n_items = names.len()
+        if np.all(np.diff(unit) > 0):
+            # Each user its own unit, in unit order (the usual bootstrap over users): A's columns
+            # are the users' lists as they come (a CSR matrix of units × items, transposed).
+            per_unit = np.zeros(n_units, dtype=np.int64)
+            per_unit[unit] = lengths
+            by_unit = sparse.csr_matrix((np.repeat(scale, lengths), key, np.concatenate([[0], np.cumsum(per_unit)])),
+                                        shape=(n_units, n_items))
+            by_unit.sum_duplicates()                           # an item listed twice: one entry
+            counts = np.asarray(by_unit.T @ weights.units)
+        else:
+            user = np.repeat(np.arange(kept.size), lengths)
+            counts = np.asarray(sparse.csr_matrix((scale[user], (key, unit[user])), shape=(n_items, n_units)) @ weights.units)
+        users = sparse.csr_matrix((scale, (np.zeros(kept.size, dtype=np.int64), unit)), shape=(1, n_units))
+        counts = np.vstack([counts, np.asarray(users @ weights.units)])   # the users' row last (a null item)
+        if unit.size == n_units and np.all(np.diff(unit) > 0):  # one user per unit: the drawn units
+            per_unit_users = np.count_nonzero(weights.units > 0, axis=0).astype(np.float64)
+        else:
+            per_unit_users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units
+        present = counts > 0
+        present[n_items] = per_unit_users > 0
+        replicate_of, key_of = np.nonzero(present.T)          # ordered by replicate, then key
+        keys = pl.concat([names, pl.Series([None], dtype=pl.String)])
+        table = pl.DataFrame([
+            pl.Series(REPLICATE, replicate_of.astype(np.int64)),
+            keys.gather(key_of).alias(ITEM),
+            pl.Series("n", np.where(key_of == n_items, np.rint(per_unit_users)[replicate_of], 0).astype(np.int64)),
+            pl.Series("count", counts[key_of, replicate_of], dtype=pl.Float64),
+        ])
+        return ReplicateState(table, replicates)
+
+    def values_from_replicate_state(self, state: ReplicateState) -> np.ndarray:
+        """:meth:`finalize` of :meth:`replicate_state`'s table, one slice per replicate; its rows
+        have distinct (replicate, item) keys already, so the sum of a merged state's equal keys
+        is skipped."""
+        return finalized_values(self._finalized(state.table.lazy(), [REPLICATE], merged=False).collect(engine="in-memory"),
+                                state.replicates)
+
     # --- what a metric adds -------------------------------------------------------------------
 
     def missing_catalog(self) -> str | None:
@@ -162,12 +244,15 @@ class ItemCountMetric(SetMetric):
         return []
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
+        return self._finalized(state, by)
+
+    def _finalized(self, state: pl.LazyFrame, by: list[str], *, merged: bool = True) -> pl.LazyFrame:
+        """:meth:`finalize`; ``merged=False`` when no two rows of ``state`` share their slice and item."""
         users = _by_slice(state.filter(pl.col(ITEM).is_null()), by, [pl.col("n").sum().alias("n")])
-        items = (
-            state.filter(pl.col(ITEM).is_not_null())
-            .group_by([*by, ITEM]).agg(pl.col("count").sum())
-            .filter(pl.col("count") > 0)
-        )
+        items = state.filter(pl.col(ITEM).is_not_null())
+        if merged:
+            items = items.group_by([*by, ITEM]).agg(pl.col("count").sum())
+        items = items.filter(pl.col("count") > 0)
         reason = self.missing_catalog()
         if reason is None and self.needs:
             items = items.join(self.catalog.items.lazy().drop("embedding", strict=False), on=ITEM, how="left")

@@ -22,12 +22,25 @@ its unit's replicate count, :class:`~evalframe.metrics.base.RowWeights`), so:
    and key ``k`` is in replicate ``r`` when one of its units is drawn (a row of weight 0 is
    absent, as in the state of the rows that column keeps).
 
+A metric may declare the kinds instead (``state_kinds``: column → ``"sum"`` or ``"count"``), which
+spares the probe's second state.
+
 The products are sparse (keys × units) times dense (units × R) matrix products, one for all the
 columns of a kind, stored by unit (each unit's row of weights is read once): no loop over rows
 or replicates, and each sum adds its units in ascending order. Exact: a state merges by
 summation (DESIGN §3), so the state of a multiset of units is the count-weighted sum of theirs.
 A state column that is neither (not linear in the weights) falls back to the rows repeated per
 replicate with their weights: correct, slower.
+
+**Dense form.** Step 3's products are the state in *dense form* (:class:`DenseState`): the state
+keys of the slice once (K, in key order, nulls last) and each state column as a K × R matrix
+(``S[k, r]`` above), computed when a metric asks for it (:meth:`DenseState.column`; a column
+summed over the keys, :meth:`DenseState.total`, is a product over units alone). The *stacked*
+state (:func:`stacked_states`, key ``_replicate``, one row per key present in a replicate) is
+that form written long, for a metric whose ``finalize`` is a Polars plan. A set metric whose
+value is a vectorised function of its state's sums by key reads the dense form itself, with no
+long table (:class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`, the ROC family): its
+``finalize`` calls the same function with the slices of a Polars state as the columns.
 
 :func:`stacked_states` does this for every slice of a grouping at once: steps 1 and 2 are one
 Polars batch (the slice a key of the group-by), step 3 runs slice by slice. The bootstrap calls
@@ -72,7 +85,30 @@ def stacked_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray
     group-by, so each slice's per-unit state is the one it has alone); the products then run
     slice by slice as the caller asks for them, so one slice's stacked state is made at a time.
     """
-    WEIGHT, REPLICATE = weight, replicate  # noqa: N806 (the base module's column names)
+    for dense, slice_rows, slice_weights in _per_unit_slices(metric, frame, slices, weights, weight=weight):
+        if dense is None:  # a state column not linear in the weights
+            yield _repeated_rows_state(metric, slice_rows(), slice_weights, weight=weight, replicate=replicate)
+        else:
+            yield dense.long_table(replicate)
+
+
+def dense_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray], weights: Any, *,
+                 weight: str) -> Iterator[DenseState]:
+    """The state of each slice of ``frame`` under ``weights`` in dense form (:class:`DenseState`), in
+    order: the per-unit states of :func:`stacked_states`, with the products left to the metric.
+    The metric's state must be sums and counts of rows (linear in the weights), else ValueError."""
+    for dense, _, _ in _per_unit_slices(metric, frame, slices, weights, weight=weight):
+        if dense is None:
+            msg = f"`{metric.name}`: its state has a column that is neither a weighted sum nor a count of rows"
+            raise ValueError(msg)
+        yield dense
+
+
+def _per_unit_slices(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray], weights: Any, *,
+                     weight: str) -> Iterator[tuple[DenseState | None, Any, Any]]:
+    """Per slice: its :class:`DenseState` (None when a state column is not linear in the weights),
+    a function giving the slice's rows, and the slice's weights (for the repeated-rows fallback)."""
+    WEIGHT = weight  # noqa: N806 (the base module's column name)
     order = np.concatenate(slices) if len(slices) else np.zeros(0, np.int64)
     slice_code = np.repeat(np.arange(len(slices), dtype=np.int64), [s.size for s in slices])
     rows = frame[order].with_columns(pl.Series(SLICE_CODE, slice_code))
@@ -91,23 +127,26 @@ def stacked_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray
     # One batch of two plans: the per-unit state of every slice, sorted by key and unit with a
     # dense code per distinct key (over all slices: each slice's codes are then made to start at
     # 0), and each slice's state under its weights and under them doubled (the probes), a key's
-    # two probes neighbours.
+    # two probes neighbours. A metric that declares its columns' kinds (``state_kinds``) is not probed.
     code = (pl.struct([SLICE_CODE, *keys]).is_first_distinct().cum_sum() - 1) if keys else pl.lit(0)
-    per_unit, probed = pl.collect_all([
-        metric.state_of(kept_rows.lazy(), [SLICE_CODE, UNIT])
-        .sort([SLICE_CODE, *keys, UNIT], nulls_last=True)
-        .with_columns(code.cast(pl.Int64).alias(CODE)),
-        metric.state_of(probes, [SLICE_CODE, PROBE]).sort([SLICE_CODE, *keys, PROBE], nulls_last=True),
-    ], engine="in-memory")
+    declared = getattr(metric, "state_kinds", None)
+    plans = [metric.state_of(kept_rows.lazy(), [SLICE_CODE, UNIT])
+             .sort([SLICE_CODE, *keys, UNIT], nulls_last=True)
+             .with_columns(code.cast(pl.Int64).alias(CODE))]
+    if declared is None:
+        plans.append(metric.state_of(probes, [SLICE_CODE, PROBE]).sort([SLICE_CODE, *keys, PROBE], nulls_last=True))
+    per_unit, probed = [*pl.collect_all(plans, engine="in-memory"), None][:2]
     unit_bounds = np.searchsorted(per_unit.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
-    probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
-    per_unit, probed = per_unit.drop(SLICE_CODE), probed.drop(SLICE_CODE)
+    per_unit = per_unit.drop(SLICE_CODE)
+    if probed is not None:
+        probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
+        probed = probed.drop(SLICE_CODE)
     for position in range(len(slices)):
         in_slice = slice_code == position
-        yield _stacked_slice(metric, per_unit[int(unit_bounds[position]):int(unit_bounds[position + 1])],
-                             probed[int(probe_bounds[position]):int(probe_bounds[position + 1])], keys, weights, in_slice,
-                             lambda in_slice=in_slice: rows.filter(pl.Series(in_slice)).drop(SLICE_CODE),
-                             weight=WEIGHT, replicate=REPLICATE)
+        probes_of_slice = probed[int(probe_bounds[position]):int(probe_bounds[position + 1])] if probed is not None else None
+        yield (_dense_slice(metric, per_unit[int(unit_bounds[position]):int(unit_bounds[position + 1])],
+                            probes_of_slice, keys, weights, declared),
+               lambda in_slice=in_slice: rows.filter(pl.Series(in_slice)).drop(SLICE_CODE), weights.take(in_slice))
 
 
 def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -> dict[str, str] | None:
@@ -131,43 +170,130 @@ def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -
     return kinds
 
 
-def _stacked_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame, keys: list[str], weights: Any,
-                   in_slice: np.ndarray, slice_rows, *, weight: str, replicate: str) -> pl.DataFrame:
-    """One slice's stacked state from its per-unit state and its probes (:func:`stacked_states`);
-    ``slice_rows()`` gives the slice's rows (for a state not linear in the weights)."""
-    WEIGHT, REPLICATE = weight, replicate  # noqa: N806
-    schema = per_unit.schema
+def _dense_slice(metric: Any, per_unit: pl.DataFrame, probed: pl.DataFrame | None, keys: list[str],
+                 weights: Any, declared: dict[str, str] | None) -> DenseState | None:
+    """One slice's :class:`DenseState` from its per-unit state and its probes (:func:`stacked_states`),
+    or the kinds the metric declares; None when a state column is not linear in the weights."""
     value_columns = [c for c in per_unit.columns if c not in (UNIT, CODE, *keys)]
-    kinds = _column_kinds(metric, probed, value_columns)
+    kinds = dict(declared) if probed is None else _column_kinds(metric, probed, value_columns)
     if kinds is None:
-        return _repeated_rows_state(metric, slice_rows(), weights.take(in_slice), weight=WEIGHT, replicate=REPLICATE)
-    if per_unit.height == 0:
-        return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
-    first = per_unit
+        return None
+    return DenseState(per_unit, keys, value_columns, kinds, weights)
 
-    key_code = first.get_column(CODE).to_numpy()
-    key_code = key_code - key_code[0]
-    unit_of = first.get_column(UNIT).to_numpy()
-    n_keys = int(key_code[-1]) + 1
-    values = dict(zip(value_columns, _as_floats(first, value_columns, 0.0).T, strict=True))
-    sums = [c for c in value_columns if kinds[c] == "sum"]
-    # Presence (a key is in a replicate when one of its units is drawn) and counts of units go
-    # with the drawn-unit indicator; sums with the weights.
-    with_positive = _products([np.ones(first.height), *(values[c] for c in value_columns if kinds[c] == "count")],
-                              key_code, unit_of, n_keys, weights.positive_units)
-    with_weights = _products([values[c] for c in sums], key_code, unit_of, n_keys, weights.units)
-    stacked_of = dict(zip(sums, with_weights, strict=True))
-    stacked_of.update(zip([c for c in value_columns if kinds[c] == "count"], with_positive[1:], strict=True))
-    present = with_positive[0] > 0                                  # keys × R
-    replicate_of, key_of = np.nonzero(present.T)                   # ordered by replicate, then key
-    data: list[pl.Series] = [pl.Series(REPLICATE, replicate_of.astype(np.int64))]
-    if keys:
-        key_rows = first.filter(pl.col(CODE).is_first_distinct()).select(keys)
-        data += key_rows[key_of].get_columns()
-    for column in value_columns:
-        stacked = stacked_of[column][key_of, replicate_of]
-        data.append(pl.Series(column, np.rint(stacked) if schema[column].is_integer() else stacked))
-    return pl.DataFrame(data).cast({column: schema[column] for column in value_columns})
+
+class DenseState:
+    """A slice's state under R weight columns in dense form (module docstring): the state keys once,
+    each state column as a keys × R matrix of products over units, made on request.
+
+    - :attr:`keys`: the K distinct state keys of the slice (a table, key order, nulls last);
+    - :meth:`column` (K × R, or the keys asked for): ``Σ_u s[u, k] · units[u, r]`` for a weighted
+      sum, with the drawn-unit indicator ``[units[u, r] > 0]`` for a count (a key whose units are
+      not drawn in ``r`` is 0 there); :meth:`nonzero_keys`: the keys where it can be non-zero;
+      :meth:`total` (R): the column summed over the keys; :meth:`key`: a numeric key's values;
+    - :meth:`long_table`: the stacked state (one row per replicate and key present in it).
+
+    Each cell adds its units in ascending order (one sparse product, zeros left out), so a
+    column has the bits of the long form's.
+    """
+
+    def __init__(self, per_unit: pl.DataFrame, keys: list[str], value_columns: list[str], kinds: dict[str, str], weights: Any):
+        self._per_unit, self._key_names, self.value_columns, self.kinds = per_unit, keys, value_columns, kinds
+        self._weights = weights
+        self.replicates = weights.shape[1]
+        if per_unit.height:
+            key_code = per_unit.get_column(CODE).to_numpy()
+            self._key_code = key_code - key_code[0]
+            self.size = int(self._key_code[-1]) + 1
+        else:
+            self._key_code, self.size = np.zeros(0, np.int64), 0
+        self._unit_of = per_unit.get_column(UNIT).to_numpy()
+        # State sums are never null (a count or a sum over rows).
+        self._values = {c: per_unit.get_column(c).to_numpy().astype(np.float64) for c in value_columns}
+
+    @property
+    def keys(self) -> pl.DataFrame:
+        """The slice's distinct state keys, one row each, in key order (nulls last)."""
+        first = np.flatnonzero(np.r_[True, self._key_code[1:] != self._key_code[:-1]]) if self.size else np.zeros(0, np.int64)
+        return self._per_unit.select(self._key_names)[first]
+
+    @property
+    def width(self) -> int:
+        """Columns of the dense form: the replicates R."""
+        return self.replicates
+
+    def key(self, name: str) -> np.ndarray:
+        """The numeric state key ``name`` of each of the K keys, as a K × 1 float column (null: NaN)."""
+        first = np.flatnonzero(np.r_[True, self._key_code[1:] != self._key_code[:-1]]) if self.size else np.zeros(0, np.int64)
+        values = self._per_unit.get_column(name).to_numpy()  # a numeric key: null is NaN
+        return values[first].astype(np.float64)[:, None]
+
+    def _against(self, name: str) -> np.ndarray:
+        return self._weights.units if self.kinds[name] == "sum" else self._weights.positive_units
+
+    def nonzero_keys(self, name: str) -> np.ndarray:
+        """Positions (key order) of the keys where the column is not 0 under some weight column:
+        the keys with a unit whose value there is not 0."""
+        return np.unique(self._key_code[self._values[name] != 0])
+
+    def column(self, name: str, rows: np.ndarray | None = None) -> np.ndarray:
+        """The state column ``name`` under every weight column, at the keys ``rows`` (positions, in
+        the order given; all K in key order by default): len(rows) × R, one sparse product
+        (units in ascending order in every cell, zeros left out)."""
+        from scipy import sparse  # imported where used: every run resolves this module's metrics
+
+        rows = np.arange(self.size) if rows is None else np.asarray(rows, dtype=np.int64)
+        position = np.full(self.size, -1, dtype=np.int64)
+        position[rows] = np.arange(rows.size)
+        at = position[self._key_code]
+        values = self._values[name]
+        keep = (at >= 0) & (values != 0)
+        against = self._against(name)
+        matrix = sparse.csc_matrix((values[keep], (at[keep], self._unit_of[keep])), shape=(rows.size, against.shape[0]))
+        return np.asarray(matrix @ against)
+
+    def total(self, name: str) -> np.ndarray:
+        """The state column ``name`` summed over the keys, under every weight column: R values
+        (``Σ_u (Σ_k s[u, k]) · units[u, r]``: a product over units, no K × R matrix); meant for
+        counts of rows, whose sums are exact."""
+        against = self._against(name)
+        per_unit = np.bincount(self._unit_of, weights=self._values[name], minlength=against.shape[0])
+        return per_unit @ against
+
+    def integral(self, name: str) -> bool:
+        """Whether every value of :meth:`column` is a whole number (whole per-unit sums and weights)."""
+        return _whole(self._values[name]) and (self.kinds[name] == "count" or self._weights.whole_units)
+
+    def long_table(self, replicate: str) -> pl.DataFrame:
+        """The stacked state: columns ``replicate``, the state keys and columns, one row per replicate
+        and key with a drawn unit, ordered by replicate, then key."""
+        REPLICATE = replicate  # noqa: N806
+        first, schema, value_columns, kinds = self._per_unit, self._per_unit.schema, self.value_columns, self.kinds
+        keys = self._key_names
+        if first.height == 0:
+            return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
+        key_code, unit_of, n_keys, weights, values = self._key_code, self._unit_of, self.size, self._weights, self._values
+        sums = [c for c in value_columns if kinds[c] == "sum"]
+        # Presence (a key is in a replicate when one of its units is drawn) and counts of units go
+        # with the drawn-unit indicator; sums with the weights.
+        with_positive = _products([np.ones(first.height), *(values[c] for c in value_columns if kinds[c] == "count")],
+                                  key_code, unit_of, n_keys, weights.positive_units)
+        with_weights = _products([values[c] for c in sums], key_code, unit_of, n_keys, weights.units)
+        stacked_of = dict(zip(sums, with_weights, strict=True))
+        stacked_of.update(zip([c for c in value_columns if kinds[c] == "count"], with_positive[1:], strict=True))
+        present = with_positive[0] > 0                                  # keys × R
+        replicate_of, key_of = np.nonzero(present.T)                   # ordered by replicate, then key
+        data: list[pl.Series] = [pl.Series(REPLICATE, replicate_of.astype(np.int64))]
+        if keys:
+            data += self.keys[key_of].get_columns()
+        for column in value_columns:
+            stacked = stacked_of[column][key_of, replicate_of]
+            data.append(pl.Series(column, np.rint(stacked) if schema[column].is_integer() else stacked))
+        return pl.DataFrame(data).cast({column: schema[column] for column in value_columns})
+
+
+def _whole(matrix: np.ndarray) -> bool:
+    """Whether every entry of ``matrix`` is a whole number."""
+    return bool(np.array_equal(matrix, np.floor(matrix)))
 
 
 def _as_floats(table: pl.DataFrame, columns: list[str], null: float) -> np.ndarray:

@@ -47,12 +47,20 @@ class RowWeights:
     """
 
     def __init__(self, units: np.ndarray, index: np.ndarray | None = None, scale: np.ndarray | None = None,
-                 positive_units: np.ndarray | None = None):
+                 positive_units: np.ndarray | None = None, whole_units: list[bool] | None = None):
         self.units = units
         n = units.shape[0] if index is None else index.shape[0]
         self.index = np.arange(n) if index is None else index
         self.scale = np.ones(n) if scale is None else scale
         self._positive_units = positive_units
+        self._whole_units = [] if whole_units is None else whole_units  # shared by take(): checked once
+
+    @property
+    def whole_units(self) -> bool:
+        """Whether every unit weight is a whole number (a count of draws; computed once)."""
+        if not self._whole_units:
+            self._whole_units.append(bool(np.array_equal(self.units, np.floor(self.units))))
+        return self._whole_units[0]
 
     @property
     def positive_units(self) -> np.ndarray:
@@ -67,7 +75,7 @@ class RowWeights:
 
     def take(self, rows: np.ndarray) -> RowWeights:
         """The weights of the rows ``rows`` (positions or a boolean mask), still factored."""
-        return RowWeights(self.units, self.index[rows], self.scale[rows], self._positive_units)
+        return RowWeights(self.units, self.index[rows], self.scale[rows], self._positive_units, self._whole_units)
 
     def dense(self, rows: np.ndarray | None = None) -> np.ndarray:
         """The matrix itself (of ``rows`` only, in their order)."""

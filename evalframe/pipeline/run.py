@@ -76,11 +76,13 @@ class Pipeline(PipelineSpec):
     """A validated pipeline (:class:`~evalframe.pipeline.spec.PipelineSpec`) that runs."""
 
     def run(self, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None,
-            samples: str | Path | pl.DataFrame | None = None) -> Evaluation:
+            samples: str | Path | pl.DataFrame | None = None,
+            on_engine: Callable[[Evaluation], None] | None = None) -> Evaluation:
         """Run the pipeline on ``input`` (default: the pipeline's own input path) and, for formats
         that need one, ``gold`` (default: the pipeline's ``input.gold``); ``samples``: the samples
-        file of the ``rag`` format's two-file form (``input`` is then the outputs file)."""
-        return run_loaded(self, input, gold=gold, samples=samples)
+        file of the ``rag`` format's two-file form (``input`` is then the outputs file);
+        ``on_engine``: see :func:`run_loaded`."""
+        return run_loaded(self, input, gold=gold, samples=samples, on_engine=on_engine)
 
 
 def default_input(pipeline: PipelineSpec) -> Path | None:
@@ -111,10 +113,12 @@ def _bundled_or_relative(pipeline: PipelineSpec, given: str | None) -> Path | No
 
 def run_loaded(
     pipeline: PipelineSpec, input: str | Path | pl.DataFrame | None = None, *, gold: str | Path | None = None,
-    samples: str | Path | pl.DataFrame | None = None,
+    samples: str | Path | pl.DataFrame | None = None, on_engine: Callable[[Evaluation], None] | None = None,
 ) -> Evaluation:
     """Run ``pipeline`` on ``input`` (default: the pipeline's own input path, :func:`default_input`)
-    and ``gold`` (formats with a gold file; default :func:`default_gold`)."""
+    and ``gold`` (formats with a gold file; default :func:`default_gold`). ``on_engine`` is called
+    with the engine's result before the stages after it (the command line starts drawing the
+    report plots there: :func:`evalframe.report.outputs.start_plots`)."""
     source = input if input is not None else default_input(pipeline)
     if source is None:
         raise ConfigError(f"pipeline `{pipeline.name}` names no input; pass one (`--input FILE`, or `input=` in Python)")
@@ -139,6 +143,8 @@ def run_loaded(
             evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}),
                              **(pipeline.execution or {}))
             n_rows = tables.n_rows
+        if on_engine is not None:
+            on_engine(evaluation)
         evaluation = with_plot_tables(after_engine(evaluation, pipeline, source=source))
         evaluation = replace(evaluation, notes=(*(s.note() for s in pipeline.skipped), *evaluation.notes))
         sha256 = digest.result() if digest is not None else None

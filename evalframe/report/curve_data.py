@@ -75,22 +75,22 @@ def _rows(system: str, curve: str, **columns) -> pl.DataFrame:
 def tpr_on_grid(prob: np.ndarray, label: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.ndarray:
     """ROC curves of one set of rows under each column of ``weights`` (n × R), as TPR at each grid FPR: (R × G).
 
-    The curves are the engine's: the ROC family's state under every weight column (the
-    bootstrap's replicate state, :func:`~evalframe.metrics.roc.roc_curves`), read as the
-    operating points of every distinct threshold from the point (0, 0) (tied probabilities are
-    one threshold): ``TPR_r(t) = TP_r(t) / W_pos,r``, ``FPR_r(t) = FP_r(t) / W_neg,r``
+    The curves are the engine's: the ROC family's replicate state under the weight columns
+    (:meth:`~evalframe.metrics.roc.AUROC.replicate_state`, the dense state of its ROC points),
+    read as the operating points of every distinct threshold from the point (0, 0) (tied
+    probabilities are one threshold): ``TPR_r(t) = TP_r(t) / W_pos,r``, ``FPR_r(t) = FP_r(t) / W_neg,r``
     (:meth:`~evalframe.metrics.roc.RocCurves.operating_points`). The TPR at each grid FPR is read
     by linear interpolation along the curve (at a vertical step, its top), as
     ``np.interp(grid, *roc_curve(sample_weight=w)[:2])``. A column without positive or without
     negative weight gives NaN. Vectorised: replicates are taken in blocks of 128 columns.
     """
-    from evalframe.metrics.roc import roc_curves
+    from evalframe.metrics.roc import AUROC
 
     frame = pl.DataFrame({"label": np.asarray(label), "prob": np.asarray(prob, dtype=np.float64)})
     replicates = weights.shape[1]
     curves = np.empty((replicates, grid.size))
     for start in range(0, replicates, _REPLICATE_BLOCK):
-        fpr, tpr = roc_curves(frame, weights[:, start: start + _REPLICATE_BLOCK]).operating_points()
+        fpr, tpr = AUROC().replicate_state(frame, weights[:, start: start + _REPLICATE_BLOCK]).operating_points()
         curves[start: start + fpr.shape[0]] = _interpolate_columns(fpr.T, tpr.T, grid)
     return curves
 

@@ -40,6 +40,44 @@ def warm_up(outputs) -> None:
         warm_plot_workers()
 
 
+class EarlyPlots:
+    """The report plots being drawn from the engine's result while the stages after the engine
+    run (:func:`start_plots`); :func:`write_outputs` takes them when the plots' inputs are
+    unchanged, else drops them and draws anew (the bytes are those of plots drawn at writing)."""
+
+    def __init__(self, data, pending) -> None:
+        self.data, self.pending = data, pending
+
+    def fits(self, data) -> bool:
+        """Whether the plots drawn from :attr:`data` are those of ``data`` (the final result):
+        the same summary, curves, systems, slices, fold key, name and metrics (only a table can
+        differ: the plots that read one are drawn at writing)."""
+        early = self.data
+        return (early.curves is data.curves and early.summary.equals(data.summary) and early.name == data.name
+                and early.slices == data.slices and early.fold_key == data.fold_key and early.systems == data.systems
+                and dict(early.metrics) == dict(data.metrics))
+
+    def close(self) -> None:
+        self.pending.close()
+
+
+def start_plots(evaluation, outputs) -> EarlyPlots | None:
+    """Start drawing the report plots of the engine's result ``evaluation`` in the plot workers,
+    when ``outputs`` show plots and the plots are drawn by workers: the other core draws while
+    the stages after the engine run (they add tables, not plot data). None otherwise."""
+    if not PLOTTED & set(outputs or ()):
+        return None
+    from evalframe.report.plots import FORMATS, HTML_PNG, start_report_plots
+    from evalframe.report.tables import ReportData
+
+    require_report_extra()
+    data = ReportData.from_evaluation(evaluation)
+    pending = start_report_plots(data, (*FORMATS, HTML_PNG))
+    if not pending.parallel:
+        return None
+    return EarlyPlots(data, pending)
+
+
 def default_outputs(evaluation) -> tuple[str, ...]:
     """The pipeline's outputs, else every file that has content (``per_unit.parquet`` only with
     metrics of a unit other than the query). ``replicates.parquet`` (R values per summary row:
@@ -101,7 +139,8 @@ def table_files(evaluation) -> dict[str, pl.DataFrame]:
     return {f"{name}.csv": table for name, table in evaluation.tables.items()}
 
 
-def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None, *, force: bool = False) -> Path:
+def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = None, *, force: bool = False,
+                  early: EarlyPlots | None = None) -> Path:
     """Write ``outputs`` (default :func:`default_outputs`) into ``out_dir``; return ``out_dir``.
 
     Report files (:data:`REPORT_FILES`, ``curves.parquet``) are rendered from one
@@ -113,7 +152,16 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
 
     A folder holding files evalframe did not write is refused unless ``force``
     (:func:`evalframe.results.writer.write_result`); this is checked before anything is rendered.
+    ``early``: the plots :func:`start_plots` began drawing (closed here in any case).
     """
+    try:
+        return _write_outputs(evaluation, out_dir, outputs, force=force, early=early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _write_outputs(evaluation, out_dir: Path, outputs, *, force: bool, early: EarlyPlots | None) -> Path:
     out_dir = Path(out_dir)
     outputs = outputs or default_outputs(evaluation)
     extra = table_files(evaluation)
@@ -136,7 +184,8 @@ def write_outputs(evaluation, out_dir: Path, outputs: tuple[str, ...] | None = N
 
         if any(name in REPORT_FILES for name in outputs):
             require_report_extra()
-        report = ReportWriter(ReportData.from_evaluation(evaluation))
+        data = ReportData.from_evaluation(evaluation, curves=early.data.curves if early is not None else None)
+        report = ReportWriter(data, early if early is not None and early.fits(data) else None)
         renderers |= report.writers()
     writers = {name: renderers[name] for name in outputs}
     for name, table in extra.items():
@@ -165,28 +214,41 @@ class ReportWriter:
     :func:`~evalframe.report.plots.start_report_plots`) and shared by ``plots/``, ``report.md``
     and ``report.html``. :meth:`start` sets the workers drawing while other files are written."""
 
-    def __init__(self, data) -> None:
+    def __init__(self, data, early: EarlyPlots | None = None) -> None:
         self.data = data
         self._rendered: dict[str, dict[str, bytes]] | None = None
         self._pending = None
+        self._missing = None  # the plots that plots begun early lack
+        self._early = early
         self._extra: dict[str, dict[str, bytes]] | None = None
 
     def start(self) -> None:
-        """Begin drawing the report plots (in worker processes, when there are many)."""
+        """Begin drawing the report plots (in worker processes, when there are many); with plots
+        begun early, only those they lack (a plot of a table added after the engine)."""
         if self._pending is None and self._rendered is None:
-            from evalframe.report.plots import FORMATS, HTML_PNG, start_report_plots
+            from evalframe.report.plots import FORMATS, HTML_PNG, report_plots, start_report_plots
 
-            self._pending = start_report_plots(self.data, (*FORMATS, HTML_PNG))
+            if self._early is None:
+                self._pending = start_report_plots(self.data, (*FORMATS, HTML_PNG))
+                return
+            begun = report_plots(self._early.data)
+            missing = [stem for stem in report_plots(self.data) if stem not in begun]
+            self._pending = self._early.pending
+            if missing:
+                self._missing = start_report_plots(self.data, (*FORMATS, HTML_PNG), workers=0, stems=missing)
 
     @property
     def rendered(self) -> dict[str, dict[str, bytes]]:
         """Each plot's PNG and SVG bytes, by stem, drawn on first use (embedding results add
         their own plots: issue 24)."""
         if self._rendered is None:
+            from evalframe.report.plots import report_plots
+
             self.start()
             extra = self._drawn_here()
-            rendered = self._pending.result() | extra
-            self._pending = None
+            drawn = self._pending.result() | (self._missing.result() if self._missing is not None else {})
+            rendered = {stem: drawn[stem] for stem in report_plots(self.data)} | extra
+            self._pending = self._missing = None
             self._rendered = rendered
         return self._rendered
 
@@ -249,9 +311,10 @@ class ReportWriter:
 
     def close(self) -> None:
         """Stop drawing and release the plots' memory."""
-        if self._pending is not None:
-            self._pending.close()
-            self._pending = None
+        for pending in (self._pending, self._missing):
+            if pending is not None:
+                pending.close()
+        self._pending = self._missing = None
         self._rendered = None
         self._extra = None
 

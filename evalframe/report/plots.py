@@ -11,7 +11,8 @@ ever shown and no global figure state is kept) and reads only the report data: t
 - :func:`reliability`: observed frequency against mean predicted probability per ECE bin, the
   diagonal, the bin counts as a histogram below; the ECE in the title.
 - :func:`criterion_bars`: one bar per system and criterion with CI error bars.
-- :func:`dynamic_k`: histograms of the selected K, overall and by state.
+- :func:`dynamic_k`: histograms of the selected K, overall and by state; the report draws the
+  overall one once (:func:`dynamic_k_overall`) and each system's by state (:func:`dynamic_k_states`).
 - :func:`fold_spread`: per-fold values of the headline metrics with the across-fold mean ± std.
 - :func:`forest`: deltas with CIs of a comparison table.
 
@@ -478,43 +479,73 @@ def criterion_bars(data: ReportData, metric: str = "auroc"):
 
 def dynamic_k(data: ReportData, system: str | None = None):
     """Histograms of the selected K: overall (every system) and by state (one system, default the first)."""
+    return _k_figure(data, 10.0, overall=True, system=system or (data.systems[0] if data.systems else None))
+
+
+def dynamic_k_overall(data: ReportData):
+    """The report's histogram of the selected K of every system (:func:`dynamic_k`'s left panel,
+    drawn once for the report rather than beside each system's states)."""
+    return _k_figure(data, 6.4, overall=True, system=None)
+
+
+def dynamic_k_states(data: ReportData, system: str | None = None):
+    """The report's histogram of one system's selected K by state (:func:`dynamic_k`'s right panel)."""
+    return _k_figure(data, 6.4, overall=False, system=system or (data.systems[0] if data.systems else None))
+
+
+def _k_figure(data: ReportData, width: float, *, overall: bool, system: str | None):
+    """A figure of the selected-K panels side by side: every system's (``overall``), then
+    ``system``'s by state (when given)."""
     rows = _curve(data, "selected_k")
-    fig = _figure(10.0, 4.2)
+    fig = _figure(width, 4.2)
     if rows.height == 0:
         return _no_data(fig, "no selected_k column in this run")
-    system = system or data.systems[0]
-    palette = colours(data)
     with _style():
-        left, right = fig.subplots(1, 2)
-        overall = rows.filter(pl.col("group") == "all")
-        systems = [s for s in data.systems if s in set(overall.get_column("system").to_list())]
-        width = 0.8 / max(len(systems), 1)
-        handles, boxes = [], []
-        for i, name in enumerate(systems):
-            own = overall.filter(pl.col("system") == name)
-            positions = own["x"].to_numpy() + (i - (len(systems) - 1) / 2) * width
-            counts = own["count"].to_numpy()
-            handles.append(left.bar(positions, counts, width=width, color=palette[name], gid=f"k-all-{name}"))
-            boxes += _bar_boxes(positions, width, counts.astype(float), None)
-        left.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
-        legends = {left: _Legend(handles, systems, boxes=boxes)}
-        states = rows.filter((pl.col("system") == system) & (pl.col("group") != "all"))
-        names = states.get_column("group").unique(maintain_order=True).to_list()
-        width = 0.8 / max(len(names), 1)
-        handles, boxes = [], []
-        for i, state in enumerate(names):
-            own = states.filter(pl.col("group") == state)
-            positions = own["x"].to_numpy() + (i - (len(names) - 1) / 2) * width
-            counts = own["count"].to_numpy()
-            handles.append(right.bar(positions, counts, width=width, color=PALETTE[(i + 2) % len(PALETTE)],
-                                     gid=f"k-state-{state}"))
-            boxes += _bar_boxes(positions, width, counts.astype(float), None)
-        right.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
-        if names:
-            legends[right] = _Legend(handles, [str(n) for n in names], boxes=boxes, title="state")
-        _arrange(fig, [[left, right]], titles={left: "Selected K, all queries", right: f"Selected K by state — {system}"},
-                 legends=legends)
+        axes = list(fig.subplots(1, 2)) if overall and system is not None else [fig.add_subplot()]
+        titles, legends = {}, {}
+        if overall:
+            titles[axes[0]] = "Selected K, all queries"
+            legends[axes[0]] = _k_overall_panel(axes[0], data, rows)
+        if system is not None:
+            titles[axes[-1]] = f"Selected K by state — {system}"
+            by_state = _k_state_panel(axes[-1], data, rows, system)
+            if by_state is not None:
+                legends[axes[-1]] = by_state
+        _arrange(fig, [axes], titles=titles, legends=legends)
     return fig
+
+
+def _k_overall_panel(ax, data: ReportData, rows: pl.DataFrame) -> _Legend:
+    """Bars of the selected K of every system (``curves.parquet``'s ``selected_k`` group ``all``) on ``ax``."""
+    palette = colours(data)
+    overall = rows.filter(pl.col("group") == "all")
+    systems = [s for s in data.systems if s in set(overall.get_column("system").to_list())]
+    width = 0.8 / max(len(systems), 1)
+    handles, boxes = [], []
+    for i, name in enumerate(systems):
+        own = overall.filter(pl.col("system") == name)
+        positions = own["x"].to_numpy() + (i - (len(systems) - 1) / 2) * width
+        counts = own["count"].to_numpy()
+        handles.append(ax.bar(positions, counts, width=width, color=palette[name], gid=f"k-all-{name}"))
+        boxes += _bar_boxes(positions, width, counts.astype(float), None)
+    ax.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
+    return _Legend(handles, systems, boxes=boxes)
+
+
+def _k_state_panel(ax, data: ReportData, rows: pl.DataFrame, system: str) -> _Legend | None:
+    """Bars of ``system``'s selected K per gate state on ``ax``; its legend (None without states)."""
+    states = rows.filter((pl.col("system") == system) & (pl.col("group") != "all"))
+    names = states.get_column("group").unique(maintain_order=True).to_list()
+    width = 0.8 / max(len(names), 1)
+    handles, boxes = [], []
+    for i, state in enumerate(names):
+        own = states.filter(pl.col("group") == state)
+        positions = own["x"].to_numpy() + (i - (len(names) - 1) / 2) * width
+        counts = own["count"].to_numpy()
+        handles.append(ax.bar(positions, counts, width=width, color=PALETTE[(i + 2) % len(PALETTE)], gid=f"k-state-{state}"))
+        boxes += _bar_boxes(positions, width, counts.astype(float), None)
+    ax.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
+    return _Legend(handles, [str(n) for n in names], boxes=boxes, title="state") if names else None
 
 
 def fold_spread(data: ReportData, metrics: list[str] | None = None):
@@ -615,8 +646,11 @@ def report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
             if metric in present:
                 plots[f"criterion_{_safe(metric)}"] = ("criterion_bars", (metric,))
     if data.curves is not None and _curve(data, "selected_k").height:
+        # every system's histogram once, then each system's by state (no stem of a system's
+        # figure is `dynamic_k` alone)
+        plots["dynamic_k"] = ("dynamic_k_overall", ())
         for system in data.systems:
-            plots[f"dynamic_k_{_safe(system)}"] = ("dynamic_k", (system,))
+            plots[f"dynamic_k_{_safe(system)}"] = ("dynamic_k_states", (system,))
     fold = data.fold_key
     if fold and any(keys == [fold] for keys in data.slices.values()):
         plots["fold_spread"] = ("fold_spread", ())
@@ -627,7 +661,8 @@ def report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
 
 
 _DRAW = {"roc": roc, "pr": pr, "reliability": reliability, "criterion_bars": criterion_bars,
-         "dynamic_k": dynamic_k, "fold_spread": fold_spread, "forest": forest}
+         "dynamic_k": dynamic_k, "dynamic_k_overall": dynamic_k_overall, "dynamic_k_states": dynamic_k_states,
+         "fold_spread": fold_spread, "forest": forest}
 
 
 def report_figures(data: ReportData) -> dict[str, object]:
@@ -704,20 +739,22 @@ class PendingPlots:
     """A report's plots being drawn (:func:`start_report_plots`): in worker processes, which
     draw while the caller writes other files, or here, on :meth:`result`."""
 
-    def __init__(self, data: ReportData, formats: tuple[str, ...], workers: int) -> None:
+    def __init__(self, data: ReportData, formats: tuple[str, ...], workers: int, stems=None) -> None:
         import multiprocessing
 
         self._data, self._formats = data, formats
-        self._plots = report_plots(data)
+        self._plots = {stem: plot for stem, plot in report_plots(data).items() if stems is None or stem in stems}
+        self.parallel = False
         self._pool, self._futures, self._done = None, {}, None
         if workers <= 1 or "forkserver" not in multiprocessing.get_all_start_methods():  # e.g. Windows: here
             return
         from concurrent.futures import ProcessPoolExecutor
 
+        self.parallel = True
         self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=_worker_init,
                                          initargs=(data,))
         # The slowest plots first: the pool then ends with short ones.
-        order = sorted(self._plots, key=lambda stem: self._plots[stem][0] not in ("roc", "pr", "dynamic_k"))
+        order = sorted(self._plots, key=lambda stem: self._plots[stem][0] not in ("roc", "pr", "dynamic_k_overall"))
         self._futures = {stem: self._pool.submit(_render_one, *self._plots[stem], formats) for stem in order}
 
     def result(self) -> dict[str, dict[str, bytes]]:
@@ -767,13 +804,13 @@ def warm_plot_workers() -> None:
 
 
 def start_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
-                       workers: int | None = None) -> PendingPlots:
-    """Start drawing every report plot in each of ``formats``: with ``workers`` (default
-    :func:`plot_workers`) in that many processes (a fork server that has imported matplotlib
-    once; each worker receives the report data once), which work while the caller goes on;
-    without, on :meth:`PendingPlots.result`. The bytes are the same either way."""
-    plots = report_plots(data)
-    return PendingPlots(data, formats, plot_workers(len(plots)) if workers is None else workers)
+                       workers: int | None = None, stems=None) -> PendingPlots:
+    """Start drawing every report plot (or those of ``stems``) in each of ``formats``: with
+    ``workers`` (default :func:`plot_workers`) in that many processes (a fork server that has
+    imported matplotlib once; each worker receives the report data once), which work while the
+    caller goes on; without, on :meth:`PendingPlots.result`. The bytes are the same either way."""
+    plots = [stem for stem in report_plots(data) if stems is None or stem in stems]
+    return PendingPlots(data, formats, plot_workers(len(plots)) if workers is None else workers, stems)
 
 
 def render_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,

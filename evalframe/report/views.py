@@ -80,9 +80,10 @@ def plot(self: Evaluation):
 
 
 @evaluation_view()
-def write(self: Evaluation, out_dir: str | Path, outputs: tuple[str, ...] | None = None, *, force: bool = False) -> Path:
+def write(self: Evaluation, out_dir: str | Path, outputs: tuple[str, ...] | None = None, *, force: bool = False,
+          early=None) -> Path:
     """Write the outputs (default: the pipeline's, else all) under ``out_dir`` atomically
-    (:func:`evalframe.report.outputs.write_outputs`; ``force``: see there)."""
+    (:func:`evalframe.report.outputs.write_outputs`; ``force`` and ``early``: see there)."""
     from evalframe.report.outputs import write_outputs
 
-    return write_outputs(self, Path(out_dir), outputs, force=force)
+    return write_outputs(self, Path(out_dir), outputs, force=force, early=early)

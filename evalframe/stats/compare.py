@@ -201,6 +201,8 @@ def compare(
         statistics, notes = _per_unit_tests(data, baseline, systems, per_unit_metrics, chosen_groupings, tests,
                                             permutations, seed, unpaired)
         replicates = replicates_found.result()
+    # Each row's replicate deltas, once: the set metrics' p-values and every row's interval read them.
+    deltas = _replicate_deltas(rows, replicates, baseline, slice_keys) if _width(replicates) is not None else None
     if data.weight is not None and statistics is not None:
         notes.append(f"the per-unit tests weigh every pair 1 (the weight column `{data.weight}` is not used by them)")
     set_metrics = [m for m in rows.get_column("metric").unique(maintain_order=True).to_list() if data.levels.get(m) == "set"]
@@ -208,7 +210,7 @@ def compare(
     if statistics is not None:
         rows = rows.join(statistics, on=keys, how="left", nulls_equal=True, maintain_order="left")
     if set_metrics and "randomization" in tests and set_permutations is None:
-        rows = _bootstrap_pvalues(rows, data, baseline, replicates, set_metrics, keys)
+        rows = _bootstrap_pvalues(rows, data, baseline, replicates, set_metrics, keys, deltas)
     elif set_metrics and "randomization" in tests:
         found = set_metric_pvalues(data, baseline, systems, set_metrics, chosen_groupings,
                                    permutations=permutations, set_permutations=set_permutations, seed=seed)
@@ -233,7 +235,7 @@ def compare(
                      "(a result folder keeps them in per_query.parquet, and per_unit.parquet when the pipeline lists it in "
                      "outputs:): no per-unit test of them")
     rows = rows.with_columns(pl.coalesce("n_pairs", "n").alias("n_pairs"))
-    rows = _delta_intervals(rows, data, baseline, confidence, keys, replicates)
+    rows = _delta_intervals(rows, data, baseline, confidence, keys, replicates, deltas)
     for test in P_TESTS:
         column = f"p_{test}"
         if test not in tests and test != "bootstrap":
@@ -655,7 +657,8 @@ def _replicates(data, groupings: list[str]) -> pl.DataFrame | None:
         return None
 
 
-def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metrics: list[str], keys: list[str]) -> pl.DataFrame:
+def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metrics: list[str], keys: list[str],
+                       deltas: tuple[np.ndarray, np.ndarray] | None = None) -> pl.DataFrame:
     """``p_bootstrap`` of the set metrics' rows: with ``δ*`` the paired replicate deltas (system −
     baseline, same unit counts), ``p = min(1, 2·min(1 + #{δ* ≤ 0}, 1 + #{δ* ≥ 0}) / (R + 1))``
     over the R defined replicates (the percentile interval inverted; never below 2/(R+1))."""
@@ -665,7 +668,7 @@ def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metr
         return rows.with_columns(p_bootstrap=pl.lit(None, dtype=pl.Float64),
                                  note_tests=pl.when(is_set).then(pl.lit(why)).otherwise(pl.col("note_tests")) if "note_tests" in rows.columns
                                  else pl.when(is_set).then(pl.lit(why)))
-    deltas, present = _replicate_deltas(rows, replicates, baseline, data.slice_keys)
+    deltas, present = _deltas_of(rows, replicates, baseline, data.slice_keys, deltas)
     p = np.full(rows.height, np.nan)
     chosen = present & rows.select(is_set).to_series().to_numpy()
     if chosen.any():
@@ -678,6 +681,15 @@ def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metr
             found = np.minimum(1.0, 2.0 * np.minimum(1 + below, 1 + above) / (count + 1.0))
         p[chosen] = np.where(count > 0, found, np.nan)
     return rows.with_columns(p_bootstrap=pl.Series(p).fill_nan(None))
+
+
+def _deltas_of(rows: pl.DataFrame, replicates: pl.DataFrame, baseline: str, slice_keys: list[str],
+               found: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """``found`` (the deltas of the same rows, computed once) when it has a row per row, else
+    :func:`_replicate_deltas`."""
+    if found is not None and found[1].size == rows.height:
+        return found
+    return _replicate_deltas(rows, replicates, baseline, slice_keys)
 
 
 def _replicate_deltas(rows: pl.DataFrame, replicates: pl.DataFrame, baseline: str, slice_keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -697,12 +709,13 @@ def _replicate_deltas(rows: pl.DataFrame, replicates: pl.DataFrame, baseline: st
     return deltas, present
 
 
-def _delta_intervals(rows: pl.DataFrame, data, baseline: str, confidence: float, keys: list[str], replicates=None) -> pl.DataFrame:
+def _delta_intervals(rows: pl.DataFrame, data, baseline: str, confidence: float, keys: list[str], replicates=None,
+                     deltas: tuple[np.ndarray, np.ndarray] | None = None) -> pl.DataFrame:
     """``delta_ci_low``/``delta_ci_high`` from the bootstrap replicates (Interface: a ``values``
     column of R replicate values per summary row), null without replicates."""
     if replicates is None or "values" not in replicates.columns:
         return rows.with_columns(delta_ci_low=pl.lit(None, dtype=pl.Float64), delta_ci_high=pl.lit(None, dtype=pl.Float64))
-    deltas, present = _replicate_deltas(rows, replicates, baseline, data.slice_keys)
+    deltas, present = _deltas_of(rows, replicates, baseline, data.slice_keys, deltas)
     low = np.full(rows.height, np.nan)
     high = np.full(rows.height, np.nan)
     if present.any():

@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
+from evalframe._sorting import sorted_codes
 from evalframe.stats import annotator_qa
 from evalframe.errors import ConfigError, InputError, Problem
 from evalframe.stats import agreement as kernels
@@ -137,18 +138,22 @@ def prepare(annotations: pl.DataFrame, *, rater: str, item: str, rating: str, sc
         raise InputError(source, [Problem(None, c, None, f"no column `{c}` (columns: {annotations.columns})") for c in missing])
     problems: list[Problem] = []
     raw = annotations.get_column(rating)
-    text = raw.cast(pl.String).str.strip_chars()
-    absent = np.nonzero((text.is_null() | (text == "")).to_numpy())[0]
+    # Whole-number ratings on a numeric scale are read as numbers (the same values as their
+    # text, without a text copy of a million ratings); anything else through its text.
+    numeric_input = raw.dtype.is_integer() and (scale is None or scale.numeric)
+    text = None if numeric_input else raw.cast(pl.String).str.strip_chars()
+    given = raw.is_not_null() if numeric_input else text.is_not_null() & (text != "")
+    absent = np.nonzero((~given).to_numpy())[0]
     for index in absent[:_LISTED]:
         problems.append(Problem(locator(int(index)), rating, None, "has no rating"))
     if scale is None:
-        scale = _infer_scale(text.filter(text.is_not_null() & (text != "")).unique().to_list())
+        scale = _infer_scale((raw if numeric_input else text).filter(given).unique().to_list())
     if scale.numeric:
-        numbers = text.cast(pl.Float64, strict=False)
+        numbers = raw.cast(pl.Float64) if numeric_input else text.cast(pl.Float64, strict=False)
         bad = numbers.is_null() | ~numbers.is_in(pl.Series(np.array(scale.values, dtype=np.float64)).implode())
     else:
         bad = ~text.is_in(pl.Series([str(v) for v in scale.values]).implode())
-    outside = np.nonzero((bad & text.is_not_null() & (text != "")).to_numpy())[0]
+    outside = np.nonzero((bad & given).to_numpy())[0]
     for index in outside[:_LISTED]:
         problems.append(Problem(locator(int(index)), rating, raw[int(index)], f"is outside the rating scale {list(scale.values)}"))
     if outside.size > _LISTED:
@@ -194,11 +199,10 @@ CHANCE_CORRECTED = {"fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_
 
 
 def _encode(table: pl.DataFrame, scale: Scale) -> tuple[kernels.Ratings, pl.DataFrame, pl.DataFrame]:
-    tasks = table.select(pl.col("task_id").unique().sort())
-    raters = table.select(pl.col("annotator_id").unique().sort())
-    # Each id's position among the sorted distinct ids (a binary search, no join).
-    task = tasks.get_column("task_id").search_sorted(table.get_column("task_id")).to_numpy()
-    rater = raters.get_column("annotator_id").search_sorted(table.get_column("annotator_id")).to_numpy()
+    # Each id's position among the sorted distinct ids (one categorical cast, no join).
+    task_ids, task = sorted_codes(table.get_column("task_id"))
+    rater_ids, rater = sorted_codes(table.get_column("annotator_id"))
+    tasks, raters = task_ids.to_frame("task_id"), rater_ids.to_frame("annotator_id")
     values = np.array(scale.values, dtype=np.float64) if scale.numeric else np.arange(len(scale.values), dtype=np.float64)
     ratings = kernels.Ratings(task.astype(np.int64), rater.astype(np.int64), table.get_column("code").to_numpy(),
                               values, tasks.height, raters.height)

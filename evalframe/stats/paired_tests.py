@@ -15,7 +15,9 @@ the units both systems have a value for, and is two-sided:
   on row order (:func:`permutation_bits`). The statistic of a block of permutations is one matrix product (signs ×
   differences, all metrics of a slice at once); no Python loop runs over permutations.
   Differences closer to ``|T|`` than 1e-9 relative count as ties (≥), so float noise cannot
-  make a tie look extreme.
+  make a tie look extreme; and a ``|T|`` within the rounding error of its sum
+  (``|T| ≤ n·ε·Σ_u |d_u|``, ε the float64 epsilon) is 0, so its p-value is 1 whatever order the
+  sum was taken in.
 - **paired t-test**: ``t = mean(d) / (sd(d)/√n)`` (``sd`` with ddof = 1), ``n − 1`` degrees of
   freedom, ``p = 2·P(T_{n−1} ≥ |t|)`` — ``scipy.stats.ttest_rel``. Null when ``n < 2`` or every
   difference is 0.
@@ -32,6 +34,8 @@ the units both systems have a value for, and is two-sided:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import polars as pl
@@ -89,6 +93,16 @@ def _as_extreme(statistics: np.ndarray, observed: np.ndarray) -> np.ndarray:
     return np.abs(statistics) >= threshold
 
 
+def _observed(filled: np.ndarray, present: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``filled`` (units × columns, 0 where a unit has no pair): the statistic
+    ``T = Σ_u d_u``, set to 0 when it is within the sum's rounding error ``n·ε·Σ_u |d_u|`` (a
+    difference that is 0 in exact arithmetic, e.g. −1/3 + 1/3 in another order), and the pair
+    count ``n``."""
+    observed, counts = filled.sum(axis=0), present.sum(axis=0)
+    rounding = counts * np.finfo(np.float64).eps * np.abs(filled).sum(axis=0)
+    return np.where(np.abs(observed) <= rounding, 0.0, observed), counts
+
+
 def sign_flip_pvalues(
     differences: np.ndarray, hashes: np.ndarray, *, permutations: int = 10_000, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -103,8 +117,7 @@ def sign_flip_pvalues(
         differences = differences[:, None]
     present = ~np.isnan(differences)
     filled = np.where(present, differences, 0.0)
-    observed = filled.sum(axis=0)
-    counts = present.sum(axis=0)
+    observed, counts = _observed(filled, present)
     p = np.full(differences.shape[1], np.nan)
     exact = _enumerable(counts, permutations)
     for column in np.nonzero(exact & (counts > 0))[0]:  # a loop over metrics of tiny slices, never permutations
@@ -145,39 +158,88 @@ def shared_sign_flip_pvalues(
         differences = np.asarray(differences, dtype=np.float64).reshape(len(rows), -1)
         present = ~np.isnan(differences)
         filled = np.where(present, differences, 0.0)
-        observed, counts = filled.sum(axis=0), present.sum(axis=0)
+        observed, counts = _observed(filled, present)
         p = np.full(differences.shape[1], np.nan)
         exact = _enumerable(counts, permutations) & (counts > 0)
         for column in np.nonzero(exact)[0]:  # tiny slices: every sign vector
             values = filled[present[:, column], column]
             p[column] = _as_extreme(values @ np.where(enumeration_bits(values.size), 1.0, -1.0), observed[column]).mean()
         sampled = np.nonzero(~exact & (counts > 0))[0]
-        extreme = np.zeros(sampled.size, dtype=np.int64)
-        prepared.append((np.asarray(rows), np.ascontiguousarray(filled[:, sampled].T), observed[sampled], sampled, p, exact, extreme))
-    if any(entry[3].size for entry in prepared):
+        products, inverse = _products(np.asarray(rows), filled[:, sampled], present[:, sampled], observed[sampled])
+        prepared.append((products, inverse, sampled, p, exact))
+    if any(entry[2].size for entry in prepared):
         from threadpoolctl import threadpool_limits  # imported where used
 
         block = max(1, _BLOCK_CELLS // max(1, hashes.size))
         # One BLAS thread: the products are small and many; threads that wait for a busy core
         # cost more than they save (the bootstrap's rule too, engine/uncertainty.py).
         with threadpool_limits(limits=1, user_api="blas"):
-            _count_extreme(hashes, prepared, permutations, block, seed, progress)
+            _count_extreme(hashes, [product for entry in prepared for product in entry[0]], permutations, block, seed, progress)
     results = []
-    for _rows, _transposed, _observed, sampled, p, exact, extreme in prepared:
-        p[sampled] = (1.0 + extreme) / (1.0 + permutations)
+    for products, inverse, sampled, p, exact in prepared:
+        extreme = np.zeros(int(inverse.max()) + 1 if inverse.size else 0, dtype=np.int64)
+        for product in products:
+            extreme[product.columns] = product.extreme
+        p[sampled] = (1.0 + extreme[inverse]) / (1.0 + permutations)
         results.append((p, exact))
     return results
 
 
-def _count_extreme(hashes: np.ndarray, prepared: list, permutations: int, block: int, seed: int, progress) -> None:
-    """Add to each prepared slice's ``extreme`` counts, ``block`` permutations at a time."""
+@dataclass
+class _Product:
+    """One matrix product of the sign-flip test: ``transposed`` (distinct columns × units) over
+    the units at ``rows`` of the shared sign matrix; ``extreme`` counts per distinct column."""
+
+    rows: np.ndarray
+    transposed: np.ndarray
+    observed: np.ndarray
+    columns: np.ndarray
+    extreme: np.ndarray
+
+
+def _products(rows: np.ndarray, filled: np.ndarray, present: np.ndarray, observed: np.ndarray) -> tuple[list[_Product], np.ndarray]:
+    """The products that give the statistics ``Σ_u s_u d_u`` of the columns of ``filled``
+    (units × columns, 0 where a unit has no pair), without the work that adds nothing:
+
+    - columns equal up to their sign have the same ``|T*|`` and ``|T|``: one is computed (the
+      distinct column ``inverse[j]`` stands for column ``j``);
+    - a unit whose differences are all 0 adds nothing to a sum: columns with the same pairs (a
+      metric subset) share one product over the units where one of them is not 0.
+
+    Each statistic is the same sum of the same nonzero terms, so it differs from the full product
+    by float rounding at most, far inside the test's relative tie tolerance.
+    """
+    if filled.shape[1] == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    first = np.argmax(filled != 0, axis=0)
+    sign = np.where(filled[first, np.arange(filled.shape[1])] < 0, -1.0, 1.0)
+    canonical = np.ascontiguousarray((filled * sign).T) + 0.0  # -0.0 → 0.0: equal columns, equal bytes
+    distinct_of: dict[bytes, int] = {}
+    inverse = np.array([distinct_of.setdefault(column.tobytes(), len(distinct_of)) for column in canonical], dtype=np.int64)
+    representative = np.unique(inverse, return_index=True)[1]
+    distinct = canonical[representative]
+    distinct_observed = (observed * sign)[representative]
+    patterns = np.packbits(present[:, representative], axis=0).T
+    pattern_of: dict[bytes, int] = {}
+    group = np.array([pattern_of.setdefault(pattern.tobytes(), len(pattern_of)) for pattern in patterns], dtype=np.int64)
+    products = []
+    for g in range(len(pattern_of)):
+        columns = np.flatnonzero(group == g)
+        part = distinct[columns]
+        used = (part != 0).any(axis=0)
+        products.append(_Product(rows[used], np.ascontiguousarray(part[:, used]), distinct_observed[columns], columns,
+                                 np.zeros(columns.size, dtype=np.int64)))
+    return products, inverse
+
+
+def _count_extreme(hashes: np.ndarray, products: list[_Product], permutations: int, block: int, seed: int, progress) -> None:
+    """Add to each product's ``extreme`` counts, ``block`` permutations at a time."""
     for start in range(0, permutations, block):
         count = min(block, permutations - start)
         kept = permutation_bits(hashes, seed, start, count).astype(np.float64)
-        for rows, transposed, observed, sampled, _p, _exact, extreme in prepared:
-            if sampled.size:
-                statistics = 2.0 * (transposed @ kept[rows]) - observed[:, None]
-                extreme += _as_extreme(statistics.T, observed).sum(axis=0)
+        for product in products:
+            statistics = 2.0 * (product.transposed @ kept[product.rows]) - product.observed[:, None]
+            product.extreme += _as_extreme(statistics.T, product.observed).sum(axis=0)
         if progress is not None:
             progress.advance(count)
 
@@ -250,37 +312,90 @@ def _wilcoxon(rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         z = (r_plus - count * (count + 1.0) / 4.0) / se
         p = np.where(count > 0, 2.0 * special.ndtr(-np.abs(z)), np.nan)
     statistic = np.where(count > 0, np.minimum(r_plus, r_minus), np.nan)
-    result = totals.select(*keys, "_size").with_columns(
+    result = totals.select(*keys, "_size", "_count", "_r_plus", "_ties").with_columns(
         wilcoxon=pl.Series(statistic, dtype=pl.Float64).fill_nan(None), p_wilcoxon=pl.Series(p, dtype=pl.Float64).fill_nan(None)
     )
     if result.filter(pl.col("_size") <= WILCOXON_EXACT_MAX).height:
         result = _small_wilcoxon(rows, keys, result)
-    return result.drop("_size")
+    return result.drop("_size", "_count", "_r_plus", "_ties")
 
 
 def _small_wilcoxon(rows: pl.DataFrame, keys: list[str], result: pl.DataFrame) -> pl.DataFrame:
-    """Groups of at most :data:`WILCOXON_EXACT_MAX` pairs: ``scipy.stats.wilcoxon`` itself (its
-    exact or permutation rule); a loop over these small groups only."""
-    from scipy import stats
+    """Groups of at most :data:`WILCOXON_EXACT_MAX` pairs, by ``scipy.stats.wilcoxon``'s rule
+    (``method="auto"``), to the bit and without importing ``scipy.stats``:
 
-    small = rows.join(result.filter(pl.col("_size") <= WILCOXON_EXACT_MAX).select(keys), on=keys, how="semi", nulls_equal=True)
-    grouped = small.group_by(keys, maintain_order=True).agg(pl.col("_d"))
-    statistics, pvalues = [], []
-    for values in grouped.get_column("_d").to_list():
-        d = np.asarray(values, dtype=np.float64)
-        if not np.any(d != 0):
-            statistics.append(None)
-            pvalues.append(None)
-            continue
-        statistic, pvalue = _enumerated_wilcoxon(d) if _wilcoxon_enumerates(d) else stats.wilcoxon(d)
-        statistics.append(float(statistic))
-        pvalues.append(None if np.isnan(pvalue) else float(pvalue))
-    found = grouped.select(keys).with_columns(_w=pl.Series(statistics, dtype=pl.Float64), _pw=pl.Series(pvalues, dtype=pl.Float64))
+    - no zero and no tied magnitude: the exact null distribution of ``W+``
+      (:func:`_exact_wilcoxon_pvalue`);
+    - a zero or a tie and at most :data:`WILCOXON_ENUMERATED_MAX` pairs: every sign vector
+      (:func:`_enumerated_wilcoxon`; a loop over these tiny groups only);
+    - a zero or a tie and more pairs: the normal approximation already in ``result``.
+    """
+    small = result.filter(pl.col("_size") <= WILCOXON_EXACT_MAX)
+    size = small.get_column("_size").to_numpy()
+    count = small.get_column("_count").fill_null(0.0).to_numpy()
+    r_plus = small.get_column("_r_plus").fill_null(0.0).to_numpy()
+    tied = small.get_column("_ties").fill_null(0.0).to_numpy() > 0
+    statistic = small.get_column("wilcoxon").to_numpy().astype(np.float64)
+    p = small.get_column("p_wilcoxon").fill_null(np.nan).to_numpy().astype(np.float64)
+    exact = (count > 0) & (count == size) & ~tied
+    for i in np.nonzero(exact)[0]:  # a loop over small groups, reading a cached distribution each
+        p[i] = _exact_wilcoxon_pvalue(int(count[i]), float(r_plus[i]))
+    enumerated = (count > 0) & ~exact & (size <= WILCOXON_ENUMERATED_MAX)
+    if enumerated.any():
+        chosen = small.select(keys).filter(pl.Series(enumerated))
+        grouped = rows.join(chosen, on=keys, how="semi", nulls_equal=True).group_by(keys, maintain_order=True).agg(pl.col("_d"))
+        found = {}
+        for row in grouped.iter_rows():
+            found[row[:-1]] = _enumerated_wilcoxon(np.asarray(row[-1], dtype=np.float64))
+        for i, key in zip(np.nonzero(enumerated)[0], small.select(keys).filter(pl.Series(enumerated)).iter_rows(), strict=True):
+            statistic[i], p[i] = found[key]
+    found = small.select(keys).with_columns(_w=pl.Series(statistic, dtype=pl.Float64).fill_nan(None),
+                                           _pw=pl.Series(p, dtype=pl.Float64).fill_nan(None))
     small_group = pl.col("_size") <= WILCOXON_EXACT_MAX
     return result.join(found, on=keys, how="left", nulls_equal=True, maintain_order="left").with_columns(
         wilcoxon=pl.when(small_group).then(pl.col("_w")).otherwise(pl.col("wilcoxon")),
         p_wilcoxon=pl.when(small_group).then(pl.col("_pw")).otherwise(pl.col("p_wilcoxon")),
     ).drop("_w", "_pw")
+
+
+@lru_cache(maxsize=WILCOXON_EXACT_MAX + 1)
+def _signed_rank_distribution(n: int) -> np.ndarray:
+    """``P(W+ = w)`` for ``w = 0 … n(n+1)/2`` under the null (n pairs, no zero, no tie): adding
+    pair ``k`` gives each earlier sum ``w`` a half chance of staying and a half chance of becoming
+    ``w + k``, so ``P_k(w) = ½·P_{k−1}(w) + ½·P_{k−1}(w − k)``. Every term is a multiple of
+    ``2^−n``, so the recursion is exact in float64 up to n = 50."""
+    probabilities = np.ones(1)
+    for k in range(1, n + 1):
+        half = probabilities * 0.5
+        grown = np.zeros(probabilities.size + k)
+        grown[:half.size] += half
+        grown[k:] += half
+        probabilities = grown
+    probabilities.flags.writeable = False
+    return probabilities
+
+
+def _exact_wilcoxon_pvalue(n: int, r_plus: float) -> float:
+    """Two-sided exact p-value of ``W+ = r_plus`` with ``n`` pairs, as ``scipy.stats.wilcoxon``
+    gives it (``method="exact"``): ``2·min(P(W+ ≥ ⌊r⌋), P(W+ ≤ ⌈r⌉))`` capped at 1, each tail
+    summed directly below the mean ``n(n+1)/4`` and as 1 − the other tail above it."""
+    pmf = _signed_rank_distribution(n)
+    mean = n * (n + 1) / 4
+    low, high = int(np.floor(r_plus)), int(np.ceil(r_plus))
+    upper = pmf[low:].sum() if low <= mean else 1 - pmf[:low].sum()
+    lower = pmf[:high + 1].sum() if high <= mean else 1 - pmf[high + 1:].sum()
+    return float(np.clip(2 * min(upper, lower), 0.0, 1.0))
+
+
+def _average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1 … n of ``values``, ties given the mean of the ranks they span (multiples of ½)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], ordered.size]
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
+    return ranks
 
 
 #: scipy.stats.wilcoxon enumerates every sign vector (its permutation rule) up to this many pairs
@@ -305,11 +420,9 @@ def _enumerated_wilcoxon(d: np.ndarray) -> tuple[float, float]:
     ``p = 2·min(#{W+(s) ≤ W+ + γ}, #{W+(s) ≥ W+ − γ}) / 2^n`` (at most 1). Ranks are multiples of
     ½, so every sum is exact and the p-value is scipy's to the bit.
     """
-    from scipy.stats import rankdata
-
     nonzero = d != 0
     ranks = np.zeros(d.size)
-    ranks[nonzero] = rankdata(np.abs(d[nonzero]), method="average")
+    ranks[nonzero] = _average_ranks(np.abs(d[nonzero]))
     r_plus, r_minus = ranks[d > 0].sum(), ranks[d < 0].sum()
     keep = enumeration_bits(d.size)                           # units × 2^n: True keeps the sign
     positive = np.where(keep, (d > 0)[:, None], (d < 0)[:, None])

@@ -1,10 +1,12 @@
-"""``evalframe._sorting``: two halves of a large array sorted at once on two threads."""
+"""``evalframe._sorting``: two halves of a large array sorted at once on two threads; ids encoded
+to their positions among the sorted distinct ids (``sorted_codes``) as a binary search would."""
 
 from __future__ import annotations
 
 from unittest import mock
 
 import numpy as np
+import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -38,3 +40,14 @@ def test_split_sort_on_a_large_array_uses_the_threaded_path():
     expected = np.sort(values)
     _sorting.sort_split_in_place(values, middle)
     assert np.array_equal(values, expected)
+
+
+@settings(max_examples=30, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), st.sampled_from(["", "a", "B", "b", "ab", "é", "10", "9"])), max_size=12))
+def test_sorted_codes_are_the_positions_among_the_sorted_distinct_ids(values):
+    series = pl.Series("id", values, dtype=pl.String)
+    distinct, position = _sorting.sorted_codes(series)
+    expected = series.unique().sort()
+    assert distinct.equals(expected)
+    assert position.dtype == np.int64
+    assert np.array_equal(position, expected.search_sorted(series).to_numpy().astype(np.int64))

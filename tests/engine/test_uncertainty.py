@@ -82,31 +82,50 @@ def test_values_under_takes_any_non_negative_weights_and_checks_them():
 
 
 def test_every_registered_set_metric_has_one_definition():
-    """No set metric carries bootstrap code of its own: its replicates are finalize() of the
-    generic stacked state (issue 21, part 4). The ROC family keeps one vectorised evaluation
-    for speed, pinned to that definition below."""
+    """No set metric carries bootstrap code of its own (issue 21, part 4): its replicates are
+    finalize() of the generic stacked state, or, for a metric that is one vectorised function of
+    its state's sums by key (the ROC family), that same function on the generic replicate state in
+    dense form, the one its finalize calls. No family overrides either path, except one that builds
+    the generic stacked state's own table faster and proves it equal (below)."""
+    from evalframe.metrics.keyed_sums import KeyedSumsMetric
+    from evalframe.metrics.recommendation import ItemCountMetric
     from evalframe.metrics.registry import available
-    from evalframe.metrics.roc import RocMetric
 
+    # Builds the generic stacked state's very table faster (integer item ids, one sparse product)
+    # and finalizes it with its one finalize; tests/metrics/test_recommendation_speed_paths.py
+    # shows the table equals the generic one row for row.
+    faster_stacked_state = (ItemCountMetric,)
+    keyed = 0
     for spec in available():
-        if isinstance(spec.build, type) and issubclass(spec.build, SetMetric) and not issubclass(spec.build, RocMetric):
-            assert spec.build.replicate_state is SetMetric.replicate_state, spec.name
-            assert spec.build.values_from_replicate_state is SetMetric.values_from_replicate_state, spec.name
+        if not (isinstance(spec.build, type) and issubclass(spec.build, SetMetric)):
+            continue
+        if issubclass(spec.build, faster_stacked_state):
+            continue
+        base = KeyedSumsMetric if issubclass(spec.build, KeyedSumsMetric) else SetMetric
+        keyed += base is KeyedSumsMetric
+        assert spec.build.replicate_state is base.replicate_state, spec.name
+        assert spec.build.values_from_replicate_state is base.values_from_replicate_state, spec.name
+        if base is KeyedSumsMetric:
+            assert spec.build.finalize is KeyedSumsMetric.finalize, spec.name
+            assert not hasattr(spec.build, "values_on_curves") and not hasattr(spec.build, "value"), spec.name
+    assert keyed >= 5  # auroc, auprc, tpr@fpr, the detection walk and the cost curve
 
 
 @given(tables=evidence_tables(weights="float", min_posts=1), data=st.data())
 @settings(max_examples=30)
 def test_roc_family_replicates_equal_finalize_of_the_stacked_state(tables, data):
+    """The dense replicate state (every key of the slice, zero where a replicate drew none of its
+    units) and finalize of the stacked state in long form (only the keys present) give the same bits."""
     rows = tables.queries.filter(pl.col("system") == tables.queries.get_column("system")[0])
     columns = data.draw(st.integers(1, 5))
     weights = np.array(data.draw(st.lists(
         st.lists(st.sampled_from([0.0, 0.0, 1.0, 2.0, 0.5, 3.25]), min_size=columns, max_size=columns),
         min_size=rows.height, max_size=rows.height)))
-    for name in ("auroc", "auprc", "tpr@fpr=0.3", "tpr@fpr=1.0"):
+    for name in ("auroc", "auprc", "tpr@fpr=0.3", "tpr@fpr=1.0", "detection_rate@fpr=0.2", "min_cost_threshold"):
         metric = resolve(name)
         fast = metric.values_under(rows, weights)
         definition = SetMetric.values_from_replicate_state(metric, SetMetric.replicate_state(metric, rows, weights))
-        np.testing.assert_allclose(fast, definition, rtol=1e-12, atol=1e-12, err_msg=name)
+        np.testing.assert_array_equal(fast, definition, err_msg=name)
 
 
 @dataclass(frozen=True)

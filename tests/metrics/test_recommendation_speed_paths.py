@@ -5,19 +5,27 @@
 - the item counts grouped by the streaming engine (whole weights) = the in-memory engine's
   (fractional weights take that one), value for value;
 - the item counts of slices whose columns hold one value each (grouped by the item alone, the
-  slice columns added as constants) = the group-by over the slice columns and the item.
+  slice columns added as constants) = the group-by over the slice columns and the item;
+- the item-count replicate state (integer item ids, one sparse product) = the generic stacked
+  state of :mod:`evalframe.metrics.stacked` table for table, and its values = ``finalize`` of
+  that state, on random lists (null lists and items, repeats, empty lists) and weights (zero,
+  fractional, several users per unit, units out of order).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalframe as ef
 from evalframe.engine.recommended import with_recommended
 from evalframe.io.recommendations import _users
-from evalframe.metrics.base import WEIGHT
+from evalframe.metrics.base import REPLICATE, WEIGHT, RowWeights, finalized_values
 from evalframe.metrics.recommendation import RECOMMENDED, Gini, PopularityBias, UniqueItems
+from evalframe.metrics.stacked import stacked_state
 from evalframe.data.catalog import catalog
 
 ROWS = [("u1", "a", 1), ("u1", "b", 2), ("u2", "c", 1), ("u2", "a", 2), ("u3", "b", 1), ("u4", "a", 1)]
@@ -78,3 +86,49 @@ def test_item_counts_of_one_valued_slices_equal_the_group_by(fold, weights):
     )
     assert state.schema == expected.schema
     assert state.sort(by + ["item_id"], nulls_last=True).equals(expected.sort(by + ["item_id"], nulls_last=True))
+
+
+ITEM_IDS = st.sampled_from(["a", "b", "c", "d", "e", None])
+USER_LISTS = st.lists(st.one_of(st.none(), st.lists(ITEM_IDS, max_size=5)), min_size=1, max_size=9)
+CATALOG = catalog(pl.DataFrame({"item_id": ["a", "b", "c", "d"], "popularity": [3.0, 1.5, 7.0, 0.0],
+                                "category": ["x", "y", "x", None]}))
+
+
+@settings(max_examples=30, deadline=None)
+@given(lists=USER_LISTS, seed=st.integers(0, 2**16), own_units=st.booleans(),
+       scales=st.sampled_from([(1.0,), (0.0, 1.0, 2.0), (0.0, 0.5, 1.0, 1 / 3)]))
+def test_item_count_replicate_state_is_the_generic_stacked_state(lists, seed, own_units, scales):
+    rng = np.random.default_rng(seed)
+    frame = pl.DataFrame({RECOMMENDED: pl.Series(lists, dtype=pl.List(pl.String))})
+    n_units = len(lists) if own_units else int(rng.integers(1, len(lists) + 1))
+    index = np.arange(len(lists)) if own_units else rng.integers(0, n_units, len(lists))
+    scale = rng.choice(scales, len(lists))
+    weights = RowWeights(rng.poisson(1.0, (n_units, 6)).astype(np.float64), index, scale)
+    for metric in (Gini(k=3), PopularityBias(k=3, catalog=CATALOG)):
+        mine = metric.replicate_state(frame, weights)
+        generic = stacked_state(metric, frame, weights, weight=WEIGHT, replicate=REPLICATE)
+        if own_units or np.all(scale == np.floor(scale)):  # each unit's weights add in one order: the same bits
+            assert mine.table.equals(generic)
+        else:  # several users of a unit with fractional weights: their sum's order may differ
+            assert mine.table.drop("count").equals(generic.drop("count"))
+            np.testing.assert_allclose(mine.table.get_column("count"), generic.get_column("count"), rtol=1e-14)
+        expected = finalized_values(metric.finalize(generic.lazy(), [REPLICATE]).collect(), 6)
+        np.testing.assert_allclose(metric.values_from_replicate_state(mine), expected, rtol=1e-12)
+
+
+def test_the_bootstrap_takes_the_item_count_replicate_state(monkeypatch):
+    # The engine's bootstrap builds the item counts under its replicate weights through
+    # ItemCountMetric.replicate_state (integer ids, one sparse product), not the generic per-unit
+    # state (a group-by of every (user, item) row per block of replicates).
+    from evalframe.metrics import recommendation
+    from evalframe.metrics import stacked
+
+    calls = []
+    original = recommendation.ItemCountMetric.replicate_state
+    monkeypatch.setattr(recommendation.ItemCountMetric, "replicate_state",
+                        lambda self, frame, weights: calls.append(frame.height) or original(self, frame, weights))
+    monkeypatch.setattr(stacked, "stacked_states", lambda *args, **kwargs: pytest.fail("the generic stacked state was used"))
+    frame = pl.DataFrame([r for r in ROWS], schema=["query_id", "doc_id", "rank"], orient="row")
+    ev = ef.evaluate(ef.read_recommendations(frame), metrics=["gini@2", "unique_items@2"], bootstrap=ef.Bootstrap(resamples=20))
+    assert calls == [4]  # one slice (all 4 users), one block, one state shared by both metrics
+    assert ev.summary.get_column("ci_low").is_not_null().all()

@@ -5,6 +5,7 @@ evalframe), JVM settings for a short life. Starting a JVM costs seconds: never s
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import pytest
@@ -17,6 +18,11 @@ def spark():
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    # SparkContext installs its own SIGINT handler (cancel the jobs, then KeyboardInterrupt) and stop()
+    # leaves it: a SIGINT later in this worker's session (once, at its shutdown on a busy machine) ran it
+    # on the stopped context, an AttributeError that pytest reported as an unraisable exception. The
+    # previous handler comes back after stop().
+    interrupt_handler = signal.getsignal(signal.SIGINT)
     session = (
         SparkSession.builder.master("local[2]")
         .appName("evalframe-tests")
@@ -37,3 +43,4 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    signal.signal(signal.SIGINT, interrupt_handler)

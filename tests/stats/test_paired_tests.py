@@ -127,3 +127,39 @@ def test_small_wilcoxon_with_zeros_or_ties_is_scipys_permutation_rule_to_the_bit
     expected = stats.wilcoxon(d)
     assert row["wilcoxon"] == float(expected.statistic)
     assert row["p_wilcoxon"] == float(expected.pvalue)
+
+
+def test_shared_products_skip_zero_units_and_repeated_columns_and_keep_every_p_value():
+    """Columns equal up to sign and units whose differences are all 0 are left out of the
+    sign-flip products: every p-value equals the plain dense test's (one full product per block
+    of permutations, written here)."""
+    from evalframe.stats.paired_tests import shared_sign_flip_pvalues
+
+    rng = np.random.default_rng(8)
+    n = 300
+    hashes = unit_hashes(pl.DataFrame({"unit": [f"u{i}" for i in range(n)]}))
+    wide = np.where(rng.random((n, 3)) < 0.3, rng.integers(-2, 3, (n, 3)) / 4, 0.0)   # mostly 0
+    narrow = np.full((n, 2), np.nan)
+    subset = rng.random(n) < 0.15                                                   # another subset
+    narrow[subset] = rng.normal(0.2, 1, (subset.sum(), 2))
+    matrix = np.column_stack([wide, -wide[:, 0], wide[:, 1], narrow, np.zeros(n)])   # negated, repeated, all 0
+    (p, exact), = shared_sign_flip_pvalues(hashes, [(np.arange(n), matrix)], permutations=3000, seed=2)
+    filled = np.nan_to_num(matrix)
+    observed = filled.sum(axis=0)
+    extreme = np.zeros(matrix.shape[1])
+    for start in range(0, 3000, 500):
+        kept = permutation_bits(hashes, 2, start, 500).astype(float)
+        statistics = 2.0 * (filled.T @ kept) - observed[:, None]
+        extreme += (np.abs(statistics) >= np.abs(observed)[:, None] * (1 - 1e-9) - 1e-300).sum(axis=1)
+    np.testing.assert_array_equal(p, (1 + extreme) / 3001)
+    assert p[3] == p[0] and p[4] == p[1] and p[-1] == 1.0 and not exact.any()
+
+
+def test_a_sum_that_is_zero_but_for_rounding_has_p_one_in_any_order():
+    """0.1 + 0.2 − 0.3 is 5.6e-17 in float64, not 0: a T that is 0 within its sum's rounding
+    error is 0, so p is 1, exactly (not the share of sign vectors whose own rounding happens to
+    reach it: 0.931 before this rule on the 24 differences below)."""
+    d = np.tile([0.1, 0.2, -0.3], 8)
+    assert d.sum() != 0
+    assert randomization_test(d, np.zeros_like(d), permutations=999) == 1.0              # sampled
+    assert randomization_test(d[:15], np.zeros(15), permutations=2**15) == 1.0          # every sign vector
