@@ -211,11 +211,10 @@ def after_engine(evaluation: Evaluation, pipeline: PipelineSpec, *, source: str 
 
 def _with_sweep(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
     """The evaluation with the dynamic-K γ sweep table of the pipeline's ``dynamic_k_sweep:`` block."""
-    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep, sweep_arguments
+    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
 
-    arguments = sweep_arguments(pipeline.dynamic_k_sweep)
-    names = arguments.pop("slices")
-    slices = None if names is None else {name: pipeline.plan.slices[name] for name in names}
+    arguments = pipeline.sweep_arguments()
+    slices = arguments.pop("slices")
     table = evaluation.tables.get("dynamic_k_sweep")  # the bucket path's, built bucket by bucket (pipeline/scanned.py)
     if table is None:
         table = dynamic_k_sweep(evaluation, slices=slices, **arguments)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe._progress import step
-from evalframe.analyses.dynamic_k_sweep import SweepSetup, sweep_arguments, sweep_plan, sweep_queries, sweep_setup, sweep_table
+from evalframe.analyses.dynamic_k_sweep import SweepSetup, sweep_plan, sweep_queries, sweep_setup, sweep_table
 from evalframe.data.units import partition_keys
 from evalframe.engine.buckets import (bucket_folder, check_buckets, choose_buckets, parse_memory, read_bucket,
                                       run_buckets, sink_buckets, spill_values)
@@ -197,8 +197,5 @@ def _raw_key(reader: RowReader, key: list[str], names: list[str], columns) -> li
 def _sweep(pipeline: PipelineSpec, query_columns: list[str]) -> tuple[SweepSetup, Plan]:
     """The parameters and engine plan of the pipeline's dynamic-K sweep (its ``dynamic_k_sweep:``
     block), run bucket by bucket beside the pipeline's own plan (module docstring)."""
-    arguments = sweep_arguments(pipeline.dynamic_k_sweep)
-    names = arguments.pop("slices")
-    slices = None if names is None else {name: pipeline.plan.slices[name] for name in names}
-    setup = sweep_setup(pipeline.plan, query_columns, slices=slices, **arguments)
+    setup = sweep_setup(pipeline.plan, query_columns, **pipeline.sweep_arguments())
     return setup, sweep_plan(setup)
