@@ -5,8 +5,9 @@ Input: the bundled sample replicated ``--scale`` times (``bench_pipeline.make_da
 renumbered per copy; 30,000 rows and 14.6 MB per copy). Each path runs as the ``evalframe run``
 command in its own process (``--no-bootstrap`` unless ``--bootstrap N``; outputs summary.csv
 and run.json); the figures are the process's wall time, CPU time (user + sys) and peak RSS
-(``wait4``). The two summaries must agree: keys and counts exactly, every number within 1e-12
-relative (sums added in another order); the script exits 1 otherwise.
+(``wait4``). The two summaries and the two dynamic-K sweep tables must agree: keys and counts
+exactly, every number within 1e-12 relative (sums added in another order), and so must run.json's
+row counts; the script exits 1 otherwise.
 
 Usage::
 
@@ -55,6 +56,13 @@ def same_summaries(left: Path, right: Path) -> bool:
     return all(np.isclose(a[c].to_numpy(), b[c].to_numpy(), rtol=1e-12, atol=0, equal_nan=True).all() for c in floats)
 
 
+def same_table_counts(left: Path, right: Path) -> bool:
+    """Whether the two run.json files give the same row counts (queries, ranking, judgments, systems)."""
+    import json
+
+    return json.loads(left.read_text())["tables"] == json.loads(right.read_text())["tables"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=10, help="copies of the sample (default 10: 300,000 rows)")
@@ -70,14 +78,17 @@ def main() -> None:
         buckets = run(data, scratch / "buckets", [*intervals, "--buckets", "auto", "--memory", args.memory,
                                                   "--bucket-dir", str(scratch)])
         equal = same_summaries(scratch / "memory" / "summary.csv", scratch / "buckets" / "summary.csv")
+        sweeps_equal = same_summaries(scratch / "memory" / "dynamic_k_sweep.csv", scratch / "buckets" / "dynamic_k_sweep.csv")
+        counts_equal = same_table_counts(scratch / "memory" / "run.json", scratch / "buckets" / "run.json")
     print(f"input: {data.name}, {size_mb:,.0f} MB ({args.scale * 30_000:,} rows); bucket budget --memory {args.memory}; "
           f"{'bootstrap ' + str(args.bootstrap) if args.bootstrap else 'no bootstrap'}")
     print(f"{'path':<22}{'wall s':>9}{'CPU s':>9}{'peak RSS MB':>13}")
     for label, figures in (("in memory", memory), ("buckets auto", buckets)):
         print(f"{label:<22}{figures['wall_s']:>9.1f}{figures['cpu_s']:>9.1f}{figures['peak_rss_mb']:>13,.0f}")
     print(f"peak RSS ratio (buckets / in memory): {buckets['peak_rss_mb'] / memory['peak_rss_mb']:.2f}; "
-          f"summaries {'equal' if equal else 'DIFFER'}")
-    sys.exit(0 if equal else 1)
+          f"summaries {'equal' if equal else 'DIFFER'}; dynamic-K sweeps {'equal' if sweeps_equal else 'DIFFER'}; "
+          f"run.json's table counts {'equal' if counts_equal else 'DIFFER'}")
+    sys.exit(0 if equal and sweeps_equal and counts_equal else 1)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ units in the same order).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 import polars as pl
@@ -50,6 +50,7 @@ from evalframe.errors import NO_VALUE, ConfigError, Problem
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
+    from evalframe.engine.plan import Plan
     from evalframe.engine.result import Evaluation
 
 DEFAULT_GAMMAS = (0.7, 0.8, 0.9, 0.95)
@@ -184,34 +185,73 @@ def dynamic_k_sweep(
     ``slices`` defaults to ``overall`` plus the evaluation's fold grouping (or ``fold`` when the
     queries have that column).
     """
-    from evalframe.engine.evaluation import evaluate
+    from evalframe.engine.evaluation import run
     from evalframe.engine.result import Evaluation
 
-    problems = check_sweep_parameters(gammas, k_min, k_max, normalize)
-    if problems:
-        raise ConfigError.of(problems)
     plan = data.plan if isinstance(data, Evaluation) else None
     tables = data.inputs if isinstance(data, Evaluation) else data
     if tables is None or tables.queries is None:
         raise ConfigError("the dynamic-K sweep needs the input tables with their queries table")
+    setup = sweep_setup(plan, tables.queries.columns, gammas=gammas, k_min=k_min, k_max=k_max, normalize=normalize,
+                        slices=slices, weight=weight, relevance_threshold=relevance_threshold)
+    return sweep_table(run(sweep_queries(tables, setup), sweep_plan(setup)).summary, setup)
+
+
+@dataclass(frozen=True)
+class SweepSetup:
+    """The sweep's parameters with their defaults resolved (:func:`sweep_setup`)."""
+
+    gammas: tuple[float, ...]
+    k_min: int
+    k_max: int
+    normalize: Normalize | Literal["none"]
+    slices: Mapping[str, Sequence[str]]
+    weight: str | None
+    relevance_threshold: int
+
+
+def sweep_setup(plan: Plan | None, query_columns: Sequence[str], *, gammas: Sequence[float] = DEFAULT_GAMMAS,
+                k_min: int = 1, k_max: int = 20, normalize: Normalize | Literal["none"] = None,
+                slices: Mapping[str, Sequence[str]] | None = None, weight: str | None = None,
+                relevance_threshold: int | None = None) -> SweepSetup:
+    """The parameters of :func:`dynamic_k_sweep` checked, with the defaults of the evaluation's
+    ``plan`` (None: none) and of its queries table's columns filled in."""
+    problems = check_sweep_parameters(gammas, k_min, k_max, normalize)
+    if problems:
+        raise ConfigError.of(problems)
     if slices is None:
         slices = {"overall": ()}
         if plan is not None and plan.fold_grouping is not None:
             slices[plan.fold_grouping] = plan.slices[plan.fold_grouping]
-        elif "fold" in tables.queries.columns:
+        elif "fold" in query_columns:
             slices["fold"] = ("fold",)
     weight = weight if weight is not None or plan is None else plan.weight
     threshold = relevance_threshold if relevance_threshold is not None else (plan.relevance_threshold if plan else 1)
+    return SweepSetup(tuple(float(gamma) for gamma in gammas), k_min, k_max, normalize, dict(slices), weight, threshold)
 
-    gammas = [float(gamma) for gamma in gammas]
+
+def sweep_plan(setup: SweepSetup) -> Plan:
+    """The engine's plan of the sweep's one pass over every γ (:func:`sweep_queries`)."""
+    from evalframe.engine.evaluation import make_plan
+
+    return make_plan(list(SWEEP_METRICS), slices=setup.slices, weight=setup.weight,
+                     relevance_threshold=setup.relevance_threshold)
+
+
+def sweep_queries(tables: Tables, setup: SweepSetup) -> Tables:
+    """The tables of the sweep's engine pass: every γ's copy of the queries table with its K and
+    its top K's counts (module docstring), and no ranking. Each query's rows come from its own
+    ranking rows and judgments alone, so the tables of parts holding whole queries (buckets)
+    are the parts of the whole's, and the engine's partials of them merge into the whole's."""
+    gammas, k_min, slices, weight = list(setup.gammas), setup.k_min, setup.slices, setup.weight
     k_columns = [f"_sweep_k{i}" for i in range(len(gammas))]
     counts = [f"{name}__{column}" for column in k_columns for name in EXTRACTION_COLUMNS]
     # Every γ's K per query, then its top K's counts (the engine's own counting), over the ranking's
     # rows keyed by one integer per query (no string keys hashed).
-    rows = _policy_rows(tables.ranking, normalize=normalize, in_rank_order=tables.ranking_rows is None, keep=["doc_id"])
-    policy = _policy(rows, gammas, k_min, k_max, k_columns)
+    rows = _policy_rows(tables.ranking, normalize=setup.normalize, in_rank_order=tables.ranking_rows is None, keep=["doc_id"])
+    policy = _policy(rows, gammas, k_min, setup.k_max, k_columns)
     counted = (
-        with_relevance(rows.select("_query", "query_id", "doc_id", "rank"), tables.judgments, threshold)
+        with_relevance(rows.select("_query", "query_id", "doc_id", "rank"), tables.judgments, setup.relevance_threshold)
         .join(policy.select("_query", *k_columns), on="_query", how="inner")
         .group_by("_query")
         .agg(expression.alias(f"{name}__{column}") for column in k_columns
@@ -234,12 +274,16 @@ def dynamic_k_sweep(
     # Every γ in one engine pass: γ i's copy of the queries has its systems renamed with
     # _gamma_suffix(i), so units and slices never mix γs. The metrics read only the queries
     # table (the counts are given), so the ranking is not passed.
-    stacked = replace(tables, queries=pl.concat(copies), ranking_rows=None, ranked_lists=None)
-    summary = evaluate(stacked, metrics=list(SWEEP_METRICS), slices=slices, weight=weight,
-                       relevance_threshold=threshold).summary
+    return replace(tables, queries=pl.concat(copies), ranking_rows=None, ranked_lists=None)
+
+
+def sweep_table(summary: pl.DataFrame, setup: SweepSetup) -> pl.DataFrame:
+    """The sweep table (module docstring) of the summary of the engine's pass over
+    :func:`sweep_queries` as :func:`sweep_plan` says."""
+    slices = setup.slices
     slice_keys = [k for keys in slices.values() for k in keys]
     rows = []
-    for i, gamma in enumerate(gammas):
+    for i, gamma in enumerate(setup.gammas):
         suffix = _gamma_suffix(i)
         of_gamma = summary.filter(pl.col(SYSTEM).str.ends_with(suffix)).with_columns(
             pl.col(SYSTEM).str.strip_suffix(suffix))

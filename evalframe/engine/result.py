@@ -58,6 +58,10 @@ class Evaluation:
     notes: tuple[str, ...] = ()
     #: Where the input came from (path, sha256, format, rows), for ``run.json``.
     source: dict[str, Any] = field(default_factory=dict)
+    #: Row counts of the input tables (``ranking``, ``judgments``) for ``run.json`` when
+    #: ``inputs`` is not held: a pipeline's bucket path adds them up bucket by bucket
+    #: (:mod:`evalframe.pipeline.scanned`). Empty: read them off ``inputs``.
+    input_rows: Mapping[str, int] = field(default_factory=dict)
     #: The bootstrap's replicate values (when ``plan.bootstrap`` is set): the summary's key
     #: columns and ``values``, ``Array(Float64, R)``, nan where a replicate is undefined
     #: (:func:`evalframe.engine.uncertainty.replicates_table`); None without a bootstrap.

@@ -211,12 +211,13 @@ def after_engine(evaluation: Evaluation, pipeline: PipelineSpec, *, source: str 
 
 def _with_sweep(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
     """The evaluation with the dynamic-K γ sweep table of the pipeline's ``dynamic_k_sweep:`` block."""
-    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep, sweep_arguments
+    from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
 
-    arguments = sweep_arguments(pipeline.dynamic_k_sweep)
-    names = arguments.pop("slices")
-    slices = None if names is None else {name: pipeline.plan.slices[name] for name in names}
-    table = dynamic_k_sweep(evaluation, slices=slices, **arguments)
+    arguments = pipeline.sweep_arguments()
+    slices = arguments.pop("slices")
+    table = evaluation.tables.get("dynamic_k_sweep")  # the bucket path's, built bucket by bucket (pipeline/scanned.py)
+    if table is None:
+        table = dynamic_k_sweep(evaluation, slices=slices, **arguments)
     evaluation = evaluation.with_tables(dynamic_k_sweep=table)
     # run.json records the analysis' parameters (the table shows γ, not k_min or k_max).
     groupings = table.get_column("grouping").unique(maintain_order=True).to_list()

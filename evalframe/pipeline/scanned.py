@@ -20,11 +20,13 @@ first appearance). Each
 bucket's rows then pass the reader's contract as they are read, and the bootstrap unit's
 consistency is checked there (it spans only whole units). An error in any bucket stops the run
 before anything is written (exit 2) and names the file, line, column and value, as the eager
-reader does; it lists the problems of that bucket.
+reader does; it lists the problems of that bucket. ``run.json``'s row counts (the input's
+rows, the ranking's and the judgments') are added up bucket by bucket as the buckets are read.
 
-**Not run with buckets**: the dynamic-K γ sweep, which evaluates the whole input again per γ;
-it is skipped with a note (run without buckets to get it). ``run.json`` then gives no ranking
-or judgment row counts (the input's row count is given).
+**The dynamic-K γ sweep** runs bucket by bucket too: each bucket's queries get every γ's K and
+counts (:func:`~evalframe.analyses.dynamic_k_sweep.sweep_queries`, from that bucket's ranking
+and judgments alone), the sweep's engine pass gives the bucket's partials (their per-unit values
+on disk), and the merged partials give the sweep table of the in-memory run.
 """
 
 from __future__ import annotations
@@ -36,20 +38,21 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from evalframe._progress import step
+from evalframe.analyses.dynamic_k_sweep import SweepSetup, sweep_plan, sweep_queries, sweep_setup, sweep_table
 from evalframe.data.units import partition_keys
 from evalframe.engine.buckets import (bucket_folder, check_buckets, choose_buckets, parse_memory, read_bucket,
-                                      run_buckets, sink_buckets)
+                                      run_buckets, sink_buckets, spill_values)
 from evalframe.engine.evaluation import finalize
-from evalframe.engine.partials import evaluate_part
+from evalframe.engine.partials import evaluate_part, merge
 from evalframe.errors import ConfigError, InputError
 from evalframe.io.readers import ROW_READERS, RowReader
 from evalframe.io.scan import FILE_COLUMN, ROW_COLUMN, RowScan, scan_rows
 from evalframe.metrics.judged import is_judged, prepare_metrics
 from evalframe.pipeline.preflight import check_part, preflight
-from evalframe.pipeline.requires import Skipped
 
 if TYPE_CHECKING:
     from evalframe.data.tables import Tables
+    from evalframe.engine.plan import Plan
     from evalframe.engine.result import Evaluation
     from evalframe.pipeline.spec import PipelineSpec
 
@@ -60,6 +63,8 @@ HEAD_ROWS = 1_000
 #: buckets: peak RSS of the split 950 MB with Polars' default row groups, 483 MB with 4,096 rows).
 SPLIT_ROW_GROUP = 4_096
 _ROWS = "rows"
+#: The folder of the γ sweep's per-unit values inside the bucket folder.
+_SWEEP = "_sweep"
 
 
 def scans_input(pipeline: PipelineSpec, source, samples=None) -> bool:
@@ -83,16 +88,22 @@ def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpe
     names = rows.frame.collect_schema().names()
     key = _raw_key(reader, partition_keys((m.unit for m in plan.metrics), plan.units), names, spec.columns)
     n = choose_buckets(buckets, rows.size, budget)
-    n_rows = 0
+    counts = dict.fromkeys(("rows", "ranking", "judgments"), 0)  # the input tables' rows, added bucket by bucket
+    sweep, sweep_parts = None, []  # the γ sweep's parameters and plan (its defaults read the queries' columns), its parts
 
     def evaluate_bucket(bucket: int) -> tuple[object, list[str]]:
-        nonlocal n_rows
+        nonlocal sweep
         raw = read_bucket(folder, _ROWS, bucket, schema).sort(FILE_COLUMN, ROW_COLUMN)
         if raw.is_empty():
             return None, []
         tables = _read(rows, reader, spec, raw)
         check_part(pipeline, tables)
-        n_rows += tables.n_rows
+        for name, count in input_rows(tables).items():
+            counts[name] += count
+        if pipeline.dynamic_k_sweep is not None:  # the γ sweep's partials of this bucket, its per-unit values on disk
+            sweep = sweep or _sweep(pipeline, tables.queries.columns)
+            part = evaluate_part(sweep_queries(tables, sweep[0]), sweep[1])
+            sweep_parts.append(spill_values(part, folder / _SWEEP, bucket))
         return evaluate_part(tables, plan), []
 
     with bucket_folder(execution.get("bucket_dir")) as folder:
@@ -103,7 +114,17 @@ def run_scanned(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpe
             except pl.exceptions.PolarsError as error:
                 raise rows.read_error(error) from None
         evaluation = run_buckets(n, evaluate_bucket, folder, finish=finalize)
-    return pipeline, evaluation, n_rows
+        if sweep is not None:
+            evaluation = evaluation.with_tables(dynamic_k_sweep=sweep_table(finalize(merge(sweep_parts)).summary, sweep[0]))
+    n_rows = counts.pop("rows")
+    return pipeline, replace(evaluation, input_rows=counts), n_rows
+
+
+def input_rows(tables: Tables) -> dict[str, int]:
+    """The row counts ``run.json`` gives of a run's input (``rows``: the input file's;
+    ``ranking``, ``judgments``: the reader's tables'): each adds up over parts holding whole
+    queries, since the reader's tables of a query come from that query's rows alone."""
+    return {"rows": tables.n_rows, "ranking": tables.n_ranking_rows, "judgments": tables.judgments.height}
 
 
 def checked_scan(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSpec, RowScan]:
@@ -116,7 +137,7 @@ def checked_scan(pipeline: PipelineSpec, source: str | Path) -> tuple[PipelineSp
     tables = _read(rows, reader, spec, head)
     pipeline = preflight(pipeline, tables, systems=_systems(rows, reader, spec.columns))
     prepare_metrics(pipeline.plan.metrics, tables)  # e.g. a model not on disk: an error before the split
-    return _without_sweep(pipeline), rows
+    return pipeline, rows
 
 
 def _head(rows: RowScan, reader: RowReader, columns) -> pl.LazyFrame:
@@ -173,12 +194,8 @@ def _raw_key(reader: RowReader, key: list[str], names: list[str], columns) -> li
     return list(dict.fromkeys(raw))
 
 
-def _without_sweep(pipeline: PipelineSpec) -> PipelineSpec:
-    """The pipeline without its dynamic-K sweep, skipped with a note (module docstring)."""
-    if pipeline.dynamic_k_sweep is None:
-        return pipeline
-    skipped = Skipped("dynamic_k_sweep", "dynamic-K sweep", "it evaluates the whole input in memory once per γ",
-                      "run without `execution.buckets` (`--buckets`)")
-    about = {**pipeline.plan.about, "skipped": [*pipeline.plan.about.get("skipped", []), skipped.describe()]}
-    return replace(pipeline, dynamic_k_sweep=None, skipped=(*pipeline.skipped, skipped),
-                   plan=replace(pipeline.plan, about=about))
+def _sweep(pipeline: PipelineSpec, query_columns: list[str]) -> tuple[SweepSetup, Plan]:
+    """The parameters and engine plan of the pipeline's dynamic-K sweep (its ``dynamic_k_sweep:``
+    block), run bucket by bucket beside the pipeline's own plan (module docstring)."""
+    setup = sweep_setup(pipeline.plan, query_columns, **pipeline.sweep_arguments())
+    return setup, sweep_plan(setup)

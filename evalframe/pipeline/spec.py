@@ -140,6 +140,17 @@ class PipelineSpec:
     def slices(self) -> Mapping[str, tuple[str, ...]]:
         return self.plan.slices
 
+    def sweep_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`evalframe.analyses.dynamic_k_sweep.dynamic_k_sweep` from
+        the ``dynamic_k_sweep:`` block, its ``slices`` names resolved to the plan's slices (None:
+        the default)."""
+        from evalframe.analyses.dynamic_k_sweep import sweep_arguments
+
+        arguments = sweep_arguments(self.dynamic_k_sweep or {})
+        names = arguments["slices"]
+        arguments["slices"] = None if names is None else {name: self.plan.slices[name] for name in names}
+        return arguments
+
 
 def yaml_error_text(path: str | Path, error: yaml.YAMLError) -> str:
     """``file:line:col: what is wrong`` for a YAML syntax error (1-based, as editors count),

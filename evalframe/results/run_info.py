@@ -68,8 +68,8 @@ def describe_run(evaluation) -> dict[str, Any]:
         },
         "tables": {
             "queries": evaluation.queries.height,
-            "ranking": tables.n_ranking_rows if tables is not None else None,
-            "judgments": tables.judgments.height if tables is not None else None,
+            "ranking": tables.n_ranking_rows if tables is not None else evaluation.input_rows.get("ranking"),
+            "judgments": tables.judgments.height if tables is not None else evaluation.input_rows.get("judgments"),
             "systems": systems_overview(evaluation),
         },
         "units": {name: list(keys) for name, keys in evaluation.units.keys.items()},

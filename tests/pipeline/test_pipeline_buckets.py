@@ -17,6 +17,7 @@ import evalframe as ef
 from evalframe.cli import main as cli_main
 from evalframe.errors import ConfigError, InputError
 from evalframe.pipeline.scanned import scans_input
+from evalframe.results.run_info import describe_run
 
 SAMPLE = "data_samples/per_query.csv"
 #: Exactly equal between the paths: keys, counts, notes, statistics read off sorted per-unit values.
@@ -102,6 +103,7 @@ def test_buckets_equal_the_in_memory_pipeline(per_query, in_memory):
     for name in ("ablation", "tuning", "checks"):  # ablation rows are means across folds: their last bits may differ
         assert_frame_equal(bucketed.tables[name], in_memory.tables[name], check_exact=False, rel_tol=1e-12, abs_tol=0)
     assert bucketed.source["rows"] == in_memory.source["rows"]
+    assert describe_run(bucketed)["tables"] == describe_run(in_memory)["tables"]
 
 
 def test_parquet_in_buckets(per_query, in_memory_without_intervals):
@@ -110,14 +112,23 @@ def test_parquet_in_buckets(per_query, in_memory_without_intervals):
     assert_same_summary(in_memory_without_intervals.summary, _run(per_query / "per_query.parquet", 3, bootstrap=False).summary)
 
 
-def test_the_sweep_is_skipped_with_a_note():
-    """The dynamic-K sweep evaluates the whole input per γ: not run with buckets, and said so."""
-    from evalframe.pipeline.scanned import _without_sweep
-
-    pipeline = _without_sweep(ef.load_pipeline("evidence_contract"))
-    assert pipeline.dynamic_k_sweep is None
-    assert [s.part for s in pipeline.skipped] == ["dynamic_k_sweep"]
-    assert pipeline.plan.about["skipped"][-1]["part"] == "dynamic_k_sweep"
+def test_the_sweep_in_buckets_is_the_in_memory_sweep(per_query):
+    """The dynamic-K γ sweep bucket by bucket (weights, softmax, the fold slice by default; γ = 1
+    among the γs): the in-memory table — counts and quantiles (median_k, p90_k) exactly, means
+    within 1e-12 — and run.json's record of it; nothing skipped."""
+    settings = {**_SETTINGS, "metrics": [{"names": ["n_queries"]}], "targets": {}, "ablation": None, "tuning": None, "checks": None}
+    for sweep in [{"gammas": [0.5, 0.9, 1.0], "k_max": 8, "normalize": "softmax"}]:
+        results = [ef.run_pipeline("evidence_contract", input=str(per_query / "per_query.csv"), bootstrap=False,
+                                   set={**settings, "dynamic_k_sweep": sweep, **extra}, outputs=_OUTPUTS)
+                   for extra in ({}, {"execution.buckets": 4})]
+        whole, bucketed = (result.tables["dynamic_k_sweep"] for result in results)
+        assert set(whole.get_column("grouping")) == {"overall", "fold"} and whole.get_column("n_queries").sum() > 0
+        exact = ["gamma", "grouping", "system", "n_queries", "median_k", "p90_k", "n_with_evidence", "sentences_extracted"]
+        assert bucketed.select(exact).equals(whole.select(exact))
+        assert_frame_equal(bucketed, whole, check_exact=False, rel_tol=1e-12, abs_tol=0)
+        about = [describe_run(result) for result in results]
+        assert about[1]["analyses"]["dynamic_k_sweep"] == about[0]["analyses"]["dynamic_k_sweep"]
+        assert about[1]["skipped"] == about[0]["skipped"] and about[1]["notes"] == about[0]["notes"]
 
 
 def test_retrieval_results_in_buckets(tmp_path):
@@ -133,6 +144,32 @@ def test_retrieval_results_in_buckets(tmp_path):
     whole = ef.run_pipeline("retrieval_gate", input=str(path), set=settings, outputs=["summary.csv"])
     bucketed = ef.run_pipeline("retrieval_gate", input=str(path), set={**settings, "execution.buckets": 4}, outputs=["summary.csv"])
     assert_same_summary(whole.summary, bucketed.summary)
+
+
+def test_run_json_counts_the_tables_bucket_by_bucket(tmp_path):
+    """run.json of a bucket run gives the in-memory run's row counts (input rows, ranking rows,
+    judgments, queries, systems), added up while the buckets are read: generated retrieval
+    results with lists of random lengths (some empty), queries one system lacks, and gold lists
+    of zero to three ids."""
+    rng = np.random.default_rng(27)
+    docs = [f"d{i}" for i in range(40)]
+    rows = [{"case": f"q{q:03d}", "system": system, "retrieved_ids": list(rng.permutation(docs)[:rng.integers(0, 12)]),
+             "gold_ids": [docs[(q * 7 + i) % 40] for i in range(q % 4)], "tier": "AB"[q % 2]}
+            for q in range(120) for system in ("bm25", "dense", "hybrid") if system != "hybrid" or q % 5]
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    settings = {"input.columns": {"query_id": "case"}}
+    written = {}
+    for name, extra in (("whole", {}), ("bucketed", {"execution.buckets": 7})):
+        ef.run_pipeline("retrieval_gate", input=str(path), set={**settings, **extra}, outputs=["run.json"], bootstrap=False,
+                        out=tmp_path / name)
+        written[name] = json.loads((tmp_path / name / "run.json").read_text())
+    whole, bucketed = written["whole"], written["bucketed"]
+    assert whole["input"]["rows"] == len(rows)
+    assert whole["tables"]["ranking"] == sum(len(row["retrieved_ids"]) for row in rows) > 0
+    assert whole["tables"]["judgments"] > 0
+    assert bucketed["tables"] == whole["tables"]
+    assert bucketed["input"]["rows"] == whole["input"]["rows"]
 
 
 def _with_bad_cell(text: str, line: int, column: str, value: str) -> str:
