@@ -41,6 +41,7 @@ from evalframe.engine.result import Evaluation
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, Metric, SetMetric
+from evalframe.metrics.keyed_sums import KeyedSumsMetric, finalize_sharing
 from evalframe.engine.bootstrap import Bootstrap
 
 
@@ -111,10 +112,9 @@ def _summary(partials: Partials) -> pl.DataFrame:
                     ))
                 if set_metrics:
                     found = pl.concat([
-                        metric.finalize(ordered_state(g, grouping, metric).lazy(), by[grouping])
-                        .select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
-                                pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
-                        for metric in set_metrics
+                        table.select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
+                                     pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
+                        for metric, table in _finalized(set_metrics, lambda m: ordered_state(g, grouping, m), by[grouping])
                     ])
                     tables_of_grouping.append(aggregate.set_summary(sizes, found, by=by[grouping]))
                 for table in tables_of_grouping:
@@ -130,6 +130,21 @@ def _summary(partials: Partials) -> pl.DataFrame:
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
     return summary
+
+
+def _finalized(metrics: Sequence[SetMetric], state_of, by: list[str]) -> list[tuple[SetMetric, pl.LazyFrame]]:
+    """Each set metric beside its ``finalize`` of its state (``state_of(metric)``), in the metrics'
+    order; the :class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric` of one ``state_id`` finalized
+    together, their dense view built once (:func:`~evalframe.metrics.keyed_sums.finalize_sharing`)."""
+    sharing: dict[object, list[int]] = {}
+    for position, metric in enumerate(metrics):
+        if isinstance(metric, KeyedSumsMetric):
+            sharing.setdefault(metric.state_id, []).append(position)
+    tables: dict[int, pl.LazyFrame] = {}
+    for positions in sharing.values():
+        group = [metrics[p] for p in positions]
+        tables.update(zip(positions, finalize_sharing(group, state_of(group[0]).lazy(), by), strict=True))
+    return [(m, tables[p] if p in tables else m.finalize(state_of(m).lazy(), by)) for p, m in enumerate(metrics)]
 
 
 def _quantile_rows(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *,

@@ -143,17 +143,11 @@ class KeyedSumsMetric(SetMetric):
 
     def finalize(self, state: pl.LazyFrame, by: list[str]) -> pl.LazyFrame:
         """:meth:`slice_values` with the state's slices as the columns (:func:`slice_columns`)."""
-        table = state.collect(engine="in-memory") if isinstance(state, pl.LazyFrame) else state
-        parts = [self._slice_table(slice_keys, dense)
-                 for slice_keys, dense in slice_columns(table, by, self.state_keys, list(self.state_kinds))]
-        if not parts:  # no slice: the columns of none
-            empty = SliceColumns({k: np.zeros((1, 0)) for k in self.state_keys}, {c: np.zeros((1, 0)) for c in self.state_kinds})
-            parts = [self._slice_table(table.select(by).clear(), empty)]
-        return finalized(pl.concat(parts, how="vertical_relaxed").lazy(), by, pl.col("value"), self.reasons())
+        return finalize_sharing([self], state, by)[0]
 
-    def _slice_table(self, slice_keys: pl.DataFrame, dense: Any) -> pl.DataFrame:
-        """The slices' keys beside :meth:`slice_values` of their dense state."""
-        found = self.slice_values(self.view(dense))
+    def _slice_table(self, slice_keys: pl.DataFrame, view: Any) -> pl.DataFrame:
+        """The slices' keys beside :meth:`slice_values` of their dense state's :meth:`view`."""
+        found = self.slice_values(view)
         frame = pl.DataFrame({name: np.asarray(values) for name, values in found.items()})
         frame = frame.with_columns(pl.col("n").cast(pl.Int64), pl.col("value").fill_nan(None))  # NaN: undefined, no reason named
         return pl.concat([slice_keys, frame], how="horizontal") if slice_keys.width else frame
@@ -180,3 +174,20 @@ class KeyedSumsMetric(SetMetric):
         values = values.fill_null(np.nan).to_numpy().astype(np.float64)
         bounds = np.cumsum([0, *(np.asarray(f["value"]).size for f in found)])
         return [values[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def finalize_sharing(metrics: Sequence[KeyedSumsMetric], state: pl.LazyFrame | pl.DataFrame,
+                     by: list[str]) -> list[pl.LazyFrame]:
+    """:meth:`KeyedSumsMetric.finalize` of several metrics of one ``state_id`` on their one state:
+    the slices as dense columns (:func:`slice_columns`) and their :meth:`~KeyedSumsMetric.view`
+    (the ROC family's curves) built once for all of them, as the bootstrap does."""
+    first = metrics[0]
+    table = state.collect(engine="in-memory") if isinstance(state, pl.LazyFrame) else state
+    views = [(slice_keys, first.view(dense))
+             for slice_keys, dense in slice_columns(table, by, first.state_keys, list(first.state_kinds))]
+    if not views:  # no slice: the columns of none
+        empty = SliceColumns({k: np.zeros((1, 0)) for k in first.state_keys}, {c: np.zeros((1, 0)) for c in first.state_kinds})
+        views = [(table.select(by).clear(), first.view(empty))]
+    return [finalized(pl.concat([metric._slice_table(keys, view) for keys, view in views], how="vertical_relaxed").lazy(),
+                      by, pl.col("value"), metric.reasons())
+            for metric in metrics]
