@@ -520,15 +520,8 @@ def _k_overall_panel(ax, data: ReportData, rows: pl.DataFrame) -> _Legend:
     palette = colours(data)
     overall = rows.filter(pl.col("group") == "all")
     systems = [s for s in data.systems if s in set(overall.get_column("system").to_list())]
-    width = 0.8 / max(len(systems), 1)
-    handles, boxes = [], []
-    for i, name in enumerate(systems):
-        own = overall.filter(pl.col("system") == name)
-        positions = own["x"].to_numpy() + (i - (len(systems) - 1) / 2) * width
-        counts = own["count"].to_numpy()
-        handles.append(ax.bar(positions, counts, width=width, color=palette[name], gid=f"k-all-{name}"))
-        boxes += _bar_boxes(positions, width, counts.astype(float), None)
-    ax.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
+    handles, boxes = _k_bars(ax, [(overall.filter(pl.col("system") == name), palette[name], f"k-all-{name}")
+                                  for name in systems])
     return _Legend(handles, systems, boxes=boxes)
 
 
@@ -536,16 +529,23 @@ def _k_state_panel(ax, data: ReportData, rows: pl.DataFrame, system: str) -> _Le
     """Bars of ``system``'s selected K per gate state on ``ax``; its legend (None without states)."""
     states = rows.filter((pl.col("system") == system) & (pl.col("group") != "all"))
     names = states.get_column("group").unique(maintain_order=True).to_list()
-    width = 0.8 / max(len(names), 1)
+    handles, boxes = _k_bars(ax, [(states.filter(pl.col("group") == state), PALETTE[(i + 2) % len(PALETTE)], f"k-state-{state}")
+                                  for i, state in enumerate(names)])
+    return _Legend(handles, [str(n) for n in names], boxes=boxes, title="state") if names else None
+
+
+def _k_bars(ax, groups: list[tuple[pl.DataFrame, str, str]]) -> tuple[list, list]:
+    """Grouped bars on ``ax``, one set per ``(rows with x and count, colour, gid)``, side by side
+    around each K; the bars' handles and label boxes."""
+    width = 0.8 / max(len(groups), 1)
     handles, boxes = [], []
-    for i, state in enumerate(names):
-        own = states.filter(pl.col("group") == state)
-        positions = own["x"].to_numpy() + (i - (len(names) - 1) / 2) * width
+    for i, (own, colour, gid) in enumerate(groups):
+        positions = own["x"].to_numpy() + (i - (len(groups) - 1) / 2) * width
         counts = own["count"].to_numpy()
-        handles.append(ax.bar(positions, counts, width=width, color=PALETTE[(i + 2) % len(PALETTE)], gid=f"k-state-{state}"))
+        handles.append(ax.bar(positions, counts, width=width, color=colour, gid=gid))
         boxes += _bar_boxes(positions, width, counts.astype(float), None)
     ax.set(xlabel="Selected K (sentences extracted)", ylabel="Queries")
-    return _Legend(handles, [str(n) for n in names], boxes=boxes, title="state") if names else None
+    return handles, boxes
 
 
 def fold_spread(data: ReportData, metrics: list[str] | None = None):
