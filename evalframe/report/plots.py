@@ -645,12 +645,15 @@ def report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
         for metric in HEADLINE_METRICS:
             if metric in present:
                 plots[f"criterion_{_safe(metric)}"] = ("criterion_bars", (metric,))
-    if data.curves is not None and _curve(data, "selected_k").height:
-        # every system's histogram once, then each system's by state (no stem of a system's
-        # figure is `dynamic_k` alone)
+    selected_k = _curve(data, "selected_k")
+    if selected_k.height:
+        # every system's histogram once, then each system's by state where the run has states
+        # (no stem of a system's figure is `dynamic_k` alone)
         plots["dynamic_k"] = ("dynamic_k_overall", ())
+        with_states = set(selected_k.filter(pl.col("group") != "all").get_column("system").to_list())
         for system in data.systems:
-            plots[f"dynamic_k_{_safe(system)}"] = ("dynamic_k_states", (system,))
+            if system in with_states:
+                plots[f"dynamic_k_{_safe(system)}"] = ("dynamic_k_states", (system,))
     fold = data.fold_key
     if fold and any(keys == [fold] for keys in data.slices.values()):
         plots["fold_spread"] = ("fold_spread", ())

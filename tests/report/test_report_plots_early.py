@@ -75,3 +75,15 @@ def test_the_single_panel_selected_k_figures_keep_titles_and_legends_inside(two_
         title, legend = ax.title.get_window_extent(renderer), ax.get_legend().get_window_extent(renderer)
         assert page.x0 - 0.5 <= title.x0 and title.x1 <= page.x1 + 0.5 and title.y1 <= page.y1 + 0.5
         assert page.x0 - 0.5 <= legend.x0 and legend.x1 <= page.x1 + 0.5 and page.y0 - 0.5 <= legend.y0 and legend.y1 <= page.y1 + 0.5
+
+
+def test_a_system_without_gate_states_gets_no_empty_by_state_figure(two_systems_evaluation):
+    """A run without a ``state`` column (or a system without states) has every system's histogram
+    but no per-system figure of states, which would be empty."""
+    data = ReportData.from_evaluation(two_systems_evaluation)
+    stateless, with_states = data.systems
+    curves = data.curves.filter(~((pl.col("curve") == "selected_k") & (pl.col("group") != "all")
+                                  & (pl.col("system") == stateless)))
+    listed = plots.report_plots(ReportData.from_evaluation(two_systems_evaluation, curves=curves))
+    assert "dynamic_k" in listed
+    assert f"dynamic_k_{with_states}" in listed and f"dynamic_k_{stateless}" not in listed
