@@ -45,7 +45,16 @@ def test_plots_begun_from_the_engines_result_give_the_files_of_plots_drawn_at_wr
     outputs = ("report.md", "plots")
     early = start_plots(two_systems_evaluation, outputs)
     assert early is not None and "forest" not in plots.report_plots(early.data)
+    drawn_at_writing = []
+    start = plots.start_report_plots
+
+    def recorded(data, formats, *args, stems=None, **kwargs):
+        drawn_at_writing.append(stems)
+        return start(data, formats, *args, stems=stems, **kwargs)
+
+    monkeypatch.setattr(plots, "start_report_plots", recorded)
     write_outputs(final, tmp_path / "early", outputs, early=early)
+    assert drawn_at_writing == [["forest"]]  # the early plots were used: only the forest plot drawn here
     write_outputs(final, tmp_path / "plain", outputs)
     written = sorted(p.relative_to(tmp_path / "plain") for p in (tmp_path / "plain").rglob("*") if p.is_file())
     assert (tmp_path / "plain" / "plots" / "forest.png").is_file() and (tmp_path / "plain" / "plots" / "dynamic_k.svg").is_file()
