@@ -87,7 +87,7 @@ def stacked_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray
     """
     for dense, slice_rows, slice_weights in _per_unit_slices(metric, frame, slices, weights, weight=weight):
         if dense is None:  # a state column not linear in the weights
-            yield _repeated_rows_state(metric, slice_rows(), slice_weights, weight=weight, replicate=replicate)
+            yield _repeated_rows_state(metric, slice_rows(), slice_weights(), weight=weight, replicate=replicate)
         else:
             yield dense.long_table(replicate)
 
@@ -107,7 +107,7 @@ def dense_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray],
 def _per_unit_slices(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray], weights: Any, *,
                      weight: str) -> Iterator[tuple[DenseState | None, Any, Any]]:
     """Per slice: its :class:`DenseState` (None when a state column is not linear in the weights),
-    a function giving the slice's rows, and the slice's weights (for the repeated-rows fallback)."""
+    and functions giving the slice's rows and its weights (for the repeated-rows fallback)."""
     WEIGHT = weight  # noqa: N806 (the base module's column name)
     order = np.concatenate(slices) if len(slices) else np.zeros(0, np.int64)
     slice_code = np.repeat(np.arange(len(slices), dtype=np.int64), [s.size for s in slices])
@@ -141,12 +141,13 @@ def _per_unit_slices(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarr
     if probed is not None:
         probe_bounds = np.searchsorted(probed.get_column(SLICE_CODE).to_numpy(), np.arange(len(slices) + 1))
         probed = probed.drop(SLICE_CODE)
+    row_bounds = np.cumsum([0, *(s.size for s in slices)])  # the rows are in slice order
     for position in range(len(slices)):
-        in_slice = slice_code == position
+        in_slice = slice(int(row_bounds[position]), int(row_bounds[position + 1]))
         probes_of_slice = probed[int(probe_bounds[position]):int(probe_bounds[position + 1])] if probed is not None else None
         yield (_dense_slice(metric, per_unit[int(unit_bounds[position]):int(unit_bounds[position + 1])],
                             probes_of_slice, keys, weights, declared),
-               lambda in_slice=in_slice: rows.filter(pl.Series(in_slice)).drop(SLICE_CODE), weights.take(in_slice))
+               lambda in_slice=in_slice: rows[in_slice].drop(SLICE_CODE), lambda in_slice=in_slice: weights.take(in_slice))
 
 
 def _column_kinds(metric: Any, probed: pl.DataFrame, value_columns: list[str]) -> dict[str, str] | None:

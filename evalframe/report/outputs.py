@@ -94,18 +94,11 @@ def default_outputs(evaluation) -> tuple[str, ...]:
 def coarse_units_table(evaluation) -> pl.DataFrame:
     """``per_unit.parquet``: the long values of every unit other than the query, each unit's rows
     with its own keys (:meth:`~evalframe.engine.result.Evaluation.per_unit`) and a ``unit`` column."""
-    if evaluation.per_unit_on_disk:
-        return _coarse_units_lazy(evaluation).collect()
-    names = evaluation.per_unit_values.get_column("unit").unique(maintain_order=True).to_list()
-    parts = [evaluation.per_unit(name).with_columns(unit=pl.lit(name)) for name in names if name != "query"]
-    if not parts:
-        return evaluation.per_unit_values.clear()
-    table = pl.concat(parts, how="diagonal_relaxed")
-    return table.select("system", "unit", pl.exclude("system", "unit"))
+    return _coarse_units_lazy(evaluation).collect()
 
 
 def _coarse_units_lazy(evaluation) -> pl.LazyFrame:
-    """:func:`coarse_units_table` of a bucket run, lazy over its per-unit value files (streamed)."""
+    """:func:`coarse_units_table`, lazy (over the per-unit value files of a bucket run: streamed)."""
     lazy = evaluation.per_unit_lazy()
     names = lazy.select(pl.col("unit").unique(maintain_order=True)).collect(engine="streaming").get_column("unit").to_list()
     parts = [evaluation.per_unit_lazy(name).with_columns(unit=pl.lit(name)) for name in names if name != "query"]

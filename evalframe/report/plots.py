@@ -664,7 +664,7 @@ def report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
 
 
 _DRAW = {"roc": roc, "pr": pr, "reliability": reliability, "criterion_bars": criterion_bars,
-         "dynamic_k": dynamic_k, "dynamic_k_overall": dynamic_k_overall, "dynamic_k_states": dynamic_k_states,
+         "dynamic_k_overall": dynamic_k_overall, "dynamic_k_states": dynamic_k_states,
          "fold_spread": fold_spread, "forest": forest}
 
 

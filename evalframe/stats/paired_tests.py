@@ -403,16 +403,10 @@ def _average_ranks(values: np.ndarray) -> np.ndarray:
 WILCOXON_ENUMERATED_MAX = 13
 
 
-def _wilcoxon_enumerates(d: np.ndarray) -> bool:
-    """Whether ``scipy.stats.wilcoxon(d)`` (``method="auto"``) takes its permutation rule: at most
-    :data:`WILCOXON_ENUMERATED_MAX` pairs with a zero difference or tied magnitudes."""
-    nonzero = np.abs(d[d != 0])
-    return d.size <= WILCOXON_ENUMERATED_MAX and (nonzero.size < d.size or np.unique(nonzero).size < nonzero.size)
-
-
 def _enumerated_wilcoxon(d: np.ndarray) -> tuple[float, float]:
     """``scipy.stats.wilcoxon(d)``'s statistic and p-value when it enumerates sign vectors
-    (:func:`_wilcoxon_enumerates`), for all ``2^n`` vectors in one matrix product.
+    (at most :data:`WILCOXON_ENUMERATED_MAX` pairs with a zero or tied magnitudes), for all ``2^n``
+    vectors in one matrix product.
 
     Zero differences are dropped from the ranks (``zero_method="wilcox"``), the others ranked by
     magnitude with ties averaged. ``W+(s) = Σ rank_u [s_u d_u > 0]`` over every sign vector ``s``
