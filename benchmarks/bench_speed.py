@@ -315,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
             found = CASES[name](args, Path(folder))
             found["measured_at"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
             found["load_average"] = os.getloadavg()
+            found["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                             cwd=Path(__file__).resolve().parent).stdout.strip() or "unknown"
             results["cases"][name] = found
             print(f"  {name}: ratio {found.get('ratio')}, met {found.get('met')}", flush=True)
             args.output.parent.mkdir(parents=True, exist_ok=True)

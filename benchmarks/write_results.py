@@ -35,6 +35,16 @@ def _commit() -> str:
     return found.stdout.strip() or "unknown"
 
 
+def _commits(cases: dict) -> str:
+    """The commit each case was measured at (recorded by bench_speed.py; older results: HEAD's)."""
+    by_commit: dict[str, list[str]] = {}
+    for name, case in cases.items():
+        by_commit.setdefault(case.get("commit") or _commit(), []).append(name)
+    if len(by_commit) <= 1:
+        return f"commit {next(iter(by_commit), _commit())}"
+    return "commits " + "; ".join(f"{commit} ({', '.join(names)})" for commit, names in by_commit.items())
+
+
 def _s(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f} s"
 
@@ -136,7 +146,7 @@ def main() -> int:
         "drifts. Times are medians; peak memory is the process's peak RSS (`wait4`).",
         "",
         f"- machine: {machine.get('cpu', '?')}, {cores} cores, {machine.get('memory_mb') or '?'} MB; "
-        f"Python {machine.get('python', '?')}; evalframe at commit {_commit()}",
+        f"Python {machine.get('python', '?')}; evalframe at {_commits(speed.get('cases', {}))}",
         "- versions: " + ", ".join(f"{name} {_version(name)}" for name in PACKAGES),
         f"- load average during the cases: {', '.join(f'{value:.1f}' for value in loads) or '—'}",
     ]
