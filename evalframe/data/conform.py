@@ -25,10 +25,8 @@ on the same row). A null list passes the last three.
 
 from __future__ import annotations
 
-import operator
 import weakref
 from collections.abc import Callable, Collection, Mapping
-from functools import reduce
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -42,7 +40,7 @@ from evalframe.data.messages import (
     missing_columns,
     problems_from_failure_cases,
 )
-from evalframe.data.layout import distinct_in_blocks, stretch_starts
+from evalframe.data.layout import distinct_in_blocks, key_hash, stretch_starts
 from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
 from evalframe.errors import NO_VALUE, InputError, Problem
 
@@ -218,8 +216,7 @@ def _keys_distinct(frame: pl.DataFrame, key_columns: list[str]) -> bool:
     """
     length = _stretch_length(frame, key_columns[:-1])
     if length is None:
-        key_hash = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(key_columns, 1)))
-        return _all_distinct(frame.select(key_hash).to_series())
+        return _all_distinct(frame.select(key_hash(key_columns)).to_series())
     return distinct_in_blocks(frame, key_columns[-1], length)
 
 
@@ -244,8 +241,7 @@ def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
     if length * len(starts) != frame.height or not (starts % length == 0).all():
         return None
     heads = frame.select(columns).gather(pl.Series(starts))
-    head_hash = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(columns, 1)))
-    if heads.select(head_hash.n_unique()).item() != len(starts):
+    if heads.select(key_hash(columns).n_unique()).item() != len(starts):
         return None
     return length
 

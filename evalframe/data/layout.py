@@ -47,6 +47,16 @@ def value_hash(name: str) -> pl.Expr:
     return pl.col(name).hash(HASH_SEED)
 
 
+def key_hash(columns) -> pl.Expr:
+    """One 64-bit hash of each row's values of ``columns`` (each column's hash, seeded by its
+    position, XOR-ed): equal keys hash equal; different keys may too (rarely), so an equal hash
+    is a candidate to check on the values."""
+    from functools import reduce
+    from operator import xor
+
+    return reduce(xor, (pl.col(name).hash(seed) for seed, name in enumerate(columns, 1)))
+
+
 def column_hashes(frame: pl.DataFrame, name: str) -> np.ndarray:
     """:func:`value_hash` of every row of ``frame`` as one contiguous, read-only ``uint64`` array.
 

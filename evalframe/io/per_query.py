@@ -30,10 +30,8 @@ belong to the query).
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
-from functools import reduce
 from pathlib import Path
 from typing import Literal
 
@@ -41,6 +39,7 @@ import polars as pl
 
 from evalframe.data.tables import Tables
 from evalframe.data.contracts import conform, load_contract
+from evalframe.data.layout import key_hash
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
 
@@ -339,7 +338,7 @@ def _gold_agrees_everywhere(
     ``False`` (an id occurs in at most every row of the merged queries, and in fewer where a
     query disagrees), never hide a disagreement: the caller then looks again, key by key.
     """
-    key = reduce(operator.xor, (pl.col(name).hash(seed) for seed, name in enumerate(query, 1))).alias("_query")
+    key = key_hash(query).alias("_query")
     keyed = frame.select(key, _gold=pl.col(gold))
     rows_per_query = keyed.group_by("_query").agg(_rows=pl.len())
     pairs = keyed.explode("_gold").drop_nulls("_gold").group_by("_query", "_gold").agg(_count=pl.len())
