@@ -87,7 +87,11 @@ def _halves(exponent: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
 def in_units(values: pl.Expr, exponent: pl.Expr) -> pl.Expr:
     """``values`` as whole numbers of fixed-point units 2^``exponent`` (Int128): exact for every
     value down to about 2^-36 of the largest the units were made for; smaller ones are cut to the unit."""
-    first, second = _halves(exponent)
+    return _scaled(values, *_halves(exponent))
+
+
+def _scaled(values: pl.Expr, first: pl.Expr, second: pl.Expr) -> pl.Expr:
+    """``values`` times 2^k given as its two :func:`_halves`, cut to whole units (Int128)."""
     return (values * first * second).cast(pl.Int128)
 
 
@@ -123,12 +127,22 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
     keys = list(keys)
     exact = {name: column.values for name, column in columns.items() if isinstance(column, Exact)}
     value, units, total = "__value_{}".format, "__units_{}".format, "__total_{}".format
-    largest = {units(name): units_for(pl.col(value(name)).abs().max().over(keys) if keys else pl.col(value(name)).abs().max())
-               for name in exact}
-    prepared = rows.with_columns(**{value(name): values.cast(pl.Float64) for name, values in exact.items()}).with_columns(**largest)
+    first, second = "__first_{}".format, "__second_{}".format
+    # Each group's units and their two powers of two (:func:`in_units`), computed once per group
+    # in one window for every column (not a window each and two powers per row): the same numbers.
+    scales = {}
+    for name in exact:
+        exponent = units_for(pl.col(value(name)).abs().max())
+        scales |= dict(zip((units(name), first(name), second(name)), (exponent, *_halves(exponent)), strict=True))
+    per_group = pl.struct(**scales)
+    prepared = (
+        rows.with_columns(**{value(name): values.cast(pl.Float64) for name, values in exact.items()})
+        .with_columns((per_group.over(keys) if keys else per_group).alias("__scales"))
+        .unnest("__scales")
+    )
     aggregations = [
         *(column.alias(name) for name, column in columns.items() if not isinstance(column, Exact)),
-        *(in_units(pl.col(value(name)), pl.col(units(name))).sum().alias(total(name)) for name in exact),
+        *(_scaled(pl.col(value(name)), pl.col(first(name)), pl.col(second(name))).sum().alias(total(name)) for name in exact),
         *(pl.col(units(name)).first().fill_null(0.0) for name in exact),
     ]
     table = prepared.group_by(keys, maintain_order=maintain_order).agg(aggregations) if keys else prepared.select(aggregations)
