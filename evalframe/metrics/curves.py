@@ -172,15 +172,17 @@ def weighted_counts(
     count is the exact integer.
     """
     used_rows = is_scored() if used is None else used
-    units, used = "__weight_units", "__used"
-    in_fixed_point = {
-        f"__{name}": in_units(pl.when(condition).then(weight()).otherwise(0.0), pl.col(units))
-        for name, condition in conditions.items()
-    }
-    prepared = rows.with_columns(weight_units().alias(units)).with_columns(used_rows.alias(used), **in_fixed_point)
+    units, used, weight_in_units = "__weight_units", "__used", "__weight_in_units"
+    # Each row's weight in units once; a condition's sum takes it where the condition holds
+    # (the same whole numbers as a weight-or-zero in units per condition).
+    prepared = rows.with_columns(weight_units().alias(units)).with_columns(
+        used_rows.alias(used), in_units(weight(), pl.col(units)).alias(weight_in_units)
+    )
+    nothing = pl.lit(0, dtype=pl.Int128)
     sums = [
         pl.col(used).sum().cast(pl.Int64).alias("n"),
-        *(pl.col(column).sum() for column in in_fixed_point),
+        *(pl.when(condition).then(pl.col(weight_in_units)).otherwise(nothing).sum().alias(f"__{name}")
+          for name, condition in conditions.items()),
         pl.col(units).first().fill_null(0.0),
     ]
     table = prepared.group_by(list(keys)).agg(sums) if keys else prepared.select(sums)
