@@ -72,22 +72,32 @@ def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None, ou
     )
 
 
-def moments(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool):
+def moments(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool,
+            aggregations: Sequence[pl.Expr] | None = None):
     """Rows ``by, metric, n, n_rows, n_outside_own, w, wx, m2, flagged`` of per-unit values held
     one column per metric: ``n_rows`` counts the units of the metric group's subset,
     ``n_outside_own`` those of them outside the metric's own subset (its ``outside_reason``).
-    Lazy in, lazy out (to be collected with other plans)."""
+    ``aggregations`` are :func:`moment_aggregations` of these values, when built already (they
+    do not depend on ``by``). Lazy in, lazy out (to be collected with other plans)."""
     names = [metric.name for metric in metrics]
+    if aggregations is None:
+        columns = wide.collect_schema().names() if isinstance(wide, pl.LazyFrame) else wide.columns
+        aggregations = moment_aggregations(columns, metrics, weighted=weighted)
+    grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
+    return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_m").unnest("_m")
+
+
+def moment_aggregations(columns: Sequence[str], metrics: Sequence[Metric], *, weighted: bool) -> list[pl.Expr]:
+    """The aggregations of :func:`moments` (one struct per metric) over per-unit values with
+    ``columns``: built once for every grouping set of the same values."""
     weight = pl.col(WEIGHT) if weighted else None
-    columns = wide.collect_schema().names() if isinstance(wide, pl.LazyFrame) else wide.columns
-    flags = {name: pl.col(name + "__flag") for name in names if name + "__flag" in columns}
+    flags = {metric.name: pl.col(metric.name + "__flag") for metric in metrics if metric.name + "__flag" in columns}
     outside = {
         metric.name: pl.col(metric.name + "__skip") == metric.outside_reason
         for metric in metrics if metric.name + "__skip" in columns
     }
-    aggregations = [_moments_of(pl.col(name), weight, flags.get(name), outside.get(name)).alias(name) for name in names]
-    grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
-    return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_m").unnest("_m")
+    return [_moments_of(pl.col(metric.name), weight, flags.get(metric.name), outside.get(metric.name)).alias(metric.name)
+            for metric in metrics]
 
 
 def merge_moments(parts: Sequence[pl.DataFrame], keys: Sequence[str]) -> pl.DataFrame:

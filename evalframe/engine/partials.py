@@ -239,10 +239,9 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
     for g, group in enumerate(plan.groups):
         for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
             for grouping in plan.slices:
-                if applies[(metric.unit, grouping)]:
-                    state_plans.setdefault(
-                        (g, grouping, metric.state_id), metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
-                    )
+                key = (g, grouping, metric.state_id)
+                if applies[(metric.unit, grouping)] and key not in state_plans:  # built once per shared state
+                    state_plans[key] = metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
     values, moment_plans, inside_counts = {}, {}, {}
     weighted = plan.weight is not None
     for g, group in enumerate(plan.groups):
@@ -261,10 +260,12 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                                           unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
             values[(g, unit)] = wide
             inside_counts[(g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+            aggregations = aggregate.moment_aggregations(wide.lazy().collect_schema().names(), per_unit, weighted=weighted)
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
                     moment_plans[(g, unit, grouping)] = aggregate.moments(
-                        rows_of_slices(wide.lazy(), by[grouping]), per_unit, by[grouping], weighted=weighted
+                        rows_of_slices(wide.lazy(), by[grouping]), per_unit, by[grouping], weighted=weighted,
+                        aggregations=aggregations,
                     )
     # One query plan per result: states, moments and counts of every grouping set collected at
     # once (Polars runs them side by side), not one small collect each.
