@@ -139,10 +139,21 @@ def _weighted_quantile(value: pl.Expr, weight: pl.Expr, q: float) -> pl.Expr:
     return pl.when(total > 0).then(pl.when(whole).then(repeated).otherwise(inverted_cdf))
 
 
-def quantiles(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool):
+def quantiles(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *, weighted: bool,
+              aggregations: Sequence[pl.Expr] | None = None):
     """Rows ``by, metric, median, p25, p75, p90, min, max`` (module docstring for the rule with
-    weights). Lazy in, lazy out."""
+    weights); ``aggregations`` are :func:`quantile_aggregations` of ``metrics``, when built
+    already (they do not depend on ``by``). Lazy in, lazy out."""
     names = [metric.name for metric in metrics]
+    if aggregations is None:
+        aggregations = quantile_aggregations(metrics, weighted=weighted)
+    grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
+    return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_q").unnest("_q")
+
+
+def quantile_aggregations(metrics: Sequence[Metric], *, weighted: bool) -> list[pl.Expr]:
+    """The aggregations of :func:`quantiles`, one struct per metric (in order): built once for
+    every grouping set of the same values."""
 
     def stats(name: str) -> pl.Expr:
         value = pl.col(name)
@@ -156,9 +167,7 @@ def quantiles(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: 
         fields |= {"min": counted.min(), "max": counted.max()}
         return pl.struct(**{label: expr.cast(pl.Float64) for label, expr in fields.items()}).alias(name)
 
-    aggregations = [stats(name) for name in names]
-    grouped = wide.group_by(list(by)).agg(aggregations) if by else wide.select(aggregations)
-    return grouped.unpivot(on=names, index=list(by), variable_name="metric", value_name="_q").unnest("_q")
+    return [stats(metric.name) for metric in metrics]
 
 
 def finalize_moments(merged: pl.DataFrame, summed: Sequence[str]) -> pl.DataFrame:

@@ -100,13 +100,15 @@ def _summary(partials: Partials) -> pl.DataFrame:
             per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
             set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
             notes = {m.name: note[1] for m in per_unit if (note := m.note()) is not None}
+            quantile_aggregations = aggregate.quantile_aggregations(per_unit, weighted=weighted)
             for grouping in plan.slices:
                 if not partials.applies[(unit, grouping)]:
                     continue
                 sizes = partials.sizes[(unit, grouping)].lazy()
                 tables_of_grouping = []
                 if per_unit:
-                    quantile_rows = _quantile_rows(partials.values[(g, unit)], per_unit, by[grouping], weighted=weighted)
+                    quantile_rows = _quantile_rows(partials.values[(g, unit)], per_unit, by[grouping], weighted=weighted,
+                                                   aggregations=quantile_aggregations)
                     tables_of_grouping.append(aggregate.unit_summary(
                         sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
                     ))
@@ -148,8 +150,9 @@ def _finalized(metrics: Sequence[SetMetric], state_of, by: list[str]) -> list[tu
 
 
 def _quantile_rows(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric], by: Sequence[str], *,
-                   weighted: bool) -> pl.LazyFrame:
-    """The quantile rows of ``metrics`` per slice of ``by`` (:func:`aggregate.quantiles`).
+                   weighted: bool, aggregations: Sequence[pl.Expr]) -> pl.LazyFrame:
+    """The quantile rows of ``metrics`` per slice of ``by`` (:func:`aggregate.quantiles`, whose
+    ``aggregations`` of the metrics, in order, are given).
 
     In memory (``wide`` a DataFrame): one lazy plan for every metric. On the bucket path
     (``wide`` a lazy scan of the spilled per-unit values, :mod:`~evalframe.engine.buckets`): one
@@ -157,12 +160,13 @@ def _quantile_rows(wide: pl.DataFrame | pl.LazyFrame, metrics: Sequence[Metric],
     holds one metric's values of the grouping set (and its sort), never every metric's. The
     quantiles do not depend on the rows' order, so the files are read as they lie (no sort)."""
     if isinstance(wide, pl.DataFrame):
-        return aggregate.quantiles(rows_of_slices(wide.lazy(), by), metrics, by, weighted=weighted)
+        return aggregate.quantiles(rows_of_slices(wide.lazy(), by), metrics, by, weighted=weighted, aggregations=aggregations)
     extra = [WEIGHT] if weighted else []
     found = [
-        aggregate.quantiles(rows_of_slices(wide.select(*by, *extra, metric.name), by), [metric], by, weighted=weighted)
+        aggregate.quantiles(rows_of_slices(wide.select(*by, *extra, metric.name), by), [metric], by, weighted=weighted,
+                            aggregations=[aggregation])
         .collect(engine="in-memory")
-        for metric in metrics
+        for metric, aggregation in zip(metrics, aggregations, strict=True)
     ]
     return pl.concat(found, how="vertical_relaxed").lazy()
 
