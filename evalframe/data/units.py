@@ -81,18 +81,10 @@ def partition_keys(units: Iterable[str], declared: Mapping[str, Sequence[str]] |
 
 def slice_applies(queries: pl.DataFrame, unit_keys: Sequence[str], slice_keys: Sequence[str]) -> bool:
     """Whether every unit has a single value of each slice key (so the slice groups whole units)."""
-    return len(constant_keys(queries, unit_keys, slice_keys)) == len(slice_keys)
-
-
-def constant_keys(queries: pl.DataFrame, unit_keys: Sequence[str], candidates: Sequence[str]) -> list[str]:
-    """The ``candidates`` (in order) that have a single value within every unit (null is a value),
-    read in one group-by. Without any unit (no rows) none is: nothing shows that it is constant."""
-    candidates = list(candidates)
-    if not candidates or list(unit_keys) == QUERY_KEYS:
-        return candidates
-    spread = queries.group_by(list(unit_keys)).agg(pl.col(key).n_unique() for key in candidates)
-    largest = spread.select(pl.col(candidates).max()).row(0)
-    return [key for key, most in zip(candidates, largest, strict=True) if most is not None and most <= 1]
+    if not slice_keys or list(unit_keys) == QUERY_KEYS:
+        return True
+    spread = queries.group_by(list(unit_keys)).agg(pl.col(key).n_unique() for key in slice_keys)
+    return bool(spread.select(pl.max_horizontal(pl.col(list(slice_keys)).max()) <= 1).item())
 
 
 def unit_weights(
