@@ -128,12 +128,12 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
     exact = {name: column.values for name, column in columns.items() if isinstance(column, Exact)}
     value, units, total = "__value_{}".format, "__units_{}".format, "__total_{}".format
     first, second = "__first_{}".format, "__second_{}".format
-    # Each group's units and their two powers of two (:func:`in_units`), computed once per group
-    # in one window for every column (not a window each and two powers per row): the same numbers.
+    # The two powers of two of each group's units (:func:`in_units`), computed once per group in
+    # one window for every column (not a window each and two powers per row): the same numbers.
+    # The units themselves are the same expression again, in the group-by (no column per row).
     scales = {}
     for name in exact:
-        exponent = units_for(pl.col(value(name)).abs().max())
-        scales |= dict(zip((units(name), first(name), second(name)), (exponent, *_halves(exponent)), strict=True))
+        scales |= dict(zip((first(name), second(name)), _halves(_units_of(value(name))), strict=True))
     per_group = pl.struct(**scales)
     prepared = (
         rows.with_columns(**{value(name): values.cast(pl.Float64) for name, values in exact.items()})
@@ -143,12 +143,17 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
     aggregations = [
         *(column.alias(name) for name, column in columns.items() if not isinstance(column, Exact)),
         *(_scaled(pl.col(value(name)), pl.col(first(name)), pl.col(second(name))).sum().alias(total(name)) for name in exact),
-        *(pl.col(units(name)).first().fill_null(0.0) for name in exact),
+        *(_units_of(value(name)).alias(units(name)) for name in exact),
     ]
     table = prepared.group_by(keys, maintain_order=maintain_order).agg(aggregations) if keys else prepared.select(aggregations)
     return table.select(*keys, *(
         from_units(pl.col(total(name)), pl.col(units(name))).alias(name) if name in exact else pl.col(name) for name in columns
     ))
+
+
+def _units_of(column: str) -> pl.Expr:
+    """The units of a group's values in ``column`` (:func:`units_for` their largest magnitude)."""
+    return units_for(pl.col(column).abs().max())
 
 
 # --- weighted counts, added exactly ----------------------------------------------------------
