@@ -371,13 +371,19 @@ def run_pipeline(
     """
     if input is not None and not isinstance(input, pl.DataFrame):
         path_argument(input, "`input`")
-    loaded = load_pipeline(pipeline, config=config, set=set, bootstrap=False if bootstrap is False else None,
-                           outputs=outputs, baseline=baseline)
-    if bootstrap:
-        loaded = with_bootstrap(loaded, bootstrap)
-    resources = run_resources(embed_fn=embed_fn, judge=judge, judge_cache=judge_cache, embedding_cache=embedding_cache, out=out)
-    with session.use(resources):
-        evaluation = loaded.run(input, gold=gold, samples=samples)
+    overrides = {"config": config, "set": set, "bootstrap": False if bootstrap is False else None,
+                 "outputs": outputs, "baseline": baseline}
+    try:
+        if isinstance(pipeline, (str, Path)) and not isinstance(input, pl.DataFrame) and samples is None:
+            begin_reading_input(pipeline, input=input, **overrides)  # read beside the checks below
+        loaded = load_pipeline(pipeline, **overrides)
+        if bootstrap:
+            loaded = with_bootstrap(loaded, bootstrap)
+        resources = run_resources(embed_fn=embed_fn, judge=judge, judge_cache=judge_cache, embedding_cache=embedding_cache, out=out)
+        with session.use(resources):
+            evaluation = loaded.run(input, gold=gold, samples=samples)
+    finally:
+        early.forget()  # a read begun for a run that failed first is not kept
     if out is not None:
         evaluation.write(out)
     return evaluation

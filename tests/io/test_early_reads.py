@@ -192,3 +192,24 @@ def test_run_reports_a_bad_input_read_early_as_it_always_did(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("evalframe: error:") and "in.csv" in err and "line 4" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_run_pipeline_in_python_takes_its_begun_read_too(tmp_path, monkeypatch):
+    import evalframe as ef
+    from evalframe.io.readers import RowReader
+
+    args = tiny_run(tmp_path)
+    calls = []
+    reader = ROW_READERS["per_query"]
+
+    def counted(source, spec):
+        calls.append(threading.current_thread().name)
+        return reader.read(source, spec)
+
+    monkeypatch.setitem(ROW_READERS, "per_query", RowReader("per_query", counted, reader.query_columns, reader.system_column))
+    evaluation = ef.run_pipeline(args[1], input=args[3])
+    assert evaluation.summary.height > 0
+    assert len(calls) == 1 and calls[0].startswith("evalframe-early-")
+    with pytest.raises(ef.ConfigError):
+        ef.run_pipeline(args[1], input=args[3], set={"metrics[0].names": ["ndgc@10"]})
+    assert early.pending() == 0
