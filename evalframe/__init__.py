@@ -16,9 +16,9 @@ re-reading a run's input (:func:`evalframe.pipeline.rerun.input_rows`). Every
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
+from evalframe._lazy import lazy_names as _lazy_names
 from evalframe.errors import ConfigError, EvalframeError, ExitCode, InputError
 from evalframe.engine.result import Evaluation
 
@@ -166,16 +166,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'evalframe' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 
 __version__ = "0.1.0"

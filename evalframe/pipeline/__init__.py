@@ -15,8 +15,9 @@ without the others, so ``evalframe run`` reads its pipeline file and begins read
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
+
+from evalframe._lazy import lazy_names
 
 if TYPE_CHECKING:
     from evalframe.pipeline.run import Pipeline, load_pipeline, run_pipeline, with_input
@@ -33,16 +34,6 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'evalframe.pipeline' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
 
 __all__ = ["InputSpec", "Pipeline", "PipelineSpec", "check_spec", "load_pipeline", "run_pipeline", "with_input"]

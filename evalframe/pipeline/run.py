@@ -296,10 +296,9 @@ def begin_reading_input(
     :func:`load_pipeline` and the run then read and report as they always do."""
     try:
         path = pipeline_path(pipeline)
-        raw = _read_mapping(path)
         configs = [config] if isinstance(config, (str, Path)) else list(config)
-        if configs or set or bootstrap is False or outputs is not None or baseline is not None:
-            raw, _ = apply_overrides(raw, configs=configs, set=set, bootstrap=bootstrap, outputs=outputs, baseline=baseline)
+        raw, _ = apply_overrides(_read_mapping(path), configs=configs, set=set, bootstrap=bootstrap, outputs=outputs,
+                                 baseline=baseline)
         spec = InputSpec(**(normalized(raw).get("input") or {}))
         if (spec.format not in ROW_READERS or spec.samples is not None or spec.tables
                 or (raw.get("execution") or {}).get("buckets") is not None):

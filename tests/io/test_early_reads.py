@@ -157,10 +157,12 @@ def tiny_run(tmp_path: Path, metric: str = "ndcg@10", rows: int = 60) -> list[st
     return ["run", str(tmp_path / "tiny.yaml"), "--input", str(tmp_path / "in.csv"), "--out", str(tmp_path / "out"), "-q"]
 
 
-def test_run_takes_the_input_read_begun_before_the_checks(tmp_path, monkeypatch):
+@pytest.fixture
+def per_query_reads(monkeypatch) -> list[str]:
+    """The threads the per_query reader is called on (the reader itself unchanged)."""
     from evalframe.io.readers import RowReader
 
-    calls = []
+    calls: list[str] = []
     reader = ROW_READERS["per_query"]
 
     def counted(source, spec):
@@ -168,6 +170,11 @@ def test_run_takes_the_input_read_begun_before_the_checks(tmp_path, monkeypatch)
         return reader.read(source, spec)
 
     monkeypatch.setitem(ROW_READERS, "per_query", RowReader("per_query", counted, reader.query_columns, reader.system_column))
+    return calls
+
+
+def test_run_takes_the_input_read_begun_before_the_checks(tmp_path, per_query_reads):
+    calls = per_query_reads
     assert main(tiny_run(tmp_path)) == 0
     assert len(calls) == 1 and calls[0].startswith("evalframe-early-")
     assert early.pending() == 0
@@ -194,19 +201,11 @@ def test_run_reports_a_bad_input_read_early_as_it_always_did(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-def test_run_pipeline_in_python_takes_its_begun_read_too(tmp_path, monkeypatch):
+def test_run_pipeline_in_python_takes_its_begun_read_too(tmp_path, per_query_reads):
     import evalframe as ef
-    from evalframe.io.readers import RowReader
 
     args = tiny_run(tmp_path)
-    calls = []
-    reader = ROW_READERS["per_query"]
-
-    def counted(source, spec):
-        calls.append(threading.current_thread().name)
-        return reader.read(source, spec)
-
-    monkeypatch.setitem(ROW_READERS, "per_query", RowReader("per_query", counted, reader.query_columns, reader.system_column))
+    calls = per_query_reads
     evaluation = ef.run_pipeline(args[1], input=args[3])
     assert evaluation.summary.height > 0
     assert len(calls) == 1 and calls[0].startswith("evalframe-early-")
