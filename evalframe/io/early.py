@@ -13,11 +13,11 @@ succeeded, was begun with equal arguments (``==``), and every file among the arg
 the one it read (same inode, size and modification time). Otherwise — nothing begun, other
 arguments, a changed file, or the begun read raised — :func:`take` calls ``read`` itself, here
 and now: a bad file's error is raised by the same call, in the same order after the errors that
-come before it (a bad measure, a bad pipeline), with the same text and exit status. Nothing a
-reader writes is touched (readers write nothing), and nothing is read twice into a result.
+come before it (a bad measure, a bad pipeline), with the same text and exit status. Readers
+write nothing, so a read begun early changes no file and leaves nothing behind.
 
-A begun read nobody takes (the command failed first, or the pipeline read its input out of core)
-is dropped by :func:`forget`; its thread ends on its own, and a process exits only after it.
+A begun read nobody takes (the command failed first) is dropped by :func:`forget`; its thread
+ends on its own, and the process exits only after it (as it waited for the run's read before).
 This module imports nothing heavy, so a command can begin its read right after parsing its
 arguments, before the engine's imports.
 """
