@@ -587,9 +587,7 @@ def _matches_in_blocks(
     """
     import numpy as np
 
-    judged = judgments.select("query_id", "doc_id", "relevance").join(
-        wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left"
-    )
+    judged = _with_pair_codes(judgments, wanted)
     if judged.height * length > _BLOCK_COMPARISONS_PER_ROW * run.height:
         return _judged_matches(run, judgments)
     if not layout.distinct_in_blocks(run, "doc_id", length):  # a doc_id twice in a block, or two sharing a hash
@@ -614,6 +612,27 @@ def _matches_in_blocks(
     if not (retrieved == matches.get_column("doc_id")).all() or _repeats(matches.get_column("_row").to_numpy()):
         return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
     return matches.select("_row", "relevance")
+
+
+def _with_pair_codes(judgments: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFrame:
+    """``query_id, doc_id, relevance`` of the ``judgments`` joined with the ``code`` of each
+    ``wanted`` pair of their query (inner, in the judgments' order). Judgments come in stretches of one query (a qrels file is grouped by
+    query): the stretches' first query ids (:func:`~evalframe.data.layout.stretch_starts`) are
+    joined, a few hundred thousand strings fewer to hash, and each row takes its stretch's code.
+    When a query has several pairs (several systems) every row is joined as it is."""
+    import numpy as np
+
+    starts = layout.stretch_starts(judgments, "query_id")
+    heads = judgments.get_column("query_id").gather(pl.Series(starts)).to_frame().with_row_index("_stretch")
+    found = heads.join(wanted.select("code", "query_id"), on="query_id", how="inner")
+    judgments = judgments.select("query_id", "doc_id", "relevance")
+    if found.get_column("_stretch").is_duplicated().any():  # a query of several pairs
+        return judgments.join(wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left")
+    code_of_stretch = np.full(len(starts), -1, dtype=np.int64)
+    code_of_stretch[found.get_column("_stretch").to_numpy()] = found.get_column("code").to_numpy()
+    code = np.repeat(code_of_stretch, np.diff(starts, append=judgments.height))
+    kept = code >= 0
+    return judgments.filter(pl.Series(kept)).with_columns(pl.Series("code", code[kept], dtype=pl.UInt32))
 
 
 def _repeats(values: np.ndarray) -> bool:
