@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -162,16 +163,59 @@ def check_threshold(relevance_threshold: int) -> None:
 # --- the fast path: ranks of the judged rows, without sorting the run --------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
+class RowCodes:
+    """Each run row's pair code, held as the run's stretches of rows of one pair: ``starts``
+    (the first row of each, ``int64``) and ``codes`` (each one's code, ``uint32``) of a run of
+    ``height`` rows.
+
+    The column of codes itself (a number per run row: 40 MB of fresh memory on ten million
+    rows) is made only when asked for (:attr:`series`, :meth:`to_numpy`); a few rows' codes
+    (:meth:`gather`) and whether the codes are sorted (:meth:`is_sorted`) come from the
+    stretches. The methods are those of the Series they stand for.
+    """
+
+    starts: np.ndarray
+    codes: np.ndarray
+    height: int
+
+    @cached_property
+    def series(self) -> pl.Series:
+        """The code of every row (UInt32)."""
+        import numpy as np
+
+        return pl.Series("code", np.repeat(self.codes, np.diff(self.starts, append=self.height)), dtype=pl.UInt32)
+
+    def to_numpy(self) -> np.ndarray:
+        return self.series.to_numpy()
+
+    def is_sorted(self) -> bool:
+        """Whether the rows' codes never decrease."""
+        return bool((self.codes[1:] >= self.codes[:-1]).all())
+
+    def gather(self, rows: pl.Series | np.ndarray) -> pl.Series:
+        """The codes of ``rows`` (row numbers), each found by a binary search in ``starts``."""
+        import numpy as np
+
+        rows = rows.to_numpy() if isinstance(rows, pl.Series) else np.asarray(rows)
+        return pl.Series("code", self.codes[np.searchsorted(self.starts, rows, side="right") - 1], dtype=pl.UInt32)
+
+
+@dataclass(frozen=True, eq=False)
 class QueryIndex:
     """The (system, query_id) pairs of a run, numbered, and the number of each row's pair.
 
     ``pairs`` has ``code`` (0, 1, ... in order of first appearance), ``system``, ``query_id``
-    and ``n_rows``; ``codes`` gives each run row's ``code`` (UInt32).
+    and ``n_rows``; ``row_codes`` gives each run row's ``code`` (:class:`RowCodes`), and
+    ``codes`` the same as a Series (UInt32).
     """
 
     pairs: pl.DataFrame
-    codes: pl.Series
+    row_codes: RowCodes
+
+    @property
+    def codes(self) -> pl.Series:
+        return self.row_codes.series
 
 
 def index_queries(run: pl.DataFrame) -> QueryIndex:
@@ -202,8 +246,8 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     else:
         head_codes = heads.join(pairs.select(*QUERY_KEYS, "code"), on=QUERY_KEYS, how="left", maintain_order="left")
         head_codes = head_codes.get_column("code")
-    codes = np.repeat(head_codes.to_numpy(), n_rows)
-    return QueryIndex(pairs=pairs, codes=pl.Series("code", codes, dtype=pl.UInt32))
+    row_codes = RowCodes(starts=start_rows, codes=head_codes.to_numpy().astype(np.uint32), height=run.height)
+    return QueryIndex(pairs=pairs, row_codes=row_codes)
 
 
 def _merged_starts(starts: list[np.ndarray]) -> np.ndarray:
@@ -268,11 +312,11 @@ def judged_ranks(
 
     index = index if index is not None else index_queries(run)
     wanted = index.pairs.join(universe.select(QUERY_KEYS).unique(), on=QUERY_KEYS, how="semi")
-    codes = index.codes
+    codes: pl.Series | RowCodes = index.row_codes
     if wanted.height < index.pairs.height:
         keep = pl.repeat(False, index.pairs.height, eager=True).scatter(wanted.get_column("code"), True)
-        kept_rows = keep.gather(codes).arg_true()
-        run, codes = run[kept_rows], codes.gather(kept_rows)
+        kept_rows = keep.gather(index.codes).arg_true()
+        run, codes = run[kept_rows], index.codes.gather(kept_rows)
     pairs = wanted.select("code", *QUERY_KEYS, "n_rows")
     if run.height == 0:
         empty = {"code": pl.UInt32, "rank": pl.Int64, "relevance": judgments.schema["relevance"]}
@@ -355,7 +399,7 @@ _BLOCK_COMPARISONS_PER_ROW = 16
 _BLOCK_CELLS = 1 << 16
 
 
-def _block_length(wanted: pl.DataFrame, codes: pl.Series) -> int | None:
+def _block_length(wanted: pl.DataFrame, codes: pl.Series | RowCodes) -> int | None:
     """The rows per pair when the run is pairs of one length each, one block after the other
     (rows grouped by pair, the usual layout), so that row ``r`` is in block ``r // length``;
     else None."""
@@ -416,7 +460,7 @@ def _trues_per_row(mask: np.ndarray) -> np.ndarray:
 
 def _ranking_keys(
     run: pl.DataFrame,
-    codes: pl.Series,
+    codes: pl.Series | RowCodes,
     *,
     lateness_bits: int,
     by_score: bool,
@@ -472,7 +516,7 @@ def _ranking_keys(
     return keys
 
 
-def _sorted_keys(keys: np.ndarray, codes: pl.Series) -> np.ndarray:
+def _sorted_keys(keys: np.ndarray, codes: pl.Series | RowCodes) -> np.ndarray:
     """``keys`` (:func:`_ranking_keys`) sorted, in a copy."""
     import numpy as np
 
@@ -569,7 +613,7 @@ def _ahead_within_ties(
 
 
 def _matches_in_blocks(
-    run: pl.DataFrame, judgments: pl.DataFrame, wanted: pl.DataFrame, codes: pl.Series, length: int
+    run: pl.DataFrame, judgments: pl.DataFrame, wanted: pl.DataFrame, codes: pl.Series | RowCodes, length: int
 ) -> pl.DataFrame | None:
     """:func:`_judged_matches` for a run of blocks (every pair ``length`` rows, one block after
     the other, :func:`_block_length`): each judgment is looked for in its query's block only.
@@ -594,7 +638,7 @@ def _matches_in_blocks(
         return _judged_matches(run, judgments)
     hashes = layout.column_hashes(run, "doc_id").reshape(-1, length)
     wanted_hashes = judged.select(layout.value_hash("doc_id")).to_series().to_numpy()
-    block_codes = codes.to_numpy()[::length]  # sorted: the run is its blocks in code order
+    block_codes = codes.gather(np.arange(0, run.height, length)).to_numpy()  # sorted: the blocks in code order
     block_of = np.searchsorted(block_codes, judged.get_column("code").to_numpy())
     rows = np.full(judged.height, -1, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // length)
