@@ -233,7 +233,7 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     """
     import numpy as np
 
-    start_rows = _merged_starts([layout.stretch_starts(run, name) for name in QUERY_KEYS])
+    start_rows = layout.key_stretch_starts(run, tuple(QUERY_KEYS))
     n_rows = np.diff(start_rows, append=run.height)
     heads = run.select(QUERY_KEYS)[start_rows].with_columns(n_rows=pl.Series(n_rows, dtype=pl.Int64))
     pairs = (
@@ -248,15 +248,6 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
         head_codes = head_codes.get_column("code")
     row_codes = RowCodes(starts=start_rows, codes=head_codes.to_numpy().astype(np.uint32), height=run.height)
     return QueryIndex(pairs=pairs, row_codes=row_codes)
-
-
-def _merged_starts(starts: list[np.ndarray]) -> np.ndarray:
-    """The sorted union of sorted arrays of row numbers: one small sort and a comparison of
-    neighbours (NumPy's ``union1d`` hashes, several times slower on 10^5 numbers)."""
-    import numpy as np
-
-    merged = np.sort(np.concatenate(starts))
-    return merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
 
 
 @dataclass(frozen=True)
