@@ -651,10 +651,12 @@ def _matches_in_blocks(
 
 def _with_pair_codes(judgments: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFrame:
     """``query_id, doc_id, relevance`` of the ``judgments`` joined with the ``code`` of each
-    ``wanted`` pair of their query (inner, in the judgments' order). Judgments come in stretches of one query (a qrels file is grouped by
-    query): the stretches' first query ids (:func:`~evalframe.data.layout.stretch_starts`) are
-    joined, a few hundred thousand strings fewer to hash, and each row takes its stretch's code.
-    When a query has several pairs (several systems) every row is joined as it is."""
+    ``wanted`` pair of their query (inner, in the judgments' order).
+
+    Judgments come in stretches of one query (a qrels file is grouped by query): the stretches'
+    first query ids (:func:`~evalframe.data.layout.stretch_starts`) are joined, a few hundred
+    thousand strings fewer to hash, and each row takes its stretch's code. When a query has
+    several pairs (several systems) every row is joined as it is."""
     import numpy as np
 
     starts = layout.stretch_starts(judgments, "query_id")
