@@ -615,7 +615,7 @@ def _matches_in_blocks(
     comparisons stay in the cache, as :func:`_counts_in_blocks`'). The key check's verdict that
     the hashes of every block differ (:func:`~evalframe.data.layout.distinct_in_blocks`) leaves
     at most one equal hash per judgment: the first found is the match, checked on the doc_id
-    itself. No hash of the (query_id, doc_id) pair per run row, no membership test over the run:
+    itself (parts of the judgments on every core, :func:`~evalframe._threads.in_parts`). No hash of the (query_id, doc_id) pair per run row, no membership test over the run:
     a block is a hundred rows, the run millions. Falls back to :func:`_judged_matches` when a
     block holds two equal hashes or a match is not one, and when the judgments are many per
     block (a hash join is then cheaper).
@@ -633,12 +633,17 @@ def _matches_in_blocks(
     block_of = np.searchsorted(block_codes, judged.get_column("code").to_numpy())
     rows = np.full(judged.height, -1, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // length)
-    for start in range(0, judged.height, step):
-        blocks = block_of[start:start + step]
-        same = hashes[blocks] == wanted_hashes[start:start + step, None]
-        position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
-        hit = np.flatnonzero(same[np.arange(len(blocks)), position])
-        rows[start + hit] = blocks[hit] * length + position[hit]
+
+    def find(first: int, last: int) -> None:
+        for start in range(first, last, step):
+            stop = min(start + step, last)
+            blocks = block_of[start:stop]
+            same = hashes[blocks] == wanted_hashes[start:stop, None]
+            position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
+            hit = np.flatnonzero(same[np.arange(len(blocks)), position])
+            rows[start + hit] = blocks[hit] * length + position[hit]
+
+    in_parts(judged.height, find, min_rows=16 * step)  # parts of the judgments on every core
     found = rows >= 0
     matches = judged.filter(pl.Series(found)).select(
         pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
