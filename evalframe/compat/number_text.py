@@ -38,6 +38,27 @@ _TABLE_SIZE = 100_000
 def fixed4_text(values: np.ndarray) -> pl.Series:
     """``f"{x:6.4f}"`` of every float64 in ``values``, as a String series (see the module doc)."""
     x = np.ascontiguousarray(values, dtype=np.float64)
+    rounded = np.empty(x.size, dtype=np.uint64)
+    exact = np.empty(x.size, dtype=bool)
+    negative = np.empty(x.size, dtype=bool)
+    for start in range(0, x.size, _SLICE):  # a slice at a time: the temporaries stay in the cache
+        part = slice(start, start + _SLICE)
+        rounded[part], exact[part], negative[part] = _rounded_units(x[part])
+    short = exact & ~negative & (rounded < np.uint64(100_000))  # "d.dddd": nearly every value
+    text = _short_text(np.where(short, rounded, np.uint64(0)).astype(np.uint32))
+    longer = np.flatnonzero(exact & ~short)
+    if longer.size:
+        text = text.scatter(longer, _long_text(rounded[longer], negative[longer]))
+    return _python_where(text, ~exact, x, lambda value: f"{value:6.4f}")
+
+
+#: Values turned into units of 10⁻⁴ at a time by :func:`fixed4_text`.
+_SLICE = 1 << 16
+
+
+def _rounded_units(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """|x|·10⁴ rounded half to even (``uint64``), whether that is exact (finite and
+    |x| < 2^48), and the sign bit, of each float64 in ``x`` (see the module doc)."""
     bits = x.view(np.uint64)
     biased = (bits >> np.uint64(52)) & np.uint64(0x7FF)
     fraction = bits & np.uint64((1 << 52) - 1)
@@ -54,12 +75,7 @@ def fixed4_text(values: np.ndarray) -> pl.Series:
     up = (rest > half) | ((rest == half) & ((whole & np.uint64(1)) == np.uint64(1)))
     rounded = np.where(shift >= 64, np.uint64(0), whole + up.astype(np.uint64))
     negative = (bits >> np.uint64(63)) == np.uint64(1)
-    short = exact & ~negative & (rounded < np.uint64(100_000))  # "d.dddd": nearly every value
-    text = _short_text(np.where(short, rounded, np.uint64(0)).astype(np.uint32))
-    longer = np.flatnonzero(exact & ~short)
-    if longer.size:
-        text = text.scatter(longer, _long_text(rounded[longer], negative[longer]))
-    return _python_where(text, ~exact, x, lambda value: f"{value:6.4f}")
+    return rounded, exact, negative
 
 
 def _short_text(rounded: np.ndarray) -> pl.Series:
