@@ -62,11 +62,8 @@ def read_frame(path: str | Path, *, separator: str | None = None) -> tuple[pl.Da
         raise csv_shape_error(path, separator, declared, error) from None
     if not declared:
         check_csv_header(path, frame.columns, separator)
-    # One chunk per column (the reader gives one per block of the file, 38 for 73 MB): a gather
-    # from many chunks (a sort, an explode, a join) costs about ten times one from a single chunk,
-    # and a later stage runs many; this costs a copy of the row views alone (the text is shared).
     # Line 1 is the header, so data row i (0-based) sits on line i + 2.
-    return frame.rechunk(), lambda index: f"line {index + 2}"
+    return frame, lambda index: f"line {index + 2}"
 
 
 def check_not_blank(path: Path) -> None:
