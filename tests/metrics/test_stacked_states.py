@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from evalframe.metrics.base import WEIGHT, RowWeights, SetMetric, TargetCategory, values_under_all, values_under_grouped
-from evalframe.metrics.registry import resolve
+from evalframe.metrics.registry import available, resolve
 
 
 @dataclass(frozen=True)
@@ -74,3 +74,41 @@ def test_every_slice_has_the_bits_it_has_alone(seed):
     for together, by_itself in zip(grouped, alone, strict=True):
         for metric in metrics:
             np.testing.assert_array_equal(together[metric.name], by_itself[metric.name], err_msg=metric.name)
+
+
+#: One metric of each family that declares its state's kinds (``SetMetric.state_kinds``).
+DECLARING = ["auroc", "ece", "ece(bins=3)", "tp", "micro_f1", "neg_rate", "neg_rate(tau_neg=0.3,tau_pos=0.7)"]
+
+
+def test_every_declaring_family_is_checked():
+    """Every class that declares ``state_kinds`` (its own, not inherited) has a metric in :data:`DECLARING`."""
+    owners = {next(c for c in spec.build.__mro__ if "state_kinds" in vars(c)) for spec in available()
+              if isinstance(spec.build, type) and issubclass(spec.build, SetMetric) and spec.build.state_kinds is not None}
+    assert len(owners) >= 5
+    assert [owner.__name__ for owner in owners if not any(isinstance(resolve(name), owner) for name in DECLARING)] == []
+
+
+@pytest.mark.parametrize("name", DECLARING)
+@pytest.mark.parametrize("seed", range(3))
+def test_declared_state_kinds_are_what_the_probe_finds(name, seed):
+    """The kinds a metric declares equal those the probe finds (its state under the weights and
+    under them doubled, slice by slice), on whole and fractional weights: declaring them only
+    spares the probe."""
+    metric = resolve(name)
+    frame = _frame(seed).with_columns(
+        pl.when(pl.col("prob") < 0.3).then(pl.lit("NEG")).when(pl.col("prob") < 0.7).then(pl.lit("UNCERTAIN"))
+        .when(pl.col("prob").is_not_null()).then(pl.lit("POS")).alias("state"))
+    rng = np.random.default_rng(200 + seed)
+    weight = np.where(rng.random(frame.height) < 0.5, rng.integers(0, 4, frame.height), rng.random(frame.height) * 3)
+    rows = frame.with_columns(pl.Series(WEIGHT, weight, dtype=pl.Float64)).lazy()
+    keys = [*metric.state_keys]
+    once = metric.state(rows, ["fold"]).sort(["fold", *keys], nulls_last=True).collect()
+    twice = metric.state(rows.with_columns(pl.col(WEIGHT) * 2.0), ["fold"]).sort(["fold", *keys], nulls_last=True).collect()
+    columns = [c for c in once.columns if c not in ("fold", *keys)]
+    assert sorted(columns) == sorted(metric.state_kinds)
+    for column in columns:
+        single, double = (t.get_column(column).cast(pl.Float64).to_numpy() for t in (once, twice))
+        kind = metric.state_kinds[column]
+        np.testing.assert_array_equal(double, 2 * single if kind == "sum" else single, err_msg=f"{name}: {column} is not a {kind}")
+        if kind == "sum":  # a true sum: it changes when the weights do (not a count that happens to double)
+            assert not np.array_equal(double, single) or not single.any(), f"{name}: {column}"
