@@ -46,7 +46,6 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any, ClassVar
 
 import polars as pl
@@ -164,10 +163,28 @@ class RocCurves:
             positive_prob=prob[positive_rows].T, negative_prob=prob[negative_rows].T,
         )
 
-    @cached_property
-    def false_positive_rate(self) -> np.ndarray:
-        """FP / W_neg down to each negative point (C × N), IEEE-divided as scikit-learn's ``fps / fps[-1]``."""
-        return self.fp[:, 1:] / self.total_negative[:, None]
+    def points_within(self, fpr: float) -> np.ndarray:
+        """Per column, how many negative points have ``FP / W_neg <= fpr`` (C values): ``FP / W_neg``
+        at a point is an IEEE division, as scikit-learn's ``fps / fps[-1]``.
+
+        FP is a running sum of non-negative weights, so it never decreases down the points, and
+        neither does its quotient by ``W_neg`` (a rounded division is monotone): the points within
+        ``fpr`` are a prefix, found by bisection, each column at once, with one division per step
+        (about log2 N) instead of one per point. A column with ``W_neg = 0`` divides to NaN (or
+        ±inf, never <= fpr): none."""
+        fp = self.fp  # C × (N + 1): FP after each negative point is fp[:, 1:]
+        low = np.zeros(fp.shape[0], dtype=np.int64)
+        high = np.full(fp.shape[0], fp.shape[1] - 1, dtype=np.int64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            while True:
+                open_ = low < high
+                if not open_.any():
+                    return low
+                middle = (low + high) // 2
+                after = np.minimum(middle + 1, fp.shape[1] - 1)  # a closed column may sit at N
+                within = open_ & (self.at(fp, after) / self.total_negative <= fpr)
+                low = np.where(within, middle + 1, low)
+                high = np.where(open_ & ~within, middle, high)
 
     def at(self, matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
         """``matrix[c, points[c]]`` for every column ``c``."""
@@ -333,7 +350,7 @@ class TPRAtFPR(RocMetric):
 
     def on_curves(self, curves: RocCurves) -> np.ndarray:
         # k = #{negative points whose FP / W_neg <= target}: the best point is above negative point k.
-        allowed = np.count_nonzero(curves.false_positive_rate <= self.fpr, axis=1)
+        allowed = curves.points_within(self.fpr)
         tp_above = np.append(curves.tp_above_negative, curves.tp.shape[1] - 1)
         return curves.at(curves.tp, tp_above[allowed]) / curves.total_positive
 
