@@ -112,3 +112,31 @@ def test_declared_state_kinds_are_what_the_probe_finds(name, seed):
         np.testing.assert_array_equal(double, 2 * single if kind == "sum" else single, err_msg=f"{name}: {column} is not a {kind}")
         if kind == "sum":  # a true sum: it changes when the weights do (not a count that happens to double)
             assert not np.array_equal(double, single) or not single.any(), f"{name}: {column}"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_products_of_many_slices_give_each_slice_its_own_table(seed):
+    """``long_tables`` (one product for many slices) gives each slice the table that its own
+    products give, row for row and bit for bit: fractional weights, units never drawn, a slice
+    without rows, a state with keys (ECE's bins) and one without (the confusion counts)."""
+    from evalframe.metrics.base import REPLICATE
+    from evalframe.metrics.stacked import dense_states, long_tables
+
+    frame = _frame(seed)
+    rng = np.random.default_rng(300 + seed)
+    post = frame.get_column("post_id").rank("dense").cast(pl.Int64).to_numpy() - 1
+    units = rng.poisson(1.0, (post.max() + 2, 5)).astype(np.float64) * rng.choice([1.0, 0.5, 1.25], post.max() + 2)[:, None]
+    user = rng.integers(0, 3, frame.height).astype(np.float64)
+    weights = RowWeights(units, post, user)
+    slices = [np.asarray(rows, dtype=np.int64) for rows in
+              frame.with_row_index("_row").group_by("fold", maintain_order=True).agg("_row").get_column("_row").to_list()]
+    slices.append(np.zeros(0, np.int64))
+    for name in ["ece(bins=3)", "tp", "micro_f1"]:
+        metric = resolve(name)
+        denses = list(dense_states(metric, frame, slices, weights, weight=WEIGHT))
+        together = list(long_tables(denses, REPLICATE))
+        assert len(together) == len(slices)
+        for dense, table in zip(denses, together, strict=True):
+            alone = dense.long_table(REPLICATE)
+            assert table.equals(alone), name
+            assert table.schema == alone.schema
