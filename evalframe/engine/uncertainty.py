@@ -27,15 +27,14 @@ and blocks of replicate columns.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from functools import partial
 
 import polars as pl
 
 from evalframe._lazy import lazy_module
 from evalframe._progress import Progress
+from evalframe._threads import in_order
 from evalframe.data.units import SYSTEM
 from evalframe.engine import replicate_sums
 from evalframe.engine.partials import Partials
@@ -151,21 +150,10 @@ def _set_rows(partials, units, settings, g, unit, metrics, grouping, keys, rows_
     return out, len(slice_rows)
 
 
-#: Threads that compute the replicate values of several (group, unit, grouping set) at once.
+#: Threads that compute the replicate values of several (group, unit, grouping set) at once
+#: (:func:`~evalframe._threads.in_order`): Polars' plans and NumPy's products, gathers and
+#: running sums release the GIL while they run, so two tasks keep two cores busy.
 THREADS = 2
-
-
-def _in_order(tasks: list) -> Iterator:
-    """Each task's result, in the tasks' order, computed on up to :data:`THREADS` threads at once
-    (one when the machine has one core). The tasks share only their inputs: Polars' plans and
-    NumPy's products, gathers and running sums release the GIL while they run, so two tasks keep
-    two cores busy, and each task's values are those it gives alone."""
-    workers = min(THREADS, os.cpu_count() or 1, len(tasks))
-    if workers <= 1:
-        yield from (task() for task in tasks)
-        return
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(lambda task: task(), tasks)
 
 
 def _work(partials: Partials) -> int:
@@ -210,7 +198,7 @@ def replicate_values(partials: Partials) -> pl.DataFrame:
     # One BLAS thread: the products here are thin (few metrics or groups × units × R), where
     # BLAS threads cost far more than they give, and one thread sums in one fixed order.
     with Progress(_work(partials), "bootstrap") as progress, threadpool_limits(limits=1, user_api="blas"):
-        for found, visited in _in_order(tasks):
+        for found, visited in in_order(tasks, threads=THREADS):
             rows += found
             progress.advance(visited)
     slice_keys = plan.slice_keys

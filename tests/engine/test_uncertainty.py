@@ -457,7 +457,7 @@ def test_the_threads_change_no_bit(monkeypatch):
     found = []
     for threads in (1, 2):
         monkeypatch.setattr(uncertainty, "THREADS", threads)
-        monkeypatch.setattr(uncertainty.os, "cpu_count", lambda: 2)
+        monkeypatch.setattr("os.cpu_count", lambda: 2)
         ev = ef.evaluate(tables, **kwargs)
         found.append(ev.replicates)
     assert found[0].height > 20
