@@ -155,8 +155,8 @@ class RocCurves:
         negative_rows = dense.nonzero_keys("negative_weight")[::-1]
         prob = dense.key(PROB)
         return cls(
-            np.ascontiguousarray(dense.column("positive_weight", positive_rows).T),
-            np.ascontiguousarray(dense.column("negative_weight", negative_rows).T),
+            _transposed(dense.column("positive_weight", positive_rows)),
+            _transposed(dense.column("negative_weight", negative_rows)),
             last - positive_rows, last - negative_rows,
             np.rint(dense.total("n")).astype(np.int64),
             whole=dense.integral("positive_weight") and dense.integral("negative_weight"),
@@ -207,6 +207,20 @@ class RocCurves:
         undefined = ~((self.total_positive > 0) & (self.total_negative > 0))
         tpr[undefined], fpr[undefined] = np.nan, np.nan
         return fpr, tpr
+
+
+#: Rows of a points × C matrix transposed at a time by :func:`_transposed` (128 × C float64 read,
+#: written as C short runs: both stay in cache).
+_TRANSPOSE_ROWS = 128
+
+
+def _transposed(matrix: np.ndarray) -> np.ndarray:
+    """``matrix.T`` as a C-contiguous copy, made block by block of :data:`_TRANSPOSE_ROWS` rows:
+    about twice as fast as one strided copy of a large matrix (the bootstrap's points × R)."""
+    out = np.empty((matrix.shape[1], matrix.shape[0]))
+    for start in range(0, matrix.shape[0], _TRANSPOSE_ROWS):
+        out[:, start:start + _TRANSPOSE_ROWS] = matrix[start:start + _TRANSPOSE_ROWS].T
+    return out
 
 
 def _with_zero_row(here: np.ndarray) -> np.ndarray:
