@@ -140,3 +140,36 @@ def test_the_products_of_many_slices_give_each_slice_its_own_table(seed):
             alone = dense.long_table(REPLICATE)
             assert table.equals(alone), name
             assert table.schema == alone.schema
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_dense_product_of_whole_numbers_has_the_sparse_products_bits(seed, monkeypatch):
+    """Whole numbers are multiplied dense (any order of adding is exact) and give the bits of the
+    sparse product, which adds each cell's units in order: negative values and zero weights (-0.0
+    terms), several parts; a sum that could reach 2^53 takes the sparse product."""
+    from evalframe.metrics import stacked
+
+    rng = np.random.default_rng(400 + seed)
+    units, replicates = int(rng.integers(1, 50)), 7
+    against = rng.poisson(1.0, (units, replicates)).astype(np.float64)
+    parts = []
+    for _ in range(int(rng.integers(1, 4))):
+        n_keys = int(rng.integers(1, 4))
+        pairs = np.sort(rng.choice(n_keys * units, size=int(rng.integers(1, n_keys * units + 1)), replace=False))
+        columns = [rng.integers(-5, 6, pairs.size).astype(np.float64) for _ in range(int(rng.integers(1, 3)))]
+        parts.append((columns, pairs // units, pairs % units, n_keys))
+    if seed == 3:
+        parts[0][0][0][0] = 2.0**53
+    # A cell whose only term is -3 · 0 (a unit not drawn): the sparse product gives 0.0, not -0.0.
+    against[0] = 0.0
+    parts.append(([np.array([-3.0, 2.0])], np.array([0, 1]), np.array([0, min(1, units - 1)]), 2))
+    made = []
+    dense_product = stacked._dense_product
+    monkeypatch.setattr(stacked, "_dense_product", lambda *args: made.append(dense_product(*args)) or made[-1])
+    dense_way = stacked._products_of_many(parts, against, whole=True)
+    assert (made[0] is None) == (seed == 3)  # dense, but for the sum that could round
+    sparse_way = stacked._products_of_many(parts, against, whole=False)
+    assert len(made) == 1  # not tried when the weights are not whole
+    for one, two in zip(sparse_way, dense_way, strict=True):
+        assert one.shape == two.shape
+        np.testing.assert_array_equal(one.view(np.uint64), two.view(np.uint64))
