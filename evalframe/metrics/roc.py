@@ -134,17 +134,40 @@ class RocCurves:
 
     def __init__(self, positive: np.ndarray, negative: np.ndarray, positive_points: np.ndarray,
                  negative_points: np.ndarray, n: np.ndarray, *, whole: bool,
-                 positive_prob: np.ndarray, negative_prob: np.ndarray):
-        self.positive, self.negative, self.n, self.whole = positive, negative, n, whole
+                 positive_prob: np.ndarray, negative_prob: np.ndarray, by_point: bool = False):
+        """``positive`` (C × P) and ``negative`` (C × N); or, with ``by_point``, the same as P × C
+        and N × C (a point's weights in every column, as a dense state holds them): they are then
+        transposed block by block together with their running sums (:func:`_running_sums_by_point`),
+        and ``positive`` and ``negative`` themselves only when a metric reads them."""
+        self.n, self.whole = n, whole
         self.positive_prob, self.negative_prob = positive_prob, negative_prob
-        self.columns = np.arange(positive.shape[0])
         self.fp_at_positive = np.searchsorted(negative_points, positive_points, side="right")
         self.tp_above_negative = np.searchsorted(positive_points, negative_points, side="left")
         self.tp_at_negative = np.searchsorted(positive_points, negative_points, side="right")
-        self.tp = _with_zero_row(positive)
-        self.fp = _with_zero_row(negative)
+        self._weights = {"positive": positive, "negative": negative}
+        self._by_point = {"positive", "negative"} if by_point else set()  # still points × C
+        running_sums = _running_sums_by_point if by_point else _with_zero_row
+        self.tp = running_sums(positive)
+        self.fp = running_sums(negative)
+        self.columns = np.arange(self.tp.shape[0])
         self.total_positive = self.tp[:, -1].copy()  # a copy: kept after the curves are gone
         self.total_negative = self.fp[:, -1].copy()
+
+    def _class_weights(self, name: str) -> np.ndarray:
+        """``positive`` or ``negative`` (C × points); curves made by point transpose it when it is
+        first read (AUROC on whole weights reads neither)."""
+        if name in self._by_point:
+            self._weights[name] = _transposed(self._weights[name])
+            self._by_point.discard(name)
+        return self._weights[name]
+
+    @property
+    def positive(self) -> np.ndarray:
+        return self._class_weights("positive")
+
+    @property
+    def negative(self) -> np.ndarray:
+        return self._class_weights("negative")
 
     @classmethod
     def of_state(cls, dense: Any) -> RocCurves:
@@ -155,12 +178,12 @@ class RocCurves:
         negative_rows = dense.nonzero_keys("negative_weight")[::-1]
         prob = dense.key(PROB)
         return cls(
-            _transposed(dense.column("positive_weight", positive_rows)),
-            _transposed(dense.column("negative_weight", negative_rows)),
+            dense.column("positive_weight", positive_rows),
+            dense.column("negative_weight", negative_rows),
             last - positive_rows, last - negative_rows,
             np.rint(dense.total("n")).astype(np.int64),
             whole=dense.integral("positive_weight") and dense.integral("negative_weight"),
-            positive_prob=prob[positive_rows].T, negative_prob=prob[negative_rows].T,
+            positive_prob=prob[positive_rows].T, negative_prob=prob[negative_rows].T, by_point=True,
         )
 
     def points_within(self, fpr: float) -> np.ndarray:
@@ -220,6 +243,23 @@ def _transposed(matrix: np.ndarray) -> np.ndarray:
     out = np.empty((matrix.shape[1], matrix.shape[0]))
     for start in range(0, matrix.shape[0], _TRANSPOSE_ROWS):
         out[:, start:start + _TRANSPOSE_ROWS] = matrix[start:start + _TRANSPOSE_ROWS].T
+    return out
+
+
+def _running_sums_by_point(by_point: np.ndarray) -> np.ndarray:
+    """:func:`_with_zero_row` of ``by_point.T`` (points × C in, C × (points + 1) out), made block by
+    block of :data:`_TRANSPOSE_ROWS` points: each block transposed into place, the running sum so
+    far added to its first point, then summed along, while it is in cache. The same additions in
+    the same order as one running sum: the same bits."""
+    points, columns = by_point.shape
+    out = np.empty((columns, points + 1))
+    out[:, 0] = 0.0
+    for start in range(0, points, _TRANSPOSE_ROWS):
+        block = out[:, 1 + start:1 + start + _TRANSPOSE_ROWS]
+        block[...] = by_point[start:start + _TRANSPOSE_ROWS].T
+        if start:
+            block[:, 0] += out[:, start]  # the sum so far plus the block's first point
+        np.cumsum(block, axis=1, out=block)
     return out
 
 

@@ -57,3 +57,23 @@ def test_the_bisection_counts_the_points_each_division_counts(seed):
         with np.errstate(invalid="ignore", divide="ignore"):
             counted = np.count_nonzero(fp / curves.total_negative[:, None] <= target, axis=1)
         np.testing.assert_array_equal(curves.points_within(target), counted, err_msg=str(target))
+
+
+@pytest.mark.parametrize("points", [0, 1, 127, 128, 129, 300])
+def test_running_sums_made_by_point_have_the_bits_of_one_running_sum(points):
+    """``RocCurves`` made from points × C weights (the dense state's layout) transpose and sum
+    them block by block: the running sums, and the class weights read afterwards, are bit for
+    bit those of the C × points form (fractional weights, across block boundaries)."""
+    from evalframe.metrics.roc import RocCurves
+
+    rng = np.random.default_rng(points)
+    positive = rng.random((points, 5)) * rng.integers(0, 3, (points, 5))
+    negative = rng.random((points + 3, 5)) / 3
+    kwargs = dict(n=np.ones(5, np.int64), whole=False, positive_prob=np.zeros((1, points)),
+                  negative_prob=np.zeros((1, points + 3)))
+    by_point = RocCurves(positive, negative, np.arange(points), np.arange(points + 3), by_point=True, **kwargs)
+    by_column = RocCurves(positive.T.copy(), negative.T.copy(), np.arange(points), np.arange(points + 3), **kwargs)
+    for name in ("tp", "fp", "total_positive", "total_negative", "positive", "negative"):
+        one, two = getattr(by_point, name), getattr(by_column, name)
+        assert one.shape == two.shape, name
+        np.testing.assert_array_equal(one.view(np.uint64), two.view(np.uint64), err_msg=name)
