@@ -16,33 +16,11 @@ re-reading a run's input (:func:`evalframe.pipeline.rerun.input_rows`). Every
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING
 
-from evalframe.data.subsets import Subset
-from evalframe.data.tables import Tables
-from evalframe.engine.bootstrap import Bootstrap
-from evalframe.engine.evaluation import evaluate
-from evalframe.engine.plan import Plan
-from evalframe.engine.result import Evaluation
+from evalframe._lazy import lazy_names as _lazy_names
 from evalframe.errors import ConfigError, EvalframeError, ExitCode, InputError
-from evalframe.io import read_qrels, read_run, read_table
-from evalframe.metrics import (
-    HitRateAtK,
-    Level,
-    MeanAveragePrecision,
-    Metric,
-    MRRAtK,
-    NDCGAtK,
-    NumRelevant,
-    NumRelevantRetrieved,
-    NumRetrieved,
-    PrecisionAtK,
-    RecallAtK,
-    RPrecision,
-    TargetCategory,
-    resolve_metric,
-)
+from evalframe.engine.result import Evaluation
 
 from evalframe.report import views as _views  # noqa: F401  (attaches ev.write, ev.plot, … to Evaluation)
 from evalframe.results.reader import use_input_loader as _use_input_loader
@@ -65,6 +43,28 @@ def _input_replicates(info, source, groupings):
 _use_input_loader(_input_rows, _input_replicates)
 
 if TYPE_CHECKING:
+    from evalframe.data.subsets import Subset
+    from evalframe.data.tables import Tables
+    from evalframe.engine.bootstrap import Bootstrap
+    from evalframe.engine.evaluation import evaluate
+    from evalframe.engine.plan import Plan
+    from evalframe.io import read_qrels, read_run, read_table
+    from evalframe.metrics import (
+        HitRateAtK,
+        Level,
+        MeanAveragePrecision,
+        Metric,
+        MRRAtK,
+        NDCGAtK,
+        NumRelevant,
+        NumRelevantRetrieved,
+        NumRetrieved,
+        PrecisionAtK,
+        RecallAtK,
+        RPrecision,
+        TargetCategory,
+        resolve_metric,
+    )
     from evalframe.io.legal import read_legal
     from evalframe.analyses.dynamic_k_sweep import dynamic_k_sweep
     from evalframe.io.per_query import read_per_query
@@ -93,8 +93,32 @@ if TYPE_CHECKING:
     from evalframe.metrics.judged import LLMAnswerQuality, LLMFaithfulnessScore
     from evalframe.metrics.semantic import BertScore, EmbeddingSimilarity
 
-#: Names imported on first use (PEP 562): ranking evaluation does not pay for the pipeline.
+#: Names imported on first use (PEP 562): ``import evalframe`` costs Polars and the wiring above,
+#: so a command begins reading its input before the engine is imported (:mod:`evalframe.io.early`),
+#: and ranking evaluation does not pay for the pipeline.
 _LAZY = {
+    "Subset": "evalframe.data.subsets",
+    "Tables": "evalframe.data.tables",
+    "Bootstrap": "evalframe.engine.bootstrap",
+    "evaluate": "evalframe.engine.evaluation",
+    "Plan": "evalframe.engine.plan",
+    "read_qrels": "evalframe.io",
+    "read_run": "evalframe.io",
+    "read_table": "evalframe.io",
+    "HitRateAtK": "evalframe.metrics",
+    "Level": "evalframe.metrics",
+    "MeanAveragePrecision": "evalframe.metrics",
+    "Metric": "evalframe.metrics",
+    "MRRAtK": "evalframe.metrics",
+    "NDCGAtK": "evalframe.metrics",
+    "NumRelevant": "evalframe.metrics",
+    "NumRelevantRetrieved": "evalframe.metrics",
+    "NumRetrieved": "evalframe.metrics",
+    "PrecisionAtK": "evalframe.metrics",
+    "RecallAtK": "evalframe.metrics",
+    "RPrecision": "evalframe.metrics",
+    "TargetCategory": "evalframe.metrics",
+    "resolve_metric": "evalframe.metrics",
     "Pipeline": "evalframe.pipeline",
     "load_pipeline": "evalframe.pipeline",
     "run_pipeline": "evalframe.pipeline",
@@ -142,16 +166,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'evalframe' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_names(__name__, _LAZY, globals())
 
 
 __version__ = "0.1.0"

@@ -65,6 +65,15 @@ def _save_traceback() -> str:
     return path
 
 
+def _forget_early_reads() -> None:
+    """Drop the input reads a command began and did not take (it failed first): nothing of one
+    command's input stays in memory after it (:mod:`evalframe.io.early`, imported only by the
+    commands that begin reads)."""
+    early = sys.modules.get("evalframe.io.early")
+    if early is not None:
+        early.forget()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -81,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"evalframe: internal error: {type(error).__name__}: {error}\n"
               f"  the traceback is in {_save_traceback()} (set EVALFRAME_DEBUG=1 to see it here)", file=sys.stderr)
         return int(ExitCode.INTERNAL_ERROR)
+    finally:
+        _forget_early_reads()
     if output:
         print(output)
     return int(status)

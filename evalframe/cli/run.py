@@ -82,14 +82,18 @@ def overrides_of(args: argparse.Namespace) -> dict:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe.pipeline.run import begin_reading_input, load_pipeline, run_resources
+
+    overrides = overrides_of(args)
+    if args.samples is None:
+        # The input is read from here on, beside the pipeline's checks and the engine's imports.
+        begin_reading_input(args.pipeline, input=args.input, **overrides)
     from evalframe._progress import set_quiet, step
-    from evalframe.pipeline import load_pipeline
-    from evalframe.pipeline.run import run_resources
     from evalframe.results.writer import check_out_dir
     from evalframe.semantic import session
 
     set_quiet(args.quiet)
-    pipeline = load_pipeline(args.pipeline, **overrides_of(args))
+    pipeline = load_pipeline(args.pipeline, **overrides)
     if args.catalog or args.costs or pipeline.input.format == "recommendations":
         pipeline = _with_catalog_and_costs(pipeline, args.catalog, args.costs)
     if pipeline.input.format == "recommendations" and (args.input or args.gold):

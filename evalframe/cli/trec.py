@@ -31,31 +31,31 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.compat.trec import evaluate_trec, format_output, parse_measures
-    from evalframe.io import read_qrels, read_run
+    from evalframe.io import early, read_qrels, read_run
 
     out_of_core = {"buckets": args.buckets, "memory": args.memory, "bucket_dir": args.bucket_dir}
-    if any(value is not None for value in out_of_core.values()):
-        selected = parse_measures(args.measures or [])
+    in_memory = all(value is None for value in out_of_core.values())
+    if in_memory:
+        # Both files are read on threads of their own from here on (Polars works without the GIL),
+        # beside the imports of the evaluation and the metric registry that parsing the measures
+        # needs; taken below in the order errors are reported: measures, then qrels, then run.
+        early.begin(read_run, args.run)
+        early.begin(read_qrels, args.qrels)
+    from evalframe.compat.trec import evaluate_trec, format_output, parse_measures
+
+    selected = parse_measures(args.measures or [])
+    if in_memory:
+        import numpy  # noqa: F401  (the ranking stage's; imported while the files are read)
+
+        qrels = early.take(read_qrels, args.qrels)
+        run = early.take(read_run, args.run)
+    else:
         from evalframe.engine.buckets import check_buckets, parse_memory
         from evalframe.io.scan import scan_qrels, scan_run
 
         out_of_core["buckets"] = check_buckets(args.buckets or "auto", key="--buckets")
         parse_memory(args.memory, key="--memory")
         qrels, run = scan_qrels(args.qrels), scan_run(args.run)  # Parquet/CSV stay on disk until bucketed
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        # The run (millions of rows) is read and checked on its own thread while this one parses
-        # the measures (the metric registry's imports), reads the qrels and imports what the
-        # evaluation needs: Polars and NumPy work without the GIL. A bad measure is still
-        # reported first (once the read is over).
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            reading = pool.submit(read_run, args.run)
-            selected = parse_measures(args.measures or [])
-            qrels = read_qrels(args.qrels)
-            import numpy  # noqa: F401  (the ranking stage's; imported while the run is read)
-            run = reading.result()
     result = evaluate_trec(
         run, qrels, selected, relevance_threshold=args.level, complete=args.complete, max_depth=args.max_depth,
         source=args.run, **out_of_core,

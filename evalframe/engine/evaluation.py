@@ -176,6 +176,8 @@ def metric_params(plan: Plan) -> dict[str, str]:
     given = dict(plan.parameters)
     if plan.state_thresholds is not None:
         given |= dict(zip(("tau_neg", "tau_pos"), plan.state_thresholds, strict=True))
+    if not given:  # nothing shared is set: no metric has params (and the registry's every family stays unimported)
+        return {}
     found: dict[str, str] = {}
     for parameter, readers in shared_parameters().items():
         if parameter not in given:

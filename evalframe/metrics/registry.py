@@ -30,6 +30,7 @@ import difflib
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -107,11 +108,18 @@ def _family_modules() -> list[str]:
     """The modules that declare metric families: those of this package with a ``SPECS`` list,
     then those installed packages name in :data:`ENTRY_POINT_GROUP`."""
     import evalframe.metrics as package
-    from importlib.metadata import entry_points
 
     bundled = [f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)]
     bundled = [name for name in bundled if hasattr(importlib.import_module(name), "SPECS")]
-    return [*bundled, *(point.value for point in entry_points(group=ENTRY_POINT_GROUP))]
+    return [*bundled, *_plugin_modules()]
+
+
+@cache
+def _plugin_modules() -> tuple[str, ...]:
+    """The modules installed packages name in :data:`ENTRY_POINT_GROUP` (read once a process)."""
+    from importlib.metadata import entry_points
+
+    return tuple(point.value for point in entry_points(group=ENTRY_POINT_GROUP))
 
 
 #: Specs added by :func:`register_metric`, in the order they came.
@@ -137,6 +145,35 @@ def _specs() -> dict[str, MetricSpec]:
     for spec in _runtime:
         _add(table, spec, "register_metric")
     return table
+
+
+def _lookup(name: str) -> MetricSpec | None:
+    """The spec registered under ``name`` (any case), without importing every family when it can.
+
+    Once the whole table is built (:func:`_specs`), it answers. Before that, a name is looked up
+    among the specs added at run time and the families already imported (``import evalframe``
+    brings the ranking families, so ``evalframe trec`` and ``ef.evaluate(..., ["ndcg@10"])``
+    import no other family, nor NumPy through them); a name found nowhere there builds the
+    table. A name is registered once in the whole table, so the spec found is the one the table
+    holds: :func:`register_metric` checks a new name against the whole table, and a bundled
+    family's clash is a test failure. Installed packages' families (entry points) can clash with
+    any name at run time, so with any of them installed the table is always built, which
+    reports such a clash ("registered twice") as before."""
+    key = name.lower()
+    if _specs.cache_info().currsize or _plugin_modules():
+        return _specs().get(key)
+    for spec in _runtime:
+        if key in (spec.name.lower(), *(alias.lower() for alias in spec.aliases)):
+            return spec
+    import evalframe.metrics as package
+
+    prefix = package.__name__ + "."
+    for module_name, module in list(sys.modules.items()):
+        if module_name.startswith(prefix) and module is not None:
+            for spec in getattr(module, "SPECS", ()):
+                if key in (spec.name.lower(), *(alias.lower() for alias in spec.aliases)):
+                    return spec
+    return _specs().get(key)
 
 
 def register_metric(spec: MetricSpec) -> MetricSpec:
@@ -208,7 +245,7 @@ def resolve(metric: str | Metric, *, defaults: Mapping[str, Any] | None = None) 
     if match is None:
         msg = f"cannot parse metric `{metric}` (expected e.g. `recall@5`, `ndcg@10(gain=linear)`)"
         raise ConfigError(msg)
-    spec = _specs().get(match["name"].lower())
+    spec = _lookup(match["name"])
     if spec is None:
         raise _unknown(match["name"])
     values: dict[str, Any] = {}

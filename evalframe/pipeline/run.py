@@ -17,11 +17,11 @@ import polars as pl
 from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem, path_argument
-from evalframe.analyses.domain_tables import with_plot_tables
+from evalframe.io import early
+from evalframe.io.readers import ROW_READERS, registered_reader
 from evalframe.pipeline.overrides import apply_overrides
 from evalframe.pipeline.preflight import preflight
-from evalframe.pipeline.scanned import run_scanned, scans_input
-from evalframe.pipeline.spec import InputSpec, PipelineSpec
+from evalframe.pipeline.spec import InputSpec, PipelineSpec, normalized
 from evalframe.results.run_info import sha256_of
 from evalframe.semantic import session
 from evalframe.engine.bootstrap import Bootstrap
@@ -37,8 +37,6 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
     for the ``legal`` format, its ``gold`` file; for the ``rag`` format's two-file form, the
     ``samples`` file, the input being the outputs file). A format added by
     :func:`~evalframe.io.readers.register_reader` gives a table that its contract's reader takes."""
-    from evalframe.io.readers import ROW_READERS, registered_reader
-
     format = spec.format
     if format == "rag":
         from evalframe.io.rag import read_rag
@@ -69,7 +67,8 @@ def read_input(spec: InputSpec, source: str | Path | pl.DataFrame, gold: str | P
         from evalframe.pipeline.embeddings import read_embedding_input
 
         return read_embedding_input(spec, source, gold)
-    return ROW_READERS[format].read(source, spec)  # per_query, retrieval_results, scores
+    # per_query, retrieval_results, scores; begun early by `evalframe run` (begin_reading_input)
+    return early.take(ROW_READERS[format].read, source, spec)
 
 
 class Pipeline(PipelineSpec):
@@ -89,22 +88,24 @@ def default_input(pipeline: PipelineSpec) -> Path | None:
     """The pipeline's own input path: relative to the current folder, or, for a bundled pipeline
     whose input is not found there, to the bundle (so `evalframe run evidence_contract` finds its
     sample from any folder)."""
-    return _bundled_or_relative(pipeline, pipeline.input.path)
+    return _bundled_or_relative(pipeline.source, pipeline.input.path)
 
 
 def default_gold(pipeline: PipelineSpec) -> Path | None:
     """The pipeline's own gold path (``input.gold``), found as :func:`default_input` finds the input."""
-    return _bundled_or_relative(pipeline, pipeline.input.gold)
+    return _bundled_or_relative(pipeline.source, pipeline.input.gold)
 
 
-def _bundled_or_relative(pipeline: PipelineSpec, given: str | None) -> Path | None:
+def _bundled_or_relative(pipeline_file: str | None, given: str | None) -> Path | None:
+    """``given`` (a path of the pipeline's ``input:`` block) as found from the current folder, or
+    from the bundle when the pipeline file ``pipeline_file`` is a bundled one (:func:`default_input`)."""
     if given is None:
         return None
     path = Path(given)
-    if path.is_absolute() or path.exists() or pipeline.source is None:
+    if path.is_absolute() or path.exists() or pipeline_file is None:
         return path
     bundle = bundled_dir("pipelines")
-    if Path(pipeline.source).resolve().parent == bundle.resolve():
+    if Path(pipeline_file).resolve().parent == bundle.resolve():
         bundled = bundle.parent / path
         if bundled.exists():
             return bundled
@@ -119,6 +120,9 @@ def run_loaded(
     and ``gold`` (formats with a gold file; default :func:`default_gold`). ``on_engine`` is called
     with the engine's result before the stages after it (the command line starts drawing the
     report plots there: :func:`evalframe.report.outputs.start_plots`)."""
+    from evalframe.analyses.domain_tables import with_plot_tables
+    from evalframe.pipeline.scanned import run_scanned, scans_input
+
     source = input if input is not None else default_input(pipeline)
     if source is None:
         raise ConfigError(f"pipeline `{pipeline.name}` names no input; pass one (`--input FILE`, or `input=` in Python)")
@@ -128,7 +132,7 @@ def run_loaded(
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     gold_source = gold_file(pipeline, gold)
     if samples is None and pipeline.input.samples is not None and input is None:
-        samples = _bundled_or_relative(pipeline, pipeline.input.samples)
+        samples = _bundled_or_relative(pipeline.source, pipeline.input.samples)
     if isinstance(samples, (str, Path)) and not Path(samples).exists():
         raise InputError(str(samples), Problem(None, None, NO_VALUE, "file not found (the samples file)"))
     with ThreadPoolExecutor(max_workers=1) as background:
@@ -137,7 +141,7 @@ def run_loaded(
         if scanned:
             pipeline, evaluation, n_rows = run_scanned(pipeline, source)
         else:
-            side_tables = {name: str(_bundled_or_relative(pipeline, path)) for name, path in pipeline.input.tables.items()}
+            side_tables = {name: str(_bundled_or_relative(pipeline.source, path)) for name, path in pipeline.input.tables.items()}
             tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
             pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
             evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}),
@@ -270,6 +274,43 @@ def load_pipeline(
                    overrides=record)
 
 
+def begin_reading_input(
+    pipeline: str | Path,
+    *,
+    input: str | Path | None = None,
+    config: str | Path | list[str | Path] | tuple = (),
+    set: Mapping[str, Any] | list[str] | None = None,  # noqa: A002 (the CLI's word)
+    bootstrap: bool | None = None,
+    outputs: list[str] | tuple[str, ...] | None = None,
+    baseline: str | None = None,
+) -> None:
+    """Begin reading the input that a run of ``pipeline`` (with these overrides, on ``input``)
+    will read, on a thread of its own (:mod:`evalframe.io.early`): ``evalframe run`` calls it
+    first, so checking the pipeline and importing the engine happen beside the read, and
+    :func:`read_input` takes the result.
+
+    The pipeline's mapping is found as :func:`load_pipeline` finds it (its file, then the
+    overrides), and nothing is checked or reported here. A pipeline that cannot be read, an input
+    that is not one file read whole by a bundled row reader (``per_query``, ``retrieval_results``,
+    ``scores``; no samples file, no ``execution.buckets``), or anything unexpected begins nothing:
+    :func:`load_pipeline` and the run then read and report as they always do."""
+    try:
+        path = pipeline_path(pipeline)
+        configs = [config] if isinstance(config, (str, Path)) else list(config)
+        raw, _ = apply_overrides(_read_mapping(path), configs=configs, set=set, bootstrap=bootstrap, outputs=outputs,
+                                 baseline=baseline)
+        spec = InputSpec(**(normalized(raw).get("input") or {}))
+        if (spec.format not in ROW_READERS or spec.samples is not None or spec.tables
+                or (raw.get("execution") or {}).get("buckets") is not None):
+            return
+        source = input if input is not None else _bundled_or_relative(str(path), spec.path)
+        if not isinstance(source, (str, Path)) or not Path(source).is_file():
+            return
+    except Exception:  # noqa: BLE001  (a pipeline that does not read is load_pipeline's to report)
+        return
+    early.begin(ROW_READERS[spec.format].read, source, spec)
+
+
 def _read_mapping(path: Path) -> Any:
     import yaml
 
@@ -329,13 +370,19 @@ def run_pipeline(
     """
     if input is not None and not isinstance(input, pl.DataFrame):
         path_argument(input, "`input`")
-    loaded = load_pipeline(pipeline, config=config, set=set, bootstrap=False if bootstrap is False else None,
-                           outputs=outputs, baseline=baseline)
-    if bootstrap:
-        loaded = with_bootstrap(loaded, bootstrap)
-    resources = run_resources(embed_fn=embed_fn, judge=judge, judge_cache=judge_cache, embedding_cache=embedding_cache, out=out)
-    with session.use(resources):
-        evaluation = loaded.run(input, gold=gold, samples=samples)
+    overrides = {"config": config, "set": set, "bootstrap": False if bootstrap is False else None,
+                 "outputs": outputs, "baseline": baseline}
+    try:
+        if isinstance(pipeline, (str, Path)) and not isinstance(input, pl.DataFrame) and samples is None:
+            begin_reading_input(pipeline, input=input, **overrides)  # read beside the checks below
+        loaded = load_pipeline(pipeline, **overrides)
+        if bootstrap:
+            loaded = with_bootstrap(loaded, bootstrap)
+        resources = run_resources(embed_fn=embed_fn, judge=judge, judge_cache=judge_cache, embedding_cache=embedding_cache, out=out)
+        with session.use(resources):
+            evaluation = loaded.run(input, gold=gold, samples=samples)
+    finally:
+        early.forget()  # a read begun for a run that failed first is not kept
     if out is not None:
         evaluation.write(out)
     return evaluation

@@ -184,3 +184,53 @@ def test_metrics_command_lists_every_registered_metric(capsys):
     assert headings[:2] == ["retrieval_relevance", "retrieval_accuracy"] and len(headings) == len(set(headings))
     assert {"generation_correctness", "noise_robustness", "latency", "diversity"} <= set(headings)
     assert "gain=exponential" in captured.out and "linear" in captured.out
+
+
+# --- looking a name up without importing every family (issue 22, start-up) -----------------------
+
+
+def test_a_name_looked_up_before_the_table_is_built_is_the_tables_spec():
+    from evalframe.metrics import registry
+
+    table = dict(registry._specs())  # every family imported
+    registry._specs.cache_clear()
+    try:
+        found = {key: registry._lookup(key.upper()) for key in table}  # from the imported families' SPECS
+        assert registry._specs.cache_info().currsize == 0  # none of them needed the table
+        assert all(found[key] is spec for key, spec in table.items())
+        assert registry._lookup("no_such_metric") is None  # an unknown name builds the table, which says no
+        assert registry._specs.cache_info().currsize == 1
+    finally:
+        registry._specs.cache_clear()
+
+
+def test_with_a_plugin_family_installed_a_clash_is_still_reported(monkeypatch):
+    import sys
+    import types
+
+    from evalframe.errors import ConfigError
+    from evalframe.metrics import registry
+    from evalframe.metrics.retrieval_basic import RecallAtK
+
+    plugin = types.ModuleType("evalframe_test_plugin_family")
+    plugin.SPECS = [MetricSpec("recall", RecallAtK, at="k", at_required=True)]
+    monkeypatch.setitem(sys.modules, plugin.__name__, plugin)
+    monkeypatch.setattr(registry, "_plugin_modules", lambda: (plugin.__name__,))
+    registry._specs.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="metric name `recall` is registered twice"):
+            ef.resolve_metric("recall@5")  # `recall` is in an imported family, yet the whole table is read
+    finally:
+        registry._specs.cache_clear()
+
+
+def test_the_ranking_metrics_resolve_without_the_other_families_or_numpy():
+    import subprocess
+    import sys
+
+    code = ("import sys, evalframe as ef\n"
+            "[ef.resolve_metric(m) for m in ('recall@5', 'P@5', 'ndcg@10(gain=linear)', 'map@100', 'mrr', 'hit_rate@10')]\n"
+            "print(','.join(sorted(m for m in sys.modules if m.startswith('evalframe.metrics.') or m == 'numpy')))")
+    imported = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert "numpy" not in imported.split(",") and "evalframe.metrics.lexical" not in imported
+    assert "evalframe.metrics.retrieval_ranking" in imported
