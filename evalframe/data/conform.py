@@ -40,7 +40,7 @@ from evalframe.data.messages import (
     missing_columns,
     problems_from_failure_cases,
 )
-from evalframe.data.layout import distinct_in_blocks, key_hash, stretch_starts
+from evalframe.data.layout import distinct_in_blocks, key_hash, key_stretch_starts
 from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
 from evalframe.errors import NO_VALUE, InputError, Problem
 
@@ -225,18 +225,13 @@ def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:
     the stretches have one length and no value comes back in a later stretch; else None
     (also when two stretches' values share a hash, or when the stretches average fewer than two
     rows: the caller then counts every hash)."""
-    import numpy as np
-
     if not columns or frame.height == 0:
         return None
-    # Stretches shorter than two rows save nothing over counting every hash: stop as soon as the
-    # starts found so far say so (a key whose last-but-one column changes on every row).
-    is_start = np.zeros(frame.height, dtype=bool)
-    for name in columns:
-        is_start[stretch_starts(frame, name)] = True
-        if 2 * np.count_nonzero(is_start) > frame.height:
-            return None
-    starts = np.flatnonzero(is_start)
+    # Stretches shorter than two rows save nothing over counting every hash (a key whose
+    # last-but-one column changes on every row).
+    starts = key_stretch_starts(frame, tuple(columns))
+    if 2 * len(starts) > frame.height:
+        return None
     length = frame.height // len(starts)
     if length * len(starts) != frame.height or not (starts % length == 0).all():
         return None

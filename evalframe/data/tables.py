@@ -116,10 +116,15 @@ def _no_lists() -> pl.DataFrame:
 
 
 def _explode(ranked_lists: pl.DataFrame) -> pl.DataFrame:
-    """Long rows of ranked lists: every list column (``doc_id``, ``score``) item by item."""
+    """Long rows of ranked lists: every list column (``doc_id``, ``score``) item by item.
+
+    The lists are first put in one chunk per column: the explode repeats each row's keys once
+    per item, a gather that costs about ten times as much from the many chunks a CSV reader
+    gives (38 on sample × 5: 0.12 against 0.02 CPU-s with the rechunk, which costs 0.01)."""
     lists = [name for name, dtype in ranked_lists.schema.items() if isinstance(dtype, pl.List)]
     return (
-        ranked_lists.with_columns(rank=pl.int_ranges(1, pl.col("doc_id").list.len() + 1, dtype=pl.Int64))
+        ranked_lists.rechunk()
+        .with_columns(rank=pl.int_ranges(1, pl.col("doc_id").list.len() + 1, dtype=pl.Int64))
         .explode(*lists, "rank")
         .drop_nulls("doc_id")
     )

@@ -8,7 +8,7 @@ column, ``post`` means ``[post_id]``.
 
 Two facts about a unit are read off the data, never assumed:
 
-- whether a slice applies to it (:func:`slice_applies`): a slice key must have one value within
+- whether a slice applies to it (:func:`constant_within`): a slice key must have one value within
   each unit (a post has one fold, but several criteria, so ``criterion`` does not slice posts);
 - its weight (:func:`unit_weights`): the weight its queries share; queries of one unit with
   different weights are an error naming the unit.
@@ -79,12 +79,24 @@ def partition_keys(units: Iterable[str], declared: Mapping[str, Sequence[str]] |
     return list(dict.fromkeys(key for unit in coarser for key in declared.get(unit, DEFAULT_UNITS.get(unit, (unit,)))))
 
 
-def slice_applies(queries: pl.DataFrame, unit_keys: Sequence[str], slice_keys: Sequence[str]) -> bool:
-    """Whether every unit has a single value of each slice key (so the slice groups whole units)."""
-    if not slice_keys or list(unit_keys) == QUERY_KEYS:
-        return True
-    spread = queries.group_by(list(unit_keys)).agg(pl.col(key).n_unique() for key in slice_keys)
-    return bool(spread.select(pl.max_horizontal(pl.col(list(slice_keys)).max()) <= 1).item())
+def constant_within(queries: pl.DataFrame, unit_keys: Sequence[str], columns: Sequence[str]) -> list[str]:
+    """The ``columns`` (in their order, each once) that have a single value within every unit
+    (null counts as a value), all of them read in one group-by of the units.
+
+    Every column is constant within the query unit (one row per unit). A table without rows has
+    no unit to tell, and no column is called constant then (as a slice on no rows applies to none).
+
+    >>> constant_within(pl.DataFrame({"system": ["a"] * 3, "post_id": ["p", "p", "q"],
+    ...                               "fold": [1, 1, 2], "criterion_id": ["A", "B", "A"]}),
+    ...                 ["system", "post_id"], ["fold", "criterion_id"])
+    ['fold']
+    """
+    columns = list(dict.fromkeys(columns))
+    if not columns or list(unit_keys) == QUERY_KEYS:
+        return columns
+    spread = queries.group_by(list(unit_keys)).agg(pl.col(name).n_unique() for name in columns)
+    single = spread.select((pl.col(name).max() <= 1).alias(name) for name in columns).row(0, named=True)
+    return [name for name in columns if single[name]]
 
 
 def unit_weights(

@@ -22,6 +22,7 @@ from typing import Any
 import polars as pl
 
 from evalframe._sorting import natural_sorted, sort_naturally
+from evalframe.data import layout
 from evalframe.data.contracts import conform, load_contract
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
@@ -248,11 +249,7 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     needs_relevant = (item_groups or "n_relevant" in needed
                       or any("n_relevant" in group.subset.columns() for group in plan.groups))
     if needs_relevant and "n_relevant" not in queries.columns:
-        relevant = (
-            tables.judgments.filter(pl.col("relevance") >= plan.relevance_threshold)
-            .group_by("query_id")
-            .agg(n_relevant=pl.len().cast(pl.Int64))
-        )
+        relevant = relevant_counts(tables.judgments, plan.relevance_threshold)
         queries = queries.join(relevant, on="query_id", how="left", maintain_order="left").with_columns(
             pl.col("n_relevant").fill_null(0)
         )
@@ -268,6 +265,29 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         if index is not None:
             notes += _ignored_run_rows(queries, index)
     return queries, index, notes
+
+
+def relevant_counts(judgments: pl.DataFrame, relevance_threshold: int) -> pl.DataFrame:
+    """``query_id`` and ``n_relevant``: how many judgments of each query have a grade >=
+    ``relevance_threshold`` (queries with none may be absent, or have 0).
+
+    Judgments usually come in stretches of one query (a qrels file is grouped by query): when
+    every query is one stretch (:func:`~evalframe.data.layout.stretch_starts`), each stretch's
+    relevant rows are summed in place (no hash of every row's query id); else a group-by.
+
+    >>> relevant_counts(pl.DataFrame({"query_id": ["a", "a", "b"], "relevance": [2, 0, 1]}), 1).rows()
+    [('a', 1), ('b', 1)]
+    """
+    import numpy as np
+
+    starts = layout.stretch_starts(judgments, "query_id")
+    relevance = judgments.get_column("relevance")
+    heads = judgments.get_column("query_id").gather(pl.Series(starts))
+    if len(starts) == 0 or relevance.null_count() or heads.n_unique() != len(starts):
+        return (judgments.filter(pl.col("relevance") >= relevance_threshold)
+                .group_by("query_id").agg(n_relevant=pl.len().cast(pl.Int64)))
+    counts = np.add.reduceat((relevance >= relevance_threshold).to_numpy().astype(np.int64), starts)
+    return pl.DataFrame({"query_id": heads, "n_relevant": pl.Series(counts, dtype=pl.Int64)})
 
 
 def bind_units(plan: Plan, units: Units) -> Plan:

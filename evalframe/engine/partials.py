@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import polars as pl
 
 from evalframe.data.tables import Tables
-from evalframe.data.units import QUERY, SYSTEM, Units, slice_applies, unit_weights
+from evalframe.data.units import QUERY, SYSTEM, Units, constant_within, unit_weights
 from evalframe.engine import aggregate
 from evalframe.engine.derive import prepare
 from evalframe.engine.per_unit import (
@@ -198,9 +198,8 @@ def _unit_facts(plan: Plan, queries: pl.DataFrame, units: Units) -> tuple[dict, 
     notes: list[str] = []
     for unit in dict.fromkeys([QUERY, *(m.unit for m in plan.metrics)]):
         keys = units.key_columns(unit)
-        constant = [key for key in dict.fromkeys([*TRACE_KEYS, *plan.slice_keys, *_bootstrap_columns(plan)])
-                    if key in queries.columns and key not in keys
-                    and slice_applies(queries, keys, [key])]
+        constant = constant_within(queries, keys, [key for key in dict.fromkeys([*TRACE_KEYS, *plan.slice_keys, *_bootstrap_columns(plan)])
+                                                   if key in queries.columns and key not in keys])
         carried[unit] = [*keys, *constant]
         for grouping, slice_keys in plan.slices.items():
             applies[(unit, grouping)] = all(key in carried[unit] for key in slice_keys)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -162,16 +163,59 @@ def check_threshold(relevance_threshold: int) -> None:
 # --- the fast path: ranks of the judged rows, without sorting the run --------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
+class RowCodes:
+    """Each run row's pair code, held as the run's stretches of rows of one pair: ``starts``
+    (the first row of each, ``int64``) and ``codes`` (each one's code, ``uint32``) of a run of
+    ``height`` rows.
+
+    The column of codes itself (a number per run row: 40 MB of fresh memory on ten million
+    rows) is made only when asked for (:attr:`series`, :meth:`to_numpy`); a few rows' codes
+    (:meth:`gather`) and whether the codes are sorted (:meth:`is_sorted`) come from the
+    stretches. The methods are those of the Series they stand for.
+    """
+
+    starts: np.ndarray
+    codes: np.ndarray
+    height: int
+
+    @cached_property
+    def series(self) -> pl.Series:
+        """The code of every row (UInt32)."""
+        import numpy as np
+
+        return pl.Series("code", np.repeat(self.codes, np.diff(self.starts, append=self.height)), dtype=pl.UInt32)
+
+    def to_numpy(self) -> np.ndarray:
+        return self.series.to_numpy()
+
+    def is_sorted(self) -> bool:
+        """Whether the rows' codes never decrease."""
+        return bool((self.codes[1:] >= self.codes[:-1]).all())
+
+    def gather(self, rows: pl.Series | np.ndarray) -> pl.Series:
+        """The codes of ``rows`` (row numbers), each found by a binary search in ``starts``."""
+        import numpy as np
+
+        rows = rows.to_numpy() if isinstance(rows, pl.Series) else np.asarray(rows)
+        return pl.Series("code", self.codes[np.searchsorted(self.starts, rows, side="right") - 1], dtype=pl.UInt32)
+
+
+@dataclass(frozen=True, eq=False)
 class QueryIndex:
     """The (system, query_id) pairs of a run, numbered, and the number of each row's pair.
 
     ``pairs`` has ``code`` (0, 1, ... in order of first appearance), ``system``, ``query_id``
-    and ``n_rows``; ``codes`` gives each run row's ``code`` (UInt32).
+    and ``n_rows``; ``row_codes`` gives each run row's ``code`` (:class:`RowCodes`), and
+    ``codes`` the same as a Series (UInt32).
     """
 
     pairs: pl.DataFrame
-    codes: pl.Series
+    row_codes: RowCodes
+
+    @property
+    def codes(self) -> pl.Series:
+        return self.row_codes.series
 
 
 def index_queries(run: pl.DataFrame) -> QueryIndex:
@@ -189,7 +233,7 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     """
     import numpy as np
 
-    start_rows = _merged_starts([layout.stretch_starts(run, name) for name in QUERY_KEYS])
+    start_rows = layout.key_stretch_starts(run, tuple(QUERY_KEYS))
     n_rows = np.diff(start_rows, append=run.height)
     heads = run.select(QUERY_KEYS)[start_rows].with_columns(n_rows=pl.Series(n_rows, dtype=pl.Int64))
     pairs = (
@@ -202,17 +246,8 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     else:
         head_codes = heads.join(pairs.select(*QUERY_KEYS, "code"), on=QUERY_KEYS, how="left", maintain_order="left")
         head_codes = head_codes.get_column("code")
-    codes = np.repeat(head_codes.to_numpy(), n_rows)
-    return QueryIndex(pairs=pairs, codes=pl.Series("code", codes, dtype=pl.UInt32))
-
-
-def _merged_starts(starts: list[np.ndarray]) -> np.ndarray:
-    """The sorted union of sorted arrays of row numbers: one small sort and a comparison of
-    neighbours (NumPy's ``union1d`` hashes, several times slower on 10^5 numbers)."""
-    import numpy as np
-
-    merged = np.sort(np.concatenate(starts))
-    return merged[np.r_[True, merged[1:] != merged[:-1]]] if len(merged) else merged
+    row_codes = RowCodes(starts=start_rows, codes=head_codes.to_numpy().astype(np.uint32), height=run.height)
+    return QueryIndex(pairs=pairs, row_codes=row_codes)
 
 
 @dataclass(frozen=True)
@@ -268,11 +303,11 @@ def judged_ranks(
 
     index = index if index is not None else index_queries(run)
     wanted = index.pairs.join(universe.select(QUERY_KEYS).unique(), on=QUERY_KEYS, how="semi")
-    codes = index.codes
+    codes: pl.Series | RowCodes = index.row_codes
     if wanted.height < index.pairs.height:
         keep = pl.repeat(False, index.pairs.height, eager=True).scatter(wanted.get_column("code"), True)
-        kept_rows = keep.gather(codes).arg_true()
-        run, codes = run[kept_rows], codes.gather(kept_rows)
+        kept_rows = keep.gather(index.codes).arg_true()
+        run, codes = run[kept_rows], index.codes.gather(kept_rows)
     pairs = wanted.select("code", *QUERY_KEYS, "n_rows")
     if run.height == 0:
         empty = {"code": pl.UInt32, "rank": pl.Int64, "relevance": judgments.schema["relevance"]}
@@ -355,7 +390,7 @@ _BLOCK_COMPARISONS_PER_ROW = 16
 _BLOCK_CELLS = 1 << 16
 
 
-def _block_length(wanted: pl.DataFrame, codes: pl.Series) -> int | None:
+def _block_length(wanted: pl.DataFrame, codes: pl.Series | RowCodes) -> int | None:
     """The rows per pair when the run is pairs of one length each, one block after the other
     (rows grouped by pair, the usual layout), so that row ``r`` is in block ``r // length``;
     else None."""
@@ -416,7 +451,7 @@ def _trues_per_row(mask: np.ndarray) -> np.ndarray:
 
 def _ranking_keys(
     run: pl.DataFrame,
-    codes: pl.Series,
+    codes: pl.Series | RowCodes,
     *,
     lateness_bits: int,
     by_score: bool,
@@ -448,7 +483,8 @@ def _ranking_keys(
             return None
         if single_precision:
             values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
-            if np.isinf(values).any():
+            # No NaN here, so an infinite value is an extreme: two reductions, no mask as long as the run.
+            if values.max() == np.inf or values.min() == -np.inf:
                 check_single_precision(run, source=source)  # a finite score beyond float32: an error
         else:
             values = layout.column_in_pieces(run, pl.col("score"), np.float64)
@@ -472,7 +508,7 @@ def _ranking_keys(
     return keys
 
 
-def _sorted_keys(keys: np.ndarray, codes: pl.Series) -> np.ndarray:
+def _sorted_keys(keys: np.ndarray, codes: pl.Series | RowCodes) -> np.ndarray:
     """``keys`` (:func:`_ranking_keys`) sorted, in a copy."""
     import numpy as np
 
@@ -569,7 +605,7 @@ def _ahead_within_ties(
 
 
 def _matches_in_blocks(
-    run: pl.DataFrame, judgments: pl.DataFrame, wanted: pl.DataFrame, codes: pl.Series, length: int
+    run: pl.DataFrame, judgments: pl.DataFrame, wanted: pl.DataFrame, codes: pl.Series | RowCodes, length: int
 ) -> pl.DataFrame | None:
     """:func:`_judged_matches` for a run of blocks (every pair ``length`` rows, one block after
     the other, :func:`_block_length`): each judgment is looked for in its query's block only.
@@ -580,32 +616,35 @@ def _matches_in_blocks(
     comparisons stay in the cache, as :func:`_counts_in_blocks`'). The key check's verdict that
     the hashes of every block differ (:func:`~evalframe.data.layout.distinct_in_blocks`) leaves
     at most one equal hash per judgment: the first found is the match, checked on the doc_id
-    itself. No hash of the (query_id, doc_id) pair per run row, no membership test over the run:
+    itself (parts of the judgments on every core, :func:`~evalframe._threads.in_parts`). No hash of the (query_id, doc_id) pair per run row, no membership test over the run:
     a block is a hundred rows, the run millions. Falls back to :func:`_judged_matches` when a
     block holds two equal hashes or a match is not one, and when the judgments are many per
     block (a hash join is then cheaper).
     """
     import numpy as np
 
-    judged = judgments.select("query_id", "doc_id", "relevance").join(
-        wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left"
-    )
+    judged = _with_pair_codes(judgments, wanted)
     if judged.height * length > _BLOCK_COMPARISONS_PER_ROW * run.height:
         return _judged_matches(run, judgments)
     if not layout.distinct_in_blocks(run, "doc_id", length):  # a doc_id twice in a block, or two sharing a hash
         return _judged_matches(run, judgments)
     hashes = layout.column_hashes(run, "doc_id").reshape(-1, length)
     wanted_hashes = judged.select(layout.value_hash("doc_id")).to_series().to_numpy()
-    block_codes = codes.to_numpy()[::length]  # sorted: the run is its blocks in code order
+    block_codes = codes.gather(np.arange(0, run.height, length)).to_numpy()  # sorted: the blocks in code order
     block_of = np.searchsorted(block_codes, judged.get_column("code").to_numpy())
     rows = np.full(judged.height, -1, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // length)
-    for start in range(0, judged.height, step):
-        blocks = block_of[start:start + step]
-        same = hashes[blocks] == wanted_hashes[start:start + step, None]
-        position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
-        hit = np.flatnonzero(same[np.arange(len(blocks)), position])
-        rows[start + hit] = blocks[hit] * length + position[hit]
+
+    def find(first: int, last: int) -> None:
+        for start in range(first, last, step):
+            stop = min(start + step, last)
+            blocks = block_of[start:stop]
+            same = hashes[blocks] == wanted_hashes[start:stop, None]
+            position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
+            hit = np.flatnonzero(same[np.arange(len(blocks)), position])
+            rows[start + hit] = blocks[hit] * length + position[hit]
+
+    in_parts(judged.height, find, min_rows=16 * step)  # parts of the judgments on every core
     found = rows >= 0
     matches = judged.filter(pl.Series(found)).select(
         pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
@@ -614,6 +653,29 @@ def _matches_in_blocks(
     if not (retrieved == matches.get_column("doc_id")).all() or _repeats(matches.get_column("_row").to_numpy()):
         return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
     return matches.select("_row", "relevance")
+
+
+def _with_pair_codes(judgments: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFrame:
+    """``query_id, doc_id, relevance`` of the ``judgments`` joined with the ``code`` of each
+    ``wanted`` pair of their query (inner, in the judgments' order).
+
+    Judgments come in stretches of one query (a qrels file is grouped by query): the stretches'
+    first query ids (:func:`~evalframe.data.layout.stretch_starts`) are joined, a few hundred
+    thousand strings fewer to hash, and each row takes its stretch's code. When a query has
+    several pairs (several systems) every row is joined as it is."""
+    import numpy as np
+
+    starts = layout.stretch_starts(judgments, "query_id")
+    heads = judgments.get_column("query_id").gather(pl.Series(starts)).to_frame().with_row_index("_stretch")
+    found = heads.join(wanted.select("code", "query_id"), on="query_id", how="inner")
+    judgments = judgments.select("query_id", "doc_id", "relevance")
+    if found.get_column("_stretch").is_duplicated().any():  # a query of several pairs
+        return judgments.join(wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left")
+    code_of_stretch = np.full(len(starts), -1, dtype=np.int64)
+    code_of_stretch[found.get_column("_stretch").to_numpy()] = found.get_column("code").to_numpy()
+    code = np.repeat(code_of_stretch, np.diff(starts, append=judgments.height))
+    kept = code >= 0
+    return judgments.filter(pl.Series(kept)).with_columns(pl.Series("code", code[kept], dtype=pl.UInt32))
 
 
 def _repeats(values: np.ndarray) -> bool:

@@ -204,8 +204,13 @@ def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.
     def every_cell(text: pl.Expr, pattern: str, name: str) -> pl.Expr:
         return (text.is_null() | (text == "") | text.str.contains(pattern)).all().alias(name)
 
-    compact = frame.select(every_cell(text, _COMPACT_NUMBER_ARRAY, name) for name, text in texts.items()).row(0, named=True)
+    compact = frame.select(
+        *(every_cell(text, _COMPACT_NUMBER_ARRAY, name) for name, text in texts.items()),
+        *((text.is_null() | (text == "") | (text == "[]")).any().alias(f"empty {name}") for name, text in texts.items()),
+    ).row(0, named=True)
     spaced = [name for name in columns if not compact[name]]
+    # Whether a column may hold an empty cell (a compact one without any is split as it stands).
+    has_empty = {name: name in spaced or compact[f"empty {name}"] for name in columns}
     if spaced:
         texts |= {name: texts[name].str.strip_chars() for name in spaced}
         found = frame.select(
@@ -218,7 +223,9 @@ def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.
     parsed = {}
     for name, text in texts.items():
         inner = text.str.strip_prefix("[").str.strip_suffix("]")
-        items = pl.when(inner.is_null() | (inner == "")).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(inner.str.split(","))
+        items = inner.str.split(",")
+        if has_empty[name]:  # the choice per cell copies the whole list column: only where a cell is empty
+            items = pl.when(inner.is_null() | (inner == "")).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(items)
         numbers = frame.select(items.cast(pl.List(pl.Float64), strict=False).alias(name)).to_series()
         flat = numbers.list.explode(empty_as_null=False, keep_nulls=False)
         if flat.null_count() or not flat.is_finite().all():

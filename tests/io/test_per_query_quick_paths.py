@@ -57,6 +57,19 @@ def test_json_number_lists_equal_the_cell_by_cell_parse_bit_for_bit(cells, empty
     assert as_bits(quick["scores"]) == as_bits(general)
 
 
+@settings(max_examples=20)
+@given(st.lists(st.lists(finite, min_size=1, max_size=6), min_size=1, max_size=8))
+def test_compact_number_lists_without_an_empty_cell_equal_the_cell_by_cell_parse_bit_for_bit(lists):
+    # No cell is null, "" or "[]": the quick path splits without its choice per cell (issue 22).
+    frame = pl.DataFrame({"scores": [_spelled(numbers, "compact") for numbers in lists]}, schema={"scores": pl.String})
+    quick = _json_number_lists(frame, ["scores"])
+    general, problems = _cell_by_cell(frame)
+    assert quick is not None and problems == []
+    assert quick["scores"].to_list() == general.to_list() == lists
+    as_bits = lambda series: series.list.explode(empty_as_null=False, keep_nulls=False).to_numpy().view("u8").tolist()
+    assert as_bits(quick["scores"]) == as_bits(general)
+
+
 @pytest.mark.parametrize("bad", ["[0.9, nan]", "[1e999]", "[0.9, x]", "0.9;0.4", "[0.9,,0.4]", "[\"0.9\"]", "[-inf]"])
 def test_json_number_lists_step_aside_and_the_general_parse_words_the_cell(bad):
     frame = pl.DataFrame({"scores": ["[0.9, 0.4]", bad]})
