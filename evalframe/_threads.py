@@ -1,4 +1,5 @@
-"""Work over a long range of rows shared by the machine's cores: :func:`in_parts`.
+"""Work shared by the machine's cores: a long range of rows (:func:`in_parts`), or a list of
+independent tasks (:func:`in_order`).
 
 NumPy's sorts, comparisons and gathers, and Polars' expressions, release the GIL while they
 run: a loop over slices of ten million rows split into contiguous parts, each part on a thread
@@ -9,7 +10,7 @@ its own rows of an output array or returns its own result; nothing is shared but
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -35,3 +36,20 @@ def in_parts(n: int, work: Callable[[int, int], T], *, min_rows: int = 1 << 16) 
         others = [pool.submit(work, bounds[part], bounds[part + 1]) for part in range(1, parts)]
         first = work(bounds[0], bounds[1])  # this thread takes the first part
         return [first, *(future.result() for future in others)]
+
+
+def in_order(tasks: Sequence[Callable[[], T]], *, threads: int = 2) -> Iterator[T]:
+    """Each task's result, in the tasks' order, the tasks run on up to ``threads`` threads at once
+    (one when the machine has one core, or for one task). For independent pieces of work made
+    of Polars plans and NumPy calls, which release the GIL while they run: each result is the
+    one its task gives alone, whatever runs beside it.
+
+    >>> list(in_order([lambda: 1, lambda: 2, lambda: 3]))
+    [1, 2, 3]
+    """
+    workers = max(1, min(threads, os.cpu_count() or 1, len(tasks)))
+    if workers == 1:
+        yield from (task() for task in tasks)
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        yield from pool.map(lambda task: task(), tasks)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from functools import partial
 
 import polars as pl
 
 from evalframe._lazy import lazy_module
+from evalframe._threads import in_order
 from evalframe.data.units import SYSTEM
 from evalframe.engine import replicate_sums
 from evalframe.engine.bootstrap import Bootstrap, stratum_scale
@@ -160,23 +162,27 @@ def part_replicate_sums(plan, units, queries: pl.DataFrame, values, applies) -> 
     settings = plan.bootstrap
     counts_only = ResampledUnits(queries, replace(settings, strata=None))  # strata: applied when read
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
-    out = {}
     from threadpoolctl import threadpool_limits  # imported where used
 
+    def sums_of(g: int, unit: str, wide: pl.DataFrame) -> dict:
+        metrics = [m for m in plan.groups[g].metrics if m.unit == unit and not isinstance(m, SetMetric)]
+        columns = resampled_columns(settings, units, unit, wide.columns)
+        if settings.strata and settings.strata not in wide.columns:
+            raise ConfigError(f"bootstrap `strata` column `{settings.strata}` varies within a `{unit}` "
+                              "(or is not a column); stratify by a column with one value per unit")
+        unit_index = counts_only.index(wide, columns)
+        groupings = {grouping: keys for grouping, keys in by.items() if applies[(unit, grouping)]}
+        found = replicate_sums.part_sums(
+            wide, [m.name for m in metrics], WEIGHT if plan.weight is not None else None, unit_index,
+            lambda positions, columns=columns: counts_only.weights(columns, positions),
+            groupings, settings.strata, settings.resamples)
+        return {(g, unit, grouping): sums for grouping, sums in found.items()}
+
+    out = {}
+    # Each (group, unit) on its own, two at a time (threads: NumPy's sorts and products release
+    # the GIL); the sums are exact integers, the same whatever runs beside them.
+    tasks = [partial(sums_of, g, unit, wide) for (g, unit), wide in values.items()]
     with threadpool_limits(limits=1, user_api="blas"):  # thin products: one thread is faster
-        for (g, unit), wide in values.items():
-            metrics = [m for m in plan.groups[g].metrics if m.unit == unit and not isinstance(m, SetMetric)]
-            columns = resampled_columns(settings, units, unit, wide.columns)
-            if settings.strata and settings.strata not in wide.columns:
-                raise ConfigError(f"bootstrap `strata` column `{settings.strata}` varies within a `{unit}` "
-                                  "(or is not a column); stratify by a column with one value per unit")
-            unit_index = counts_only.index(wide, columns)
-            groupings = {grouping: keys for grouping, keys in by.items() if applies[(unit, grouping)]}
-            found = replicate_sums.part_sums(
-                wide, [m.name for m in metrics], WEIGHT if plan.weight is not None else None, unit_index,
-                lambda positions, columns=columns: counts_only.weights(columns, positions),
-                groupings, settings.strata, settings.resamples)
-            out |= {(g, unit, grouping): sums for grouping, sums in found.items()}
+        for found in in_order(tasks):
+            out |= found
     return out
-
-

@@ -28,11 +28,13 @@ and blocks of replicate columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
 import polars as pl
 
 from evalframe._lazy import lazy_module
 from evalframe._progress import Progress
+from evalframe._threads import in_order
 from evalframe.data.units import SYSTEM
 from evalframe.engine import replicate_sums
 from evalframe.engine.partials import Partials
@@ -66,16 +68,16 @@ def _slices(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return frame.with_row_index("_row").group_by(list(by), maintain_order=True).agg(pl.col("_row"))
 
 
-def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) -> list[dict]:
+def _per_unit_rows(partials, units, settings, g, unit, metrics, by) -> tuple[list[dict], int]:
     """Replicate values of the per-unit metrics from the merged exact sums (no per-unit values
-    read, but for BCa's jackknife)."""
+    read, but for BCa's jackknife), and the number of slices visited."""
     scale_of = None
     if settings.strata:
         columns = resampled_columns(settings, partials.units, unit, partials.values[(g, unit)].lazy().collect_schema().names())
         names, scale = units.strata(columns)
         scale_of = {name: scale[code] for code, name in enumerate(names)}
     summed = np.array([m.summary == "sum" for m in metrics])
-    out = []
+    out, visited = [], 0
     for grouping, keys in by.items():
         if not partials.applies[(unit, grouping)]:
             continue
@@ -91,8 +93,8 @@ def _per_unit_rows(partials, units, settings, g, unit, metrics, by, progress) ->
             for m, metric in enumerate(metrics):
                 out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit, "_g": g,
                             "_values": replicate_values[position, m], "_acceleration": accelerations[position, m]})
-            progress.advance()
-    return out
+            visited += 1
+    return out, visited
 
 
 def _accelerations(partials, units, settings, g, unit, metrics, keys, slices: pl.DataFrame) -> np.ndarray:
@@ -122,33 +124,36 @@ def _accelerations(partials, units, settings, g, unit, metrics, keys, slices: pl
     return out
 
 
-def _set_rows(partials, units, settings, g, unit, metrics, by, rows_frame, progress) -> list[dict]:
+def _set_rows(partials, units, settings, g, unit, metrics, grouping, keys, rows_frame) -> tuple[list[dict], int]:
+    """Replicate values of the set metrics on every slice of one grouping set, and the number of slices."""
     columns = resampled_columns(settings, partials.units, unit, rows_frame.columns)
     unit_index = units.index(rows_frame, columns)
     user = rows_frame.get_column(WEIGHT).to_numpy()
     read = sorted({c for m in metrics for c in m.required_columns.get("queries", ())} & set(rows_frame.columns))
     columns_read = rows_frame.select(read)
     out = []
-    for grouping, keys in by.items():
-        if not partials.applies[(unit, grouping)]:
-            continue
-        # Every slice of the grouping at once, in blocks of replicate columns: each state is
-        # computed once per slice and block (values_under_grouped), never per replicate.
-        found = _slices(rows_frame, keys)
-        slice_rows = [np.asarray(rows, dtype=np.int64) for rows in found.get_column("_row").to_list()]
-        values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in slice_rows]
-        largest = max((rows.size for rows in slice_rows), default=1)
-        for start, stop, weights in units.blocks(columns, unit_index, user, largest):
-            computed = values_under_grouped(metrics, columns_read, slice_rows, weights)
-            for position, slice_values in enumerate(computed):
-                for name, array in slice_values.items():
-                    values[position][name][start:stop] = array
-        for slice_row, slice_values in zip(found.drop("_row").iter_rows(named=True), values, strict=True):
-            for metric in metrics:
-                out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
-                            "_g": g, "_values": slice_values[metric.name], "_acceleration": np.nan})
-            progress.advance()
-    return out
+    # Every slice of the grouping at once, in blocks of replicate columns: each state is
+    # computed once per slice and block (values_under_grouped), never per replicate.
+    found = _slices(rows_frame, keys)
+    slice_rows = [np.asarray(rows, dtype=np.int64) for rows in found.get_column("_row").to_list()]
+    values = [{m.name: np.empty(settings.resamples) for m in metrics} for _ in slice_rows]
+    largest = max((rows.size for rows in slice_rows), default=1)
+    for start, stop, weights in units.blocks(columns, unit_index, user, largest):
+        computed = values_under_grouped(metrics, columns_read, slice_rows, weights)
+        for position, slice_values in enumerate(computed):
+            for name, array in slice_values.items():
+                values[position][name][start:stop] = array
+    for slice_row, slice_values in zip(found.drop("_row").iter_rows(named=True), values, strict=True):
+        for metric in metrics:
+            out.append({"grouping": grouping, **slice_row, "metric": metric.name, "unit": unit,
+                        "_g": g, "_values": slice_values[metric.name], "_acceleration": np.nan})
+    return out, len(slice_rows)
+
+
+#: Threads that compute the replicate values of several (group, unit, grouping set) at once
+#: (:func:`~evalframe._threads.in_order`): Polars' plans and NumPy's products, gathers and
+#: running sums release the GIL while they run, so two tasks keep two cores busy.
+THREADS = 2
 
 
 def _work(partials: Partials) -> int:
@@ -172,23 +177,30 @@ def replicate_values(partials: Partials) -> pl.DataFrame:
     settings = plan.bootstrap
     units = ResampledUnits(partials.queries, settings)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+    # One task per (group, unit) for the per-unit metrics and per (group, unit, grouping set) for
+    # the set metrics; their rows are put together in this order, whatever order they finish in.
+    tasks = []
+    for g, group in enumerate(plan.groups):
+        inside = None
+        for unit in dict.fromkeys(m.unit for m in group.metrics):
+            per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
+            set_metrics = [m for m in group.metrics if m.unit == unit and isinstance(m, SetMetric)]
+            if per_unit:
+                tasks.append(partial(_per_unit_rows, partials, units, settings, g, unit, per_unit, by))
+            if set_metrics:
+                if inside is None:  # in key order, whatever order the parts were merged in
+                    inside = partials.queries.filter(group.subset.condition()).sort(SYSTEM, "query_id", nulls_last=True)
+                tasks += [partial(_set_rows, partials, units, settings, g, unit, set_metrics, grouping, keys, inside)
+                          for grouping, keys in by.items() if partials.applies[(unit, grouping)]]
     rows: list[dict] = []
     from threadpoolctl import threadpool_limits  # imported where used
 
     # One BLAS thread: the products here are thin (few metrics or groups × units × R), where
     # BLAS threads cost far more than they give, and one thread sums in one fixed order.
     with Progress(_work(partials), "bootstrap") as progress, threadpool_limits(limits=1, user_api="blas"):
-        for g, group in enumerate(plan.groups):
-            inside = None
-            for unit in dict.fromkeys(m.unit for m in group.metrics):
-                per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
-                set_metrics = [m for m in group.metrics if m.unit == unit and isinstance(m, SetMetric)]
-                if per_unit:
-                    rows += _per_unit_rows(partials, units, settings, g, unit, per_unit, by, progress)
-                if set_metrics:
-                    if inside is None:  # in key order, whatever order the parts were merged in
-                        inside = partials.queries.filter(group.subset.condition()).sort(SYSTEM, "query_id", nulls_last=True)
-                    rows += _set_rows(partials, units, settings, g, unit, set_metrics, by, inside, progress)
+        for found, visited in in_order(tasks, threads=THREADS):
+            rows += found
+            progress.advance(visited)
     slice_keys = plan.slice_keys
     schema = {"grouping": pl.String, SYSTEM: partials.queries.schema[SYSTEM],
               **{k: partials.queries.schema[k] for k in slice_keys}, "metric": pl.String, "unit": pl.String,

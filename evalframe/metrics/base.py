@@ -291,6 +291,13 @@ class SetMetric(Metric):
     #: Whether the metric is one vectorised function of its state in dense form, which its
     #: replicates read directly (:class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`).
     reads_dense_state: ClassVar[bool] = False
+    #: The state's value columns (besides the slice and state keys) and how each depends on the
+    #: weights, ``"sum"`` (a weighted sum, ``Σ w·x``) or ``"count"`` (a count of rows), when the
+    #: metric declares them; None: the bootstrap finds them by computing each slice's state a
+    #: second time with every weight doubled (:mod:`evalframe.metrics.stacked`). Declaring them
+    #: spares that second state; ``tests/metrics/test_stacked_states.py`` checks every
+    #: declaration against the probe.
+    state_kinds: ClassVar[Mapping[str, str] | None] = None
 
     @property
     def state_id(self) -> object:

@@ -97,6 +97,8 @@ class ExpectedCalibrationError(SetMetric):
     higher_is_better: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
     state_keys: ClassVar[tuple[str, ...]] = (BIN,)
+    state_kinds: ClassVar[Mapping[str, str] | None] = {"n": "count", "weight": "sum", "weighted_prob": "sum",
+                                                       "weighted_label": "sum"}
 
     @property
     def name(self) -> str:

@@ -83,6 +83,7 @@ class ConfusionMetric(SetMetric):
     #: Whether a slice without a used row has a value (the counts: 0).
     defined_when_empty: ClassVar[bool] = False
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+    state_kinds: ClassVar[Mapping[str, str] | None] = {"n": "count", "tp": "sum", "fp": "sum", "tn": "sum", "fn": "sum"}
     #: Name in the registry, and the name printed (they differ only for ``ppv``/``precision``).
     key: ClassVar[str]
     printed: ClassVar[str]

@@ -154,6 +154,7 @@ class GateMetric(SetMetric):
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     subset: ClassVar[str] = "all queries"
     value_range: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
+    state_kinds: ClassVar[Mapping[str, str] | None] = {"n": "count", **dict.fromkeys(COUNTS, "sum")}
     key: ClassVar[str]
 
     def __post_init__(self) -> None:

@@ -348,6 +348,8 @@ class CriterionF1Metric(SetMetric):
     target: ClassVar[TargetCategory] = TargetCategory.CLASSIFICATION
     subset: ClassVar[str] = "all posts"
     state_keys: ClassVar[tuple[str, ...]] = (CRITERION_KEY,)
+    state_kinds: ClassVar[Mapping[str, str] | None] = {"tp": "sum", "fp": "sum", "fn": "sum", "n_scored": "count",
+                                                       "n": "count"}
     key: ClassVar[str]
 
     def __post_init__(self) -> None:

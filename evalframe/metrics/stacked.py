@@ -43,7 +43,9 @@ long table (:class:`~evalframe.metrics.keyed_sums.KeyedSumsMetric`, the ROC fami
 ``finalize`` calls the same function with the slices of a Polars state as the columns.
 
 :func:`stacked_states` does this for every slice of a grouping at once: steps 1 and 2 are one
-Polars batch (the slice a key of the group-by), step 3 runs slice by slice. The bootstrap calls
+Polars batch (the slice a key of the group-by), step 3 runs for many slices in one product
+(each unit's row of weights read once for all of them; each cell still adds only its own slice's
+units, in ascending order, so a slice's sums have the bits they have alone). The bootstrap calls
 it once per metric state, grouping and block of replicates, never per replicate.
 """
 
@@ -82,12 +84,53 @@ def stacked_states(metric: Any, frame: pl.DataFrame, slices: Sequence[np.ndarray
     order, under ``weights`` (a :class:`~evalframe.metrics.base.RowWeights` of ``frame``'s rows).
 
     The per-unit states of every slice come from one Polars plan (the slice is a key of its
-    group-by, so each slice's per-unit state is the one it has alone); the products then run
-    slice by slice as the caller asks for them, so one slice's stacked state is made at a time.
+    group-by, so each slice's per-unit state is the one it has alone); the products then run for
+    several slices at once (:func:`long_tables`, at most about :data:`_PRODUCT_CELLS` cells), and
+    their tables are made one at a time as the caller asks for them.
     """
+    pending: list[DenseState] = []  # slices whose products are made together
+    cells = 0
     for dense, slice_rows, slice_weights in _per_unit_slices(metric, frame, slices, weights, weight=weight):
         if dense is None:  # a state column not linear in the weights
+            yield from long_tables(pending, replicate)
+            pending, cells = [], 0
             yield _repeated_rows_state(metric, slice_rows(), slice_weights(), weight=weight, replicate=replicate)
+            continue
+        pending.append(dense)
+        cells += dense.long_cells
+        if cells >= _PRODUCT_CELLS:
+            yield from long_tables(pending, replicate)
+            pending, cells = [], 0
+    yield from long_tables(pending, replicate)
+
+
+#: At most about this many cells (state rows × columns × R) of several slices' products are made
+#: at once (:func:`long_tables`): 2^23 float64 cells are 64 MiB.
+_PRODUCT_CELLS = 1 << 23
+
+
+def long_tables(denses: Sequence[DenseState], replicate: str) -> Iterator[pl.DataFrame]:
+    """:meth:`DenseState.long_table` of several slices under one weight matrix, in order, with the
+    products of all of them made at once: two sparse products (the drawn-unit indicator, the
+    weights) in place of two per slice.
+
+    Each unit's row of weights is then read once for every slice it is in, not once per slice
+    (the products of a slice's few state rows read the whole weight matrix: memory, not
+    arithmetic, was their cost). Each cell still adds its own units in ascending order, so every
+    slice's table has the bits it has alone.
+    """
+    shared = [d for d in denses if d.size and d._weights is denses[0]._weights]
+    if len(shared) < 2:
+        for dense in denses:
+            yield dense.long_table(replicate)
+        return
+    weights = shared[0]._weights
+    with_positive = iter(_products_of_many([dense._positive_parts() for dense in shared], weights.positive_units, whole=True))
+    with_weights = iter(_products_of_many([dense._weighted_parts() for dense in shared], weights.units,
+                                          whole=weights.whole_units))
+    for dense in denses:
+        if dense.size and dense._weights is weights:
+            yield dense.long_table(replicate, products=(next(with_positive), next(with_weights)))
         else:
             yield dense.long_table(replicate)
 
@@ -264,21 +307,37 @@ class DenseState:
         """Whether every value of :meth:`column` is a whole number (whole per-unit sums and weights)."""
         return _whole(self._values[name]) and (self.kinds[name] == "count" or self._weights.whole_units)
 
-    def long_table(self, replicate: str) -> pl.DataFrame:
+    @property
+    def long_cells(self) -> int:
+        """Cells of :meth:`long_table`'s products: (1 + state columns) × keys × R."""
+        return (1 + len(self.value_columns)) * self.size * self.replicates
+
+    def _positive_parts(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, int]:
+        """What goes with the drawn-unit indicator: presence (a key is in a replicate when one of
+        its units is drawn) and the counts of rows, as :func:`_products_of_many` takes them."""
+        counts = [self._values[c] for c in self.value_columns if self.kinds[c] == "count"]
+        return [np.ones(self._per_unit.height), *counts], self._key_code, self._unit_of, self.size
+
+    def _weighted_parts(self) -> tuple[list[np.ndarray], np.ndarray, np.ndarray, int]:
+        """What goes with the weights: the weighted sums."""
+        sums = [self._values[c] for c in self.value_columns if self.kinds[c] == "sum"]
+        return sums, self._key_code, self._unit_of, self.size
+
+    def long_table(self, replicate: str, products: tuple[np.ndarray, np.ndarray] | None = None) -> pl.DataFrame:
         """The stacked state: columns ``replicate``, the state keys and columns, one row per replicate
-        and key with a drawn unit, ordered by replicate, then key."""
+        and key with a drawn unit, ordered by replicate, then key. ``products``: those of
+        :meth:`_positive_parts` and :meth:`_weighted_parts` when made already (:func:`long_tables`)."""
         REPLICATE = replicate  # noqa: N806
         first, schema, value_columns, kinds = self._per_unit, self._per_unit.schema, self.value_columns, self.kinds
         keys = self._key_names
         if first.height == 0:
             return pl.DataFrame(schema={REPLICATE: pl.Int64, **{c: schema[c] for c in [*keys, *value_columns]}})
-        key_code, unit_of, n_keys, weights, values = self._key_code, self._unit_of, self.size, self._weights, self._values
         sums = [c for c in value_columns if kinds[c] == "sum"]
-        # Presence (a key is in a replicate when one of its units is drawn) and counts of units go
-        # with the drawn-unit indicator; sums with the weights.
-        with_positive = _products([np.ones(first.height), *(values[c] for c in value_columns if kinds[c] == "count")],
-                                  key_code, unit_of, n_keys, weights.positive_units)
-        with_weights = _products([values[c] for c in sums], key_code, unit_of, n_keys, weights.units)
+        if products is None:
+            with_positive = _products_of_many([self._positive_parts()], self._weights.positive_units, whole=True)[0]
+            with_weights = _products_of_many([self._weighted_parts()], self._weights.units, whole=self._weights.whole_units)[0]
+        else:
+            with_positive, with_weights = products
         stacked_of = dict(zip(sums, with_weights, strict=True))
         stacked_of.update(zip([c for c in value_columns if kinds[c] == "count"], with_positive[1:], strict=True))
         present = with_positive[0] > 0                                  # keys × R
@@ -304,26 +363,66 @@ def _as_floats(table: pl.DataFrame, columns: list[str], null: float) -> np.ndarr
     return table.select(pl.col(columns).cast(pl.Float64).fill_null(null)).to_numpy()
 
 
-def _products(columns: list[np.ndarray], key_code: np.ndarray, unit_of: np.ndarray, n_keys: int,
-              against: np.ndarray) -> np.ndarray:
-    """``S_c · against`` for each per-unit state column ``c`` (``S_c``: keys × units, the value of
-    row ``i`` at ``(key_code[i], unit_of[i])``): (columns × keys × R).
+def _products_of_many(parts: Sequence[tuple[list[np.ndarray], np.ndarray, np.ndarray, int]],
+                      against: np.ndarray, *, whole: bool) -> list[np.ndarray]:
+    """``S_c · against`` for each per-unit state column ``c`` of each part ``(columns, key_code,
+    unit_of, n_keys)`` (``S_c``: keys × units, the value of row ``i`` at ``(key_code[i],
+    unit_of[i])``): one array (columns × keys × R) per part. ``whole``: every entry of
+    ``against`` is a whole number.
 
-    One sparse product for all columns, stored by unit (CSC): each unit's row of ``against`` is
-    read once for every column and key it adds to, instead of once per column and key; every
-    cell still adds its units in ascending order, so the sums have the bits of one product per
-    column.
+    One sparse product for every column of every part, stored by unit (CSC): each unit's row of
+    ``against`` is read once for every part, column and key it adds to, instead of once per
+    product; every cell still adds its units in ascending order (a cell has at most one entry per
+    unit), so the sums have the bits of one product per column and part.
+
+    When every value and weight is a whole number and no sum can reach 2^53, every partial sum
+    is exact, so any order of adding gives those same bits: a matrix that is not too sparse
+    (:data:`_DENSE_SHARE`, at most :data:`_DENSE_CELLS` cells) is then multiplied dense (BLAS,
+    blocked for the cache: many times the sparse product's speed on the counts of a few slices).
     """
-    from scipy import sparse  # imported where used: every run resolves this module's metrics
-
     replicates = against.shape[1]
-    if not columns:
-        return np.zeros((0, n_keys, replicates))
-    count = len(columns)
-    rows = (key_code[None, :] + n_keys * np.arange(count)[:, None]).reshape(-1)
-    matrix = sparse.csc_matrix((np.concatenate(columns), (rows, np.tile(unit_of, count))),
-                               shape=(count * n_keys, against.shape[0]))
-    return np.asarray(matrix @ against).reshape(count, n_keys, replicates)
+    data, rows, units, shapes = [], [], [], []
+    offset = 0
+    for columns, key_code, unit_of, n_keys in parts:
+        count = len(columns)
+        shapes.append((offset, count, n_keys))
+        if count:
+            data.append(np.concatenate(columns))
+            rows.append((key_code[None, :] + n_keys * np.arange(count)[:, None]).reshape(-1) + offset)
+            units.append(np.tile(unit_of, count))
+        offset += count * n_keys
+    if not data:
+        return [np.zeros((count, n_keys, replicates)) for _, count, n_keys in shapes]
+    values, row, unit = np.concatenate(data), np.concatenate(rows), np.concatenate(units)
+    product = _dense_product(values, row, unit, offset, against) if whole else None
+    if product is None:
+        from scipy import sparse  # imported where used: every run resolves this module's metrics
+
+        matrix = sparse.csc_matrix((values, (row, unit)), shape=(offset, against.shape[0]))
+        product = np.asarray(matrix @ against)
+    return [product[start:start + count * n_keys].reshape(count, n_keys, replicates) for start, count, n_keys in shapes]
+
+
+#: :func:`_products_of_many` multiplies whole numbers dense when the matrix has at most this many
+#: cells (32 MiB) and at least this share of them non-zero.
+_DENSE_CELLS = 1 << 22
+_DENSE_SHARE = 1 / 16
+
+
+def _dense_product(values: np.ndarray, row: np.ndarray, unit: np.ndarray, height: int,
+                   against: np.ndarray) -> np.ndarray | None:
+    """The product of the sparse matrix ``(values, (row, unit))`` (``height`` × units) and the
+    whole numbers ``against``, dense, when it is exact and worth it (:func:`_products_of_many`); else None."""
+    cells = height * against.shape[0]
+    if cells > _DENSE_CELLS or values.size < _DENSE_SHARE * cells or not _whole(values):
+        return None
+    matrix = np.bincount(row * against.shape[0] + unit, weights=values, minlength=cells).reshape(height, against.shape[0])
+    largest = float(np.abs(matrix).sum(axis=1).max(initial=0.0)) * float(np.abs(against).max(initial=0.0))
+    if not largest < 2.0**53:  # a sum could round (or is not finite): the sparse product, in order
+        return None
+    product = matrix @ against
+    product += 0.0  # as the sparse product, which starts from 0: -0.0 becomes 0.0, nothing else changes
+    return product
 
 
 def _repeated_rows_state(metric: Any, rows: pl.DataFrame, weights: Any, *, weight: str, replicate: str) -> pl.DataFrame:

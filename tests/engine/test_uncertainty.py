@@ -442,3 +442,25 @@ def test_progress_bar_only_on_a_terminal_after_a_second(monkeypatch, capsys):
         assert quiet.getvalue() == ""
     finally:
         _progress.set_quiet(False)
+
+
+def test_the_threads_change_no_bit(monkeypatch):
+    """The replicate values of several groups, units and grouping sets computed on threads at
+    once are those computed one after another, bit for bit (two subsets, two units, weights)."""
+    from evalframe.engine import uncertainty
+
+    tables = _clustered(n_posts=30, systems=("a", "b"))
+    metrics = ["brier", "auroc", "ece", "tp", "f1", "micro_f1", "label_macro_f1"]
+    kwargs = dict(metrics={"all_queries": metrics, "positives": ["auroc", "brier", "tp"]}, subsets={"positives": "label = 1"},
+                  slices={"overall": [], "fold": ["fold"], "criterion": ["criterion_id"]}, weight="w",
+                  bootstrap=ef.Bootstrap(resamples=40, seed=3))
+    found = []
+    for threads in (1, 2):
+        monkeypatch.setattr(uncertainty, "THREADS", threads)
+        monkeypatch.setattr("os.cpu_count", lambda: 2)
+        ev = ef.evaluate(tables, **kwargs)
+        found.append(ev.replicates)
+    assert found[0].height > 20
+    assert found[0].drop("values").equals(found[1].drop("values"))
+    one, two = (np.asarray(t.get_column("values").to_numpy(), dtype=np.float64) for t in found)
+    np.testing.assert_array_equal(one.view(np.uint64), two.view(np.uint64))
