@@ -47,6 +47,8 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
     if in_memory:
         import numpy  # noqa: F401  (the ranking stage's; imported while the files are read)
 
+        import evalframe.compat.number_text  # noqa: F401  (the output's; likewise)
+
         qrels = early.take(read_qrels, args.qrels)
         run = early.take(read_run, args.run)
     else:

@@ -17,6 +17,7 @@ finalizes partials into the result and holds the Python door.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -259,9 +260,13 @@ def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory:
     judge then; what they asked is run.json's ``judge`` section)."""
     from dataclasses import replace
 
-    from evalframe.metrics.judged import prepare_metrics
-
-    judge = prepare_metrics(plan.metrics, tables)
+    judged = sys.modules.get("evalframe.metrics.judged")
+    if judged is None:  # no judge metric exists before its module is imported: nothing to ask (and no import)
+        for metric in plan.metrics:
+            metric.prepare(tables)
+        judge = None
+    else:
+        judge = judged.prepare_metrics(plan.metrics, tables)
     if buckets is None:
         evaluation = finalize(compute_partials(tables, plan), tables=tables)
     else:
@@ -375,9 +380,8 @@ def evaluate(
     │ recall@1 ┆ 2   ┆ 0.0   │
     └──────────┴─────┴───────┘
     """
-    from evalframe.io.scan import Scan
-
-    if buckets is None and (isinstance(data, Scan) or isinstance(qrels, Scan)):
+    scan = sys.modules.get("evalframe.io.scan")  # no Scan exists before its module is imported (and none is imported here)
+    if buckets is None and scan is not None and (isinstance(data, scan.Scan) or isinstance(qrels, scan.Scan)):
         buckets = "auto"
     if buckets is not None or memory is not None or bucket_dir is not None:
         from evalframe.engine.buckets import check_buckets, parse_memory
