@@ -630,7 +630,19 @@ def forest(data: ReportData, table: str = "comparison"):
 
 def report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
     """Every plot of a report, by file stem, in report order, as ``(function name, arguments)``
-    (plots without data are left out); nothing is drawn."""
+    (plots without data are left out); nothing is drawn. Worked out once per ``data`` (a frozen
+    :class:`ReportData`; the writers of one report ask several times) and returned as a new dict."""
+    known = data.__dict__.get(_REPORT_PLOTS)
+    if known is None:
+        known = _report_plots(data)
+        data.__dict__[_REPORT_PLOTS] = known  # not a field: equality and repr unchanged
+    return dict(known)
+
+
+_REPORT_PLOTS = "_report_plots"
+
+
+def _report_plots(data: ReportData) -> dict[str, tuple[str, tuple]]:
     plots: dict[str, tuple[str, tuple]] = {}
     if data.curves is not None and data.curves.height:
         if _curve(data, "roc").height:
