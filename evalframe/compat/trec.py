@@ -212,7 +212,9 @@ def format_output(result: Evaluation, selected: Sequence[Selected], *, per_query
     for (system,), summary in result.summary.partition_by("system", as_dict=True, maintain_order=True).items():
         if per_query and metric_items:
             table = result.per_query.filter(pl.col("system") == system).select("query_id", "metric", "value")
-            blocks += [lines for lines in (_lines(table, metric_items),) if lines]  # no topic: no line
+            lines = _lines(table, metric_items)
+            if lines:  # no topic: no line
+                blocks.append(lines)
         totals = summary.select(pl.lit("all").alias("query_id"), "metric", "value")
         all_lines = iter(_lines(totals, metric_items).split("\n") if metric_items else ())
         for item in selected:

@@ -616,8 +616,9 @@ def _matches_in_blocks(
     comparisons stay in the cache, as :func:`_counts_in_blocks`'). The key check's verdict that
     the hashes of every block differ (:func:`~evalframe.data.layout.distinct_in_blocks`) leaves
     at most one equal hash per judgment: the first found is the match, checked on the doc_id
-    itself (parts of the judgments on every core, :func:`~evalframe._threads.in_parts`). No hash of the (query_id, doc_id) pair per run row, no membership test over the run:
-    a block is a hundred rows, the run millions. Falls back to :func:`_judged_matches` when a
+    itself (parts of the judgments on every core, :func:`~evalframe._threads.in_parts`). No hash
+    of the (query_id, doc_id) pair per run row, no membership test over the run: a block is a
+    hundred rows, the run millions. Falls back to :func:`_judged_matches` when a
     block holds two equal hashes or a match is not one, and when the judgments are many per
     block (a hash join is then cheaper).
     """

@@ -5,6 +5,7 @@ which the kernel computes where the per-unit values are and the merge adds."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import partial
@@ -45,36 +46,41 @@ class ResampledUnits:
     def __init__(self, queries: pl.DataFrame, settings: Bootstrap):
         self.queries, self.settings, self.cache, self.drawn, self.positive = queries, settings, {}, {}, {}
         self.stratum_names: dict[tuple[str, ...], np.ndarray] = {}
+        # The bootstrap's tasks run on two threads (``_threads.in_order``) and share these caches:
+        # each is filled once, under this lock (else both threads would draw the same matrix).
+        self._filling = threading.RLock()
 
     def _units(self, columns: tuple[str, ...]) -> tuple[pl.DataFrame, np.ndarray | None, np.ndarray | None]:
         """The distinct units (``_unit`` and ``columns``), their stratum codes and each stratum's scale."""
-        if columns not in self.cache:
-            missing = [c for c in (*columns, *([self.settings.strata] if self.settings.strata else [])) if c not in self.queries.columns]
-            if missing:
-                raise ConfigError(f"bootstrap: no column {missing} in the queries table (columns: {self.queries.columns})")
-            strata_column = self.settings.strata
-            selected = [*columns, *([strata_column] if strata_column and strata_column not in columns else [])]
-            distinct = self.queries.select(selected).unique().sort(selected, nulls_last=True)
-            keys = distinct.select(columns)
-            if keys.is_duplicated().any():
-                raise ConfigError(f"bootstrap `strata` column `{strata_column}` varies within a resampled unit {list(columns)}")
-            codes = scale = None
-            if strata_column:
-                strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy()
-                names, codes = np.unique(strata, return_inverse=True)
-                codes = codes.reshape(-1)
-                self.stratum_names[columns] = names
-                scale = stratum_scale(keys, codes, self.settings, BLOCK_CELLS)
-            self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
-        return self.cache[columns]
+        with self._filling:
+            if columns not in self.cache:
+                missing = [c for c in (*columns, *([self.settings.strata] if self.settings.strata else [])) if c not in self.queries.columns]
+                if missing:
+                    raise ConfigError(f"bootstrap: no column {missing} in the queries table (columns: {self.queries.columns})")
+                strata_column = self.settings.strata
+                selected = [*columns, *([strata_column] if strata_column and strata_column not in columns else [])]
+                distinct = self.queries.select(selected).unique().sort(selected, nulls_last=True)
+                keys = distinct.select(columns)
+                if keys.is_duplicated().any():
+                    raise ConfigError(f"bootstrap `strata` column `{strata_column}` varies within a resampled unit {list(columns)}")
+                codes = scale = None
+                if strata_column:
+                    strata = distinct.get_column(strata_column).cast(pl.String).fill_null("").to_numpy()
+                    names, codes = np.unique(strata, return_inverse=True)
+                    codes = codes.reshape(-1)
+                    self.stratum_names[columns] = names
+                    scale = stratum_scale(keys, codes, self.settings, BLOCK_CELLS)
+                self.cache[columns] = (keys.with_row_index("_unit"), codes, scale)
+            return self.cache[columns]
 
     def _cached(self, columns: tuple[str, ...]) -> np.ndarray | None:
         """The whole weight matrix (units × R), drawn once, when it has at most
         :data:`CACHED_WEIGHT_CELLS` cells; else None (weights are drawn block by block)."""
-        height = self._units(columns)[0].height
-        if columns not in self.drawn and height * self.settings.resamples <= CACHED_WEIGHT_CELLS:
-            self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
-        return self.drawn.get(columns)
+        with self._filling:
+            height = self._units(columns)[0].height
+            if columns not in self.drawn and height * self.settings.resamples <= CACHED_WEIGHT_CELLS:
+                self.drawn[columns] = self._draw(columns, np.arange(height), 0, self.settings.resamples)
+            return self.drawn.get(columns)
 
     def strata(self, columns: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The strata's texts (sorted; a null stratum is "") and their factors (strata × R)."""
@@ -103,9 +109,10 @@ class ResampledUnits:
         block = max(1, BLOCK_CELLS // max(1, largest_slice))
         matrix = self._cached(columns)
         if matrix is not None:
-            if columns not in self.positive:
-                self.positive[columns] = (matrix > 0).astype(np.float64)
-            positive = self.positive[columns]
+            with self._filling:
+                if columns not in self.positive:
+                    self.positive[columns] = (matrix > 0).astype(np.float64)
+                positive = self.positive[columns]
             for start in range(0, resamples, block):
                 stop = min(resamples, start + block)
                 yield start, stop, RowWeights(matrix[:, start:stop], unit_index, scale, positive[:, start:stop])

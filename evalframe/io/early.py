@@ -17,7 +17,7 @@ come before it (a bad measure, a bad pipeline), with the same text and exit stat
 write nothing, so a read begun early changes no file and leaves nothing behind.
 
 A begun read nobody takes (the command failed first) is dropped by :func:`forget`; its thread
-ends on its own, and the process exits only after it (as it waited for the run's read before).
+ends on its own, and the process exits only after it (a failed `run` waits for its input's read).
 This module imports nothing heavy, so a command can begin its read right after parsing its
 arguments, before the engine's imports.
 """
@@ -84,9 +84,9 @@ def begin(read: Callable[..., T], *args: Any, **kwargs: Any) -> None:
             begun.result.set_exception(error)
 
     begun.thread = threading.Thread(target=work, name=f"evalframe-early-{getattr(read, '__name__', 'read')}")
+    begun.thread.start()  # before it is listed: a take() on another thread may join it at once
     with _lock:
         _begun.append(begun)
-    begun.thread.start()
 
 
 def take(read: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -31,12 +31,12 @@ belong to the query).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Literal
 
 import polars as pl
 
+from evalframe._threads import in_order
 from evalframe.data.tables import Tables
 from evalframe.data.contracts import conform, load_contract
 from evalframe.data.layout import key_hash
@@ -263,12 +263,12 @@ def read_per_query(
     given_columns = list(frame.columns)
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     numbers_to_parse = [c for c in NUMBER_LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.Float64)]
-    # The id lists here, the number lists on the helper thread: two independent Polars passes
-    # (the number lists' is one column, one core), side by side.
-    (parsed, problems), (numbers, number_problems) = _side_by_side(
+    # The id lists and the number lists: two independent Polars passes (the number lists' is one
+    # column, one core), side by side; an error is raised as if they ran in turn (the id lists' first).
+    (parsed, problems), (numbers, number_problems) = in_order([
         lambda: parse_list_columns(frame, to_parse, locate=locate, labels=labels),
         lambda: _number_lists(frame, numbers_to_parse, locate=locate, labels=labels),
-    )
+    ])
     problems += number_problems
     if problems:
         raise InputError(name, problems)
@@ -281,22 +281,8 @@ def read_per_query(
         _check_gold_agrees_across_configs(frame, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in frame.columns))
 
     # The tables are split while the checks run; a failed check is the error (as when run first).
-    _, tables = _side_by_side(check, lambda: split_per_query(frame, given_columns))
+    _, tables = in_order([check, lambda: split_per_query(frame, given_columns)])
     return tables
-
-
-def _side_by_side(first, second) -> tuple:
-    """``(first(), second())``, ``second`` on a helper thread while ``first`` runs here (Polars
-    releases the GIL while it computes, so both cores work). An error is raised as if they ran
-    one after the other: ``first``'s, else ``second``'s."""
-    with ThreadPoolExecutor(max_workers=1) as helper:
-        later = helper.submit(second)
-        try:
-            result = first()
-        except BaseException:
-            wait([later])
-            raise
-        return result, later.result()
 
 
 def _number_lists(frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]):

@@ -181,7 +181,8 @@ class ItemCountMetric(SetMetric):
         names, key = sorted_codes(items)                       # integer item ids, keys in the state's order
         names = names.alias(ITEM)
         n_items = names.len()
-        if np.all(np.diff(unit) > 0):
+        ascending = bool(np.all(np.diff(unit) > 0))   # each user its own unit, in unit order
+        if ascending:
             # Each user its own unit, in unit order (the usual bootstrap over users): A's columns
             # are the users' lists as they come (a CSR matrix of units × items, transposed).
             per_unit = np.zeros(n_units, dtype=np.int64)
@@ -195,7 +196,7 @@ class ItemCountMetric(SetMetric):
             counts = np.asarray(sparse.csr_matrix((scale[user], (key, unit[user])), shape=(n_items, n_units)) @ weights.units)
         users = sparse.csr_matrix((scale, (np.zeros(kept.size, dtype=np.int64), unit)), shape=(1, n_units))
         counts = np.vstack([counts, np.asarray(users @ weights.units)])   # the users' row last (a null item)
-        if unit.size == n_units and np.all(np.diff(unit) > 0):  # one user per unit: the drawn units
+        if unit.size == n_units and ascending:  # one user per unit: the drawn units
             per_unit_users = np.count_nonzero(weights.units > 0, axis=0).astype(np.float64)
         else:
             per_unit_users = np.bincount(unit, minlength=n_units).astype(np.float64) @ weights.positive_units

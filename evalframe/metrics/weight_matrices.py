@@ -74,7 +74,7 @@ class RowWeights:
         return (self.index.shape[0], self.units.shape[1])
 
     def take(self, rows: np.ndarray) -> RowWeights:
-        """The weights of the rows ``rows`` (positions or a boolean mask), still factored."""
+        """The weights of the rows ``rows`` (positions, a boolean mask or a slice), still factored."""
         return RowWeights(self.units, self.index[rows], self.scale[rows], self._positive_units, self._whole_units)
 
     def dense(self, rows: np.ndarray | None = None) -> np.ndarray:

@@ -189,18 +189,22 @@ def test_plain_id_lists_split_as_json_decodes_them(lists):
 
 
 def test_side_by_side_raises_as_one_after_the_other_would():
-    from evalframe.io.per_query import _side_by_side
+    # The reader's two passes run side by side through _threads.in_order: its errors come as if in sequence.
+    from evalframe._threads import in_order
 
     def fails(message):
         def run():
             raise ValueError(message)
         return run
 
-    assert _side_by_side(lambda: 1, lambda: 2) == (1, 2)
+    def side_by_side(first, second):
+        return tuple(in_order([first, second]))
+
+    assert side_by_side(lambda: 1, lambda: 2) == (1, 2)
     with pytest.raises(ValueError, match="first"):
-        _side_by_side(fails("first"), fails("second"))  # both fail: the first one's error, as in sequence
+        side_by_side(fails("first"), fails("second"))  # both fail: the first one's error, as in sequence
     with pytest.raises(ValueError, match="second"):
-        _side_by_side(lambda: 1, fails("second"))
+        side_by_side(lambda: 1, fails("second"))
 
 
 PER_QUERY_HEADER = "post_id,criterion_id,has_evidence_gold,p_has_evidence,gold_sent_uids,ranked_sent_uids,config\n"
