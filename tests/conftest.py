@@ -14,11 +14,6 @@ Hypothesis runs derandomized by default (same examples on every run, so CI is re
 from __future__ import annotations
 
 import os
-
-from worker_threads import share_the_cores_between_workers
-
-share_the_cores_between_workers()  # before anything imports Polars or NumPy
-
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
