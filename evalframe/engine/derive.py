@@ -28,7 +28,8 @@ from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
 from evalframe.engine.extraction import EXTRACTION_COLUMNS, with_extraction
 from evalframe.engine.plan import MetricGroup, Plan
-from evalframe.engine.ranking import QueryIndex, index_queries
+from evalframe.engine.per_unit import judged_only
+from evalframe.engine.ranking import QueryIndex, begin_score_lateness, index_queries
 from evalframe.engine.recommended import bind_catalog, with_recommended
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric
@@ -236,6 +237,8 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     """The validated queries table with ``n_relevant`` where needed, the ranking's index and notes."""
     item_groups = [group for group in plan.groups if any(isinstance(m, ItemMetric) for m in group.metrics)]
     index = index_queries(tables.ranking_rows) if tables.ranking_rows is not None and item_groups else None
+    if index is not None:
+        _begin_ranking_facts(plan, tables, item_groups)
     notes = list(tables.notes)
     queries = tables.queries if tables.queries is not None else _universe(tables, index)
     queries = conform(queries, load_contract("queries"), source="queries table")
@@ -265,6 +268,16 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         if index is not None:
             notes += _ignored_run_rows(queries, index)
     return queries, index, notes
+
+
+def _begin_ranking_facts(plan: Plan, tables: Tables, item_groups: Sequence[MetricGroup]) -> None:
+    """Begin the run's score lateness (:func:`~evalframe.engine.ranking.begin_score_lateness`),
+    which the ranking stage reads when it ranks the judged items by score: this stage's small
+    Polars calls leave a core idle, the lateness uses it."""
+    run = tables.ranking_rows
+    item_metrics = [m for group in item_groups for m in group.metrics if isinstance(m, ItemMetric)]
+    if "score" in run.columns and "rank" not in run.columns and judged_only(tables, item_metrics):
+        begin_score_lateness(run, single_precision=plan.score_precision == "float32")
 
 
 def relevant_counts(judgments: pl.DataFrame, relevance_threshold: int) -> pl.DataFrame:

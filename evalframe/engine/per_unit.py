@@ -101,8 +101,7 @@ def item_partials(
     ideal = context_pool.submit(query_context, judgments, ideal_partials, relevance_threshold=relevance_threshold)
     context_pool.shutdown(wait=False)  # the worker ends after its one task
     per_query = None
-    every_row = item_columns or tables.relevance_rule == "text" or any(metric.reads_unjudged_items for metric in metrics)
-    if not every_row:
+    if judged_only(tables, metrics):
         # ``index`` numbers the rows of a long ranking; exploded ranked lists get their own.
         found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None,
                              source=tables.ranking_source, single_precision=single_precision)
@@ -132,6 +131,14 @@ def item_partials(
         for name, dtype in table.schema.items()
         if name in partials or name in ideal_partials or name in ("n_relevant", "n_retrieved")
     ))
+
+
+def judged_only(tables: Tables, metrics: Sequence[ItemMetric]) -> bool:
+    """Whether :func:`item_partials` ranks only the judged items the run retrieved
+    (:func:`~evalframe.engine.ranking.judged_ranks`): no metric reads an item column of its own
+    or an unjudged item, and items meet their judgments by ``doc_id``."""
+    return not (any(metric.item_columns or metric.reads_unjudged_items for metric in metrics)
+                or tables.relevance_rule == "text")
 
 
 def _aggregate_judged(

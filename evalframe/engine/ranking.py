@@ -470,10 +470,9 @@ def _ranking_keys(
     every row of a block has one code) the key is the lateness alone, whole, of the score's
     width. None for a NaN score or a rank too large to fit.
 
-    On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
-    and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
-    by piece (:func:`~evalframe.data.layout.column_in_pieces`), and the code is added in one more
-    array only when asked for.
+    The lateness of the scores is the run's :func:`score_lateness` (read-only; begun beside the
+    derive stage by :func:`begin_score_lateness`), and the code is added in one more array only
+    when asked for.
     """
     import numpy as np
 
@@ -481,20 +480,14 @@ def _ranking_keys(
         score = run.get_column("score")
         if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
-        if single_precision:
-            values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
-            # No NaN here, so an infinite value is an extreme: two reductions, no mask as long as the run.
-            if values.max() == np.inf or values.min() == -np.inf:
-                check_single_precision(run, source=source)  # a finite score beyond float32: an error
-        else:
-            values = layout.column_in_pieces(run, pl.col("score"), np.float64)
-        values += values.dtype.type(0.0)  # -0.0 becomes 0.0
-        lateness = _score_lateness(values)
+        lateness = score_lateness(run, single_precision=single_precision)
+        if single_precision and _has_infinite(lateness):
+            check_single_precision(run, source=source)  # a finite score beyond float32: an error
         if not with_codes:
             return lateness
         width = lateness.dtype.itemsize * 8
         if width > lateness_bits:
-            lateness >>= lateness.dtype.type(width - lateness_bits)
+            lateness = lateness >> lateness.dtype.type(width - lateness_bits)
     else:
         lateness = run.get_column("rank").to_numpy(writable=True)
         if lateness.min() < 0 or int(lateness.max()) >= 1 << lateness_bits:
@@ -506,6 +499,49 @@ def _ranking_keys(
     keys <<= np.uint64(lateness_bits)
     keys |= lateness
     return keys
+
+
+def score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> np.ndarray:
+    """Each row's score as a :func:`_score_lateness` (its order reversed, in unsigned integers;
+    with ``single_precision`` of the score rounded to a 32-bit float), a read-only fact of
+    ``run`` (:mod:`~evalframe.data.layout`): computed once, or begun early
+    (:func:`begin_score_lateness`). Meaningless where a score is null or NaN (the caller checks).
+
+    On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
+    and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
+    by piece (:func:`~evalframe.data.layout.column_in_pieces`)."""
+    return layout.fact(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
+
+
+def begin_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> None:
+    """Begin the run's :func:`score_lateness` on a thread of its own (a stage before the
+    ranking's, whose own work leaves a core idle)."""
+    layout.begin(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
+
+
+def _precision(single_precision: bool) -> str:
+    return "score:float32" if single_precision else "score:float64"
+
+
+def _lateness_of(run: pl.DataFrame, single_precision: bool) -> np.ndarray:
+    import numpy as np
+
+    if single_precision:
+        values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
+    else:
+        values = layout.column_in_pieces(run, pl.col("score"), np.float64)
+    values += values.dtype.type(0.0)  # -0.0 becomes 0.0
+    return _score_lateness(values)
+
+
+def _has_infinite(lateness: np.ndarray) -> bool:
+    """Whether a :func:`_score_lateness` (of scores without NaN) holds an infinite score: +inf and
+    -inf are its two extremes (two reductions, no mask as long as the run)."""
+    import numpy as np
+
+    dtype = np.float32 if lateness.dtype.itemsize == 4 else np.float64
+    plus, minus = _score_lateness(np.array([np.inf, -np.inf], dtype=dtype))
+    return bool(lateness.min() == plus or lateness.max() == minus)
 
 
 def _sorted_keys(keys: np.ndarray, codes: pl.Series | RowCodes) -> np.ndarray:

@@ -1,0 +1,86 @@
+"""Facts begun on a thread of their own (`layout.begin`) and the run's score lateness begun in
+the derive stage: the later request waits for the begun computation (no second one), a failed
+one is made again where it is asked for (its error raised there), and the lateness is the one
+the ranking made itself."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import polars as pl
+import pytest
+
+import evalframe as ef
+from evalframe.data import layout
+from evalframe.engine import ranking
+from evalframe.errors import InputError
+
+
+def test_a_begun_fact_is_computed_once_on_its_thread_and_waited_for():
+    frame = pl.DataFrame({"x": [1, 2, 3]})
+    release, calls = threading.Event(), []
+
+    def compute():
+        calls.append(threading.current_thread().name)
+        release.wait(5)
+        return np.arange(3)
+
+    layout.begin(frame, "slow", "x", compute)
+    layout.begin(frame, "slow", "x", compute)  # begun already: not twice
+    threading.Timer(0.05, release.set).start()
+    value = layout.fact(frame, "slow", "x", compute)  # waits for the begun one
+    assert value.tolist() == [0, 1, 2] and not value.flags.writeable
+    assert layout.fact(frame, "slow", "x", compute) is value
+    assert calls == ["evalframe-fact-slow"]
+
+
+def test_a_begun_fact_that_failed_is_made_again_where_it_is_asked_for():
+    frame = pl.DataFrame({"x": [1]})
+    calls = []
+
+    def compute():
+        calls.append(threading.current_thread().name)
+        raise ValueError(f"failed on {threading.current_thread().name}")
+
+    layout.begin(frame, "bad", "x", compute)
+    with pytest.raises(ValueError, match=f"failed on {threading.current_thread().name}"):
+        layout.fact(frame, "bad", "x", compute)
+    assert calls == ["evalframe-fact-bad", threading.current_thread().name]
+
+
+@pytest.mark.parametrize("single_precision", [False, True])
+def test_the_score_lateness_orders_as_the_scores_reversed(single_precision):
+    scores = [2.5, -0.0, 0.0, -1.0, np.inf, -np.inf, 1e-40, 20.401000001, 20.401, -3e38]
+    run = pl.DataFrame({"score": scores})
+    lateness = ranking.score_lateness(run, single_precision=single_precision)
+    dtype = np.float32 if single_precision else np.float64
+    values = np.array(scores, dtype=dtype) + dtype(0.0)
+    for i in range(len(scores)):
+        for j in range(len(scores)):
+            assert (lateness[i] < lateness[j]) == (values[i] > values[j])
+    assert ranking._has_infinite(lateness)
+    assert not ranking._has_infinite(ranking.score_lateness(pl.DataFrame({"score": scores[:4]}),
+                                                            single_precision=single_precision))
+
+
+def test_a_score_beyond_float32_is_refused_with_the_lateness_begun(tmp_path):
+    run = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, 1e39]})
+    qrels = pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})
+    run, qrels = ef.read_run(run), ef.read_qrels(qrels)
+    with pytest.raises(InputError, match="beyond the range of a 32-bit float"):
+        ef.evaluate(run, qrels, ["mrr"], score_precision="float32")
+    assert ef.evaluate(run, qrels, ["mrr"]).summary.item(0, "value") == 0.5  # 64 bits: 1e39 is a score
+
+
+def test_the_derive_stage_begins_the_lateness_the_ranking_reads(monkeypatch):
+    run = ef.read_run(pl.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": list("abcabc"),
+                                    "score": [0.3, 0.2, 0.1, 0.1, 0.3, 0.2]}))
+    qrels = ef.read_qrels(pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "b"], "relevance": [1, 1]}))
+    begun, made = [], []
+    real_begin, real_lateness = layout.begin, ranking._lateness_of
+    monkeypatch.setattr(layout, "begin", lambda frame, fact, *rest: (begun.append(fact), real_begin(frame, fact, *rest)))
+    monkeypatch.setattr(ranking, "_lateness_of", lambda *args: (made.append(1), real_lateness(*args))[1])
+    values = ef.evaluate(run, qrels, ["mrr"], score_precision="float32").per_query.get_column("value").to_list()
+    assert values == [0.5, 1.0]
+    assert begun == ["score lateness"] and made == [1]  # begun early, made once, read by the ranking
