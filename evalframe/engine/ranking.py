@@ -624,9 +624,9 @@ def _ahead_within_ties(
     import numpy as np
 
     doc_id = run.get_column("doc_id")
-    own = pl.Series(rows[judged])
-    pairs = pl.DataFrame({"_judged": judged, "doc_id": doc_id.gather(pl.Series(members)), "_own": doc_id.gather(own)})
     if not certain:
+        own = pl.Series(rows[judged])
+        pairs = pl.DataFrame({"_judged": judged, "doc_id": doc_id.gather(pl.Series(members))})
         score = run.get_column("score")
         dtype = pl.Float32 if single_precision else pl.Float64
         scores = pl.DataFrame({
@@ -636,7 +636,12 @@ def _ahead_within_ties(
         if (scores.select((pl.col("_score") != pl.col("_own_score")).any()).item()
                 or pairs.select(pl.struct("_judged", "doc_id").is_duplicated().any()).item()):
             return None
-    first = pairs.select(pl.col("doc_id") > pl.col("_own")).to_series().to_numpy()
+
+    def ahead(start: int, stop: int) -> np.ndarray:  # whether each pair's member comes first (doc_id descending)
+        member_ids = doc_id.gather(pl.Series(members[start:stop]))
+        return (member_ids > doc_id.gather(pl.Series(rows[judged[start:stop]]))).to_numpy()
+
+    first = np.concatenate([np.zeros(0, dtype=bool), *in_parts(len(judged), ahead)])  # parts of the pairs on every core
     return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
 
 
