@@ -70,9 +70,18 @@ def column_hashes(frame: pl.DataFrame, name: str) -> np.ndarray:
     Two equal values hash equal; two different values may too (rarely), so an equal hash is a
     candidate to check on the values themselves.
     """
+    return _fact(frame, "hashes", name, lambda: _hashes(frame, name))
+
+
+def begin_column_hashes(frame: pl.DataFrame, name: str) -> None:
+    """Begin :func:`column_hashes` of column ``name`` on a thread of its own (:func:`begin`)."""
+    begin(frame, "hashes", name, lambda: _hashes(frame, name))
+
+
+def _hashes(frame: pl.DataFrame, name: str) -> np.ndarray:
     import numpy as np
 
-    return _fact(frame, "hashes", name, lambda: column_in_pieces(frame, value_hash(name), np.uint64))
+    return column_in_pieces(frame, value_hash(name), np.uint64)
 
 
 def column_in_pieces(frame: pl.DataFrame, expr: pl.Expr, dtype: type) -> np.ndarray:
