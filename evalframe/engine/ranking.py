@@ -677,7 +677,9 @@ def _matches_in_blocks(
     rows = np.full(judged.height, -1, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // length)
 
-    def find(first: int, last: int) -> None:
+    doc_id, wanted_ids = run.get_column("doc_id"), judged.get_column("doc_id")
+
+    def find(first: int, last: int) -> bool:
         for start in range(first, last, step):
             stop = min(start + step, last)
             blocks = block_of[start:stop]
@@ -685,14 +687,15 @@ def _matches_in_blocks(
             position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
             hit = np.flatnonzero(same[np.arange(len(blocks)), position])
             rows[start + hit] = blocks[hit] * length + position[hit]
+        # Each match checked on the doc_id itself (a hash that matched another id fails it).
+        matched = np.flatnonzero(rows[first:last] >= 0)
+        retrieved = doc_id.gather(pl.Series(rows[first:last][matched], dtype=pl.UInt32))
+        return bool((retrieved == wanted_ids.slice(first, last - first).gather(pl.Series(matched))).all())
 
-    in_parts(judged.height, find, min_rows=16 * step)  # parts of the judgments on every core
+    checked = in_parts(judged.height, find, min_rows=16 * step)  # parts of the judgments on every core
     found = rows >= 0
-    matches = judged.filter(pl.Series(found)).select(
-        pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
-    )
-    retrieved = run.get_column("doc_id").gather(matches.get_column("_row"))
-    if not (retrieved == matches.get_column("doc_id")).all() or _repeats(matches.get_column("_row").to_numpy()):
+    matches = judged.filter(pl.Series(found)).select(pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance")
+    if not all(checked) or _repeats(matches.get_column("_row").to_numpy()):
         return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
     return matches.select("_row", "relevance")
 
