@@ -302,7 +302,11 @@ def judged_ranks(
     import numpy as np
 
     index = index if index is not None else index_queries(run)
-    wanted = index.pairs.join(universe.select(QUERY_KEYS).unique(), on=QUERY_KEYS, how="semi")
+    evaluated = universe.select(QUERY_KEYS)
+    if evaluated.equals(index.pairs.select(QUERY_KEYS)):  # the run's pairs, in its order (trec): no join
+        wanted = index.pairs
+    else:
+        wanted = index.pairs.join(evaluated.unique(), on=QUERY_KEYS, how="semi")
     codes: pl.Series | RowCodes = index.row_codes
     if wanted.height < index.pairs.height:
         keep = pl.repeat(False, index.pairs.height, eager=True).scatter(wanted.get_column("code"), True)

@@ -6,6 +6,7 @@ the ranking made itself."""
 from __future__ import annotations
 
 import threading
+from unittest import mock
 
 import numpy as np
 import polars as pl
@@ -84,3 +85,18 @@ def test_the_derive_stage_begins_the_lateness_the_ranking_reads(monkeypatch):
     values = ef.evaluate(run, qrels, ["mrr"], score_precision="float32").per_query.get_column("value").to_list()
     assert values == [0.5, 1.0]
     assert begun == ["score lateness"] and made == [1]  # begun early, made once, read by the ranking
+
+
+def test_judged_ranks_take_the_run_pairs_as_they_are_when_the_universe_is_them():
+    run = ef.read_run(pl.DataFrame({"query_id": ["q2"] * 3 + ["q1"] * 3, "doc_id": list("abcabc"),
+                                    "score": [0.3, 0.2, 0.1, 0.1, 0.3, 0.2]}))
+    judgments = pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "c"], "relevance": [1, 2]})
+    same = run.select("system", "query_id").unique(maintain_order=True)
+    shuffled, fewer = same.reverse(), same.tail(1)
+    with mock.patch.object(pl.DataFrame, "join", autospec=True, side_effect=pl.DataFrame.join) as joined:
+        fast = ranking.judged_ranks(run, judgments, same)
+    assert not any(call.kwargs.get("how") == "semi" for call in joined.call_args_list)  # no semi join
+    slow = ranking.judged_ranks(run, judgments, shuffled)
+    assert fast.pairs.equals(slow.pairs) and fast.judged.equals(slow.judged)
+    assert fast.judged.rows() == [(0, 3, 2), (1, 1, 1)]
+    assert ranking.judged_ranks(run, judgments, fewer).judged.rows() == [(1, 1, 1)]
