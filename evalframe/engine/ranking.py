@@ -716,13 +716,19 @@ def _with_pair_codes(judgments: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFr
 
     starts = layout.stretch_starts(judgments, "query_id")
     heads = judgments.get_column("query_id").gather(pl.Series(starts)).to_frame().with_row_index("_stretch")
-    found = heads.join(wanted.select("code", "query_id"), on="query_id", how="inner")
     judgments = judgments.select("query_id", "doc_id", "relevance")
+    lengths = np.diff(starts, append=judgments.height)
+    head_ids = heads.get_column("query_id")
+    if (wanted.height == len(starts) and head_ids.equals(wanted.get_column("query_id"))
+            and head_ids.n_unique() == len(starts)):
+        # Stretch i is the query of wanted pair i, each query one pair (trec's qrels and run): no join.
+        return judgments.with_columns(pl.Series("code", np.repeat(wanted.get_column("code").to_numpy(), lengths), dtype=pl.UInt32))
+    found = heads.join(wanted.select("code", "query_id"), on="query_id", how="inner")
     if found.get_column("_stretch").is_duplicated().any():  # a query of several pairs
         return judgments.join(wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left")
     code_of_stretch = np.full(len(starts), -1, dtype=np.int64)
     code_of_stretch[found.get_column("_stretch").to_numpy()] = found.get_column("code").to_numpy()
-    code = np.repeat(code_of_stretch, np.diff(starts, append=judgments.height))
+    code = np.repeat(code_of_stretch, lengths)
     kept = code >= 0
     return judgments.filter(pl.Series(kept)).with_columns(pl.Series("code", code[kept], dtype=pl.UInt32))
 

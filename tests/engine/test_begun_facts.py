@@ -100,3 +100,18 @@ def test_judged_ranks_take_the_run_pairs_as_they_are_when_the_universe_is_them()
     assert fast.pairs.equals(slow.pairs) and fast.judged.equals(slow.judged)
     assert fast.judged.rows() == [(0, 3, 2), (1, 1, 1)]
     assert ranking.judged_ranks(run, judgments, fewer).judged.rows() == [(1, 1, 1)]
+
+
+def test_pair_codes_of_judgments_in_the_pairs_order_equal_the_joined_ones():
+    judgments = pl.DataFrame({"query_id": ["q1", "q1", "q2", "q3", "q3"], "doc_id": list("abcde"),
+                              "relevance": [1, 0, 2, 1, 1]})
+    wanted = pl.DataFrame({"query_id": ["q1", "q2", "q3"]}).with_row_index("code")
+    with mock.patch.object(pl.DataFrame, "join", autospec=True, side_effect=pl.DataFrame.join) as joined:
+        fast = ranking._with_pair_codes(judgments, wanted)
+    assert not joined.called
+    assert fast.get_column("code").to_list() == [0, 0, 1, 2, 2]
+    for other in (wanted.reverse(), wanted.head(2), pl.concat([wanted, wanted.with_columns(code=pl.col("code") + 3)])):
+        slow = ranking._with_pair_codes(judgments, other)  # joined: another order, fewer pairs, two systems
+        expected = judgments.join(other.select("code", "query_id"), on="query_id", how="inner", maintain_order="left")
+        assert slow.equals(expected.with_columns(pl.col("code").cast(pl.UInt32)))
+    assert fast.equals(ranking._with_pair_codes(judgments, wanted.reverse()).sort("code", maintain_order=True))
