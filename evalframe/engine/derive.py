@@ -75,12 +75,32 @@ def _universe(tables: Tables, index: QueryIndex | None) -> pl.DataFrame:
         systems = index.pairs.select(SYSTEM).unique(maintain_order=True)
     else:
         systems = tables.ranked_pairs().select(SYSTEM).unique()
-    judged = tables.judgments.select(pl.col("query_id").unique(maintain_order=True))
+    judged = _judged_queries(tables.judgments)
     return systems.join(judged, how="cross").sort(QUERY_KEYS)
+
+
+def _judged_queries(judgments: pl.DataFrame) -> pl.DataFrame:
+    """``query_id`` of every judged query, once each, in order of first appearance: the first id
+    of each stretch of one query (:func:`~evalframe.data.layout.stretch_starts`, read by the key
+    check already) when every query is one stretch (a qrels file grouped by query), else a
+    hash of every row's id."""
+    starts = layout.stretch_starts(judgments, "query_id")
+    heads = judgments.get_column("query_id").gather(pl.Series(starts))
+    if heads.n_unique() == len(starts):
+        return heads.to_frame()
+    return judgments.select(pl.col("query_id").unique(maintain_order=True))
+
+
+def _same_pairs(universe: pl.DataFrame, index: QueryIndex | None) -> bool:
+    """Whether the evaluated pairs are the run's own, in its order (trec's judged queries ranked
+    by the run): a comparison of two columns, where the checks below would join them."""
+    return index is not None and universe.select(QUERY_KEYS).equals(index.pairs.select(QUERY_KEYS))
 
 
 def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: QueryIndex | None) -> list[str]:
     """Apply the ``missing`` policy to evaluated pairs the ranking does not list; notes."""
+    if _same_pairs(universe, index):
+        return []
     ranked = index.pairs.select(QUERY_KEYS) if index is not None else tables.ranked_pairs()
     absent = universe.select(QUERY_KEYS).join(ranked, on=QUERY_KEYS, how="anti").sort(QUERY_KEYS)
     if absent.height == 0:
@@ -164,6 +184,8 @@ def _gain_notes(plan: Plan, tables: Tables) -> list[str]:
 
 
 def _ignored_run_rows(universe: pl.DataFrame, index: QueryIndex) -> list[str]:
+    if _same_pairs(universe, index):
+        return []
     unjudged = index.pairs.join(universe.select("query_id").unique(), on="query_id", how="anti")
     if unjudged.height == 0:
         return []

@@ -1,7 +1,8 @@
-"""Facts begun on a thread of their own (`layout.begin`) and the run's score lateness begun in
-the derive stage: the later request waits for the begun computation (no second one), a failed
-one is made again where it is asked for (its error raised there), and the lateness is the one
-the ranking made itself."""
+"""The trec path's shortcuts: facts begun on a thread of their own (`layout.begin`, the run's
+score lateness begun in the derive stage: the later request waits for the begun computation, a
+failed one is made again where it is asked for), and the run's own pairs taken as they are
+(no join) where the evaluated pairs or the judgments' queries are them, each checked against
+the general path."""
 
 from __future__ import annotations
 
@@ -115,3 +116,29 @@ def test_pair_codes_of_judgments_in_the_pairs_order_equal_the_joined_ones():
         expected = judgments.join(other.select("code", "query_id"), on="query_id", how="inner", maintain_order="left")
         assert slow.equals(expected.with_columns(pl.col("code").cast(pl.UInt32)))
     assert fast.equals(ranking._with_pair_codes(judgments, wanted.reverse()).sort("code", maintain_order=True))
+
+
+@pytest.mark.parametrize("query_ids", [["q2", "q2", "q1", "q3"], ["q2", "q1", "q2", "q3"]])  # grouped, scattered
+def test_judged_queries_are_the_unique_ids_in_order_of_first_appearance(query_ids):
+    from evalframe.engine.derive import _judged_queries
+
+    judgments = pl.DataFrame({"query_id": query_ids, "doc_id": list("abcd"), "relevance": [1, 0, 1, 2]})
+    assert _judged_queries(judgments).get_column("query_id").to_list() == ["q2", "q1", "q3"]
+
+
+def test_the_run_own_pairs_skip_the_missing_and_ignored_checks_and_others_do_not():
+    from types import SimpleNamespace
+
+    from evalframe.engine.derive import _check_missing, _ignored_run_rows, _same_pairs
+
+    run = ef.read_run(pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": list("abc"), "score": [1.0, 0.5, 1.0]}))
+    index = ranking.index_queries(run)
+    own = index.pairs.select("system", "query_id")
+    assert _same_pairs(own, index) and not _same_pairs(own.reverse(), index)
+    assert _ignored_run_rows(own, index) == [] and _ignored_run_rows(own.head(1), index) == [
+        "1 run rows of 1 queries without judgments were ignored"]
+    tables = ef.Tables.from_run(run, ef.read_qrels(pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]})))
+    plan = SimpleNamespace(missing="zero")  # the check reads the policy only
+    more = pl.concat([own, pl.DataFrame({"system": ["default"], "query_id": ["q3"]})])
+    assert _check_missing(plan, tables, own, index) == []
+    assert _check_missing(plan, tables, more, index) == ["1 judged (system, query) pairs absent from the run were scored as empty rankings"]
