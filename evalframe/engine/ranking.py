@@ -236,11 +236,14 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     start_rows = layout.key_stretch_starts(run, tuple(QUERY_KEYS))
     n_rows = np.diff(start_rows, append=run.height)
     heads = run.select(QUERY_KEYS)[start_rows].with_columns(n_rows=pl.Series(n_rows, dtype=pl.Int64))
-    pairs = (
-        heads.group_by(QUERY_KEYS, maintain_order=True)
-        .agg(pl.col("n_rows").sum())
-        .with_row_index("code")
-    )
+    if heads.select(layout.key_hash(QUERY_KEYS).n_unique()).item() == heads.height:
+        pairs = heads.with_row_index("code")  # every pair one stretch (distinct hashes, distinct pairs): no group-by
+    else:
+        pairs = (
+            heads.group_by(QUERY_KEYS, maintain_order=True)
+            .agg(pl.col("n_rows").sum())
+            .with_row_index("code")
+        )
     if pairs.height == heads.height:  # one stretch per pair: the stretch number is the code
         head_codes = pairs.get_column("code")
     else:
