@@ -123,7 +123,11 @@ def item_partials(
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
     context = ideal.result()
-    table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
+    table = pairs.join(context, on="query_id", how="left")
+    if table.select(QUERY_KEYS).equals(per_query.select(QUERY_KEYS)):  # the same pairs in the same order: side by side
+        table = table.hstack(per_query.drop(QUERY_KEYS).get_columns())
+    else:
+        table = table.join(per_query, on=QUERY_KEYS, how="left")
     if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
         table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
     return dense(table.with_columns(
