@@ -210,7 +210,12 @@ def query_unit_values(
     """
     frame = rows.lazy()
     if items is not None:
-        frame = frame.join(items.lazy().drop("n_relevant", strict=False), on=QUERY_KEYS, how="left", maintain_order="left")
+        items = items.drop("n_relevant", strict=False)
+        beside = items.drop(QUERY_KEYS)
+        if not set(beside.columns) & set(rows.columns) and rows.select(QUERY_KEYS).equals(items.select(QUERY_KEYS)):
+            frame = rows.hstack(beside.get_columns()).lazy()  # the same queries in the same order: no join
+        else:
+            frame = frame.join(items.lazy(), on=QUERY_KEYS, how="left", maintain_order="left")
     columns: list[pl.Expr] = []
     for metric in metrics:
         if isinstance(metric, ItemMetric):
