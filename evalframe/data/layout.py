@@ -206,6 +206,14 @@ def begin(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any])
     threading.Thread(target=work, name=f"evalframe-fact-{fact}", daemon=True).start()
 
 
+def forget(frame: pl.DataFrame, fact: str, name: str) -> None:
+    """Drop the fact ``fact`` of ``name`` of ``frame`` (one its stage no longer needs: its memory
+    is not kept while the frame lives)."""
+    entry = _FACTS.get(id(frame))
+    if entry is not None and entry[0]() is frame:
+        entry[1].pop((fact, name), None)
+
+
 def _facts_of(frame: pl.DataFrame) -> dict[tuple[str, str], Any]:
     key = id(frame)
     entry = _FACTS.get(key)

@@ -526,6 +526,12 @@ def begin_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -
     layout.begin(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
 
 
+def forget_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> None:
+    """Drop the run's :func:`score_lateness` once the ranking stage is done with it (a frame kept
+    by the caller does not keep its lateness too)."""
+    layout.forget(run, "score lateness", _precision(single_precision))
+
+
 def _precision(single_precision: bool) -> str:
     return "score:float32" if single_precision else "score:float64"
 

@@ -86,6 +86,7 @@ def test_the_derive_stage_begins_the_lateness_the_ranking_reads(monkeypatch):
     values = ef.evaluate(run, qrels, ["mrr"], score_precision="float32").per_query.get_column("value").to_list()
     assert values == [0.5, 1.0]
     assert begun == ["score lateness"] and made == [1]  # begun early, made once, read by the ranking
+    assert ("score lateness", "score:float32") not in layout._FACTS[id(run)][1]  # then dropped: the run keeps no copy
 
 
 def test_judged_ranks_take_the_run_pairs_as_they_are_when_the_universe_is_them():
