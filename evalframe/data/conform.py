@@ -40,7 +40,7 @@ from evalframe.data.messages import (
     missing_columns,
     problems_from_failure_cases,
 )
-from evalframe.data.layout import distinct_in_blocks, key_hash, key_stretch_starts
+from evalframe.data.layout import begin_column_hashes, distinct_in_blocks, key_hash, key_stretch_starts
 from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
 from evalframe.errors import NO_VALUE, InputError, Problem
 
@@ -214,10 +214,18 @@ def _keys_distinct(frame: pl.DataFrame, key_columns: list[str]) -> bool:
     and verdict again to match the judgments). Otherwise every key's hash is counted
     (:func:`_all_distinct`).
     """
+    if len(key_columns) > 1 and frame.height >= _HASHES_BEGUN_FROM:
+        # The verdict by stretches reads the last key column's hashes: on a long table they are
+        # begun beside the search for the stretches, which keeps one core busy.
+        begin_column_hashes(frame, key_columns[-1])
     length = _stretch_length(frame, key_columns[:-1])
     if length is None:
         return _all_distinct(frame.select(key_hash(key_columns)).to_series())
     return distinct_in_blocks(frame, key_columns[-1], length)
+
+
+#: Rows from which :func:`_keys_distinct` begins the last key column's hashes early.
+_HASHES_BEGUN_FROM = 1 << 21
 
 
 def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:

@@ -17,7 +17,10 @@ each a pass over every row:
   matches at most one row of its query's block.
 
 Each is computed on the first request and kept while the frame lives (a weak reference drops it
-with the frame; two threads asking at once may both compute it, to the same value). Frames are
+with the frame; two threads asking at once may both compute it, to the same value). A stage that
+knows a later one will ask can :func:`begin` a fact on a thread of its own, beside its own
+work: the later request waits for that computation instead of making it again (and makes it
+itself, raising here, if the begun one failed). Frames are
 taken as unchanging, as :func:`~evalframe.data.conform.conform` takes them: a frame changed in
 place (``frame[name] = ...``) after a fact was taken must not be asked again. The arrays handed
 out are read-only.
@@ -25,8 +28,10 @@ out are read-only.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -65,9 +70,18 @@ def column_hashes(frame: pl.DataFrame, name: str) -> np.ndarray:
     Two equal values hash equal; two different values may too (rarely), so an equal hash is a
     candidate to check on the values themselves.
     """
+    return _fact(frame, "hashes", name, lambda: _hashes(frame, name))
+
+
+def begin_column_hashes(frame: pl.DataFrame, name: str) -> None:
+    """Begin :func:`column_hashes` of column ``name`` on a thread of its own (:func:`begin`)."""
+    begin(frame, "hashes", name, lambda: _hashes(frame, name))
+
+
+def _hashes(frame: pl.DataFrame, name: str) -> np.ndarray:
     import numpy as np
 
-    return _fact(frame, "hashes", name, lambda: column_in_pieces(frame, value_hash(name), np.uint64))
+    return column_in_pieces(frame, value_hash(name), np.uint64)
 
 
 def column_in_pieces(frame: pl.DataFrame, expr: pl.Expr, dtype: type) -> np.ndarray:
@@ -168,16 +182,65 @@ def distinct_in_blocks(frame: pl.DataFrame, name: str, length: int) -> bool:
 _SORTED_CELLS = 1 << 18
 
 
-def _fact(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any]) -> Any:
+def fact(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, kept as the fact ``fact`` of column(s) ``name`` of ``frame`` (module docstring):
+    for facts that other modules define (a NumPy array handed out is read-only)."""
+    return _fact(frame, fact, name, compute)
+
+
+def begin(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any]) -> None:
+    """Begin computing a :func:`fact` on a thread of its own; the first request for it waits for
+    the result. Nothing it raises is seen here: the request then computes the fact itself."""
+    facts = _facts_of(frame)
+    if (fact, name) in facts:
+        return
+    future: Future = Future()
+    facts[fact, name] = future
+
+    def work() -> None:
+        try:
+            future.set_result(_read_only(compute()))
+        except BaseException as error:  # the request computes it again and raises in its own place
+            future.set_exception(error)
+
+    threading.Thread(target=work, name=f"evalframe-fact-{fact}", daemon=True).start()
+
+
+def forget(frame: pl.DataFrame, fact: str, name: str) -> None:
+    """Drop the fact ``fact`` of ``name`` of ``frame`` (one its stage no longer needs: its memory
+    is not kept while the frame lives)."""
+    entry = _FACTS.get(id(frame))
+    if entry is not None and entry[0]() is frame:
+        entry[1].pop((fact, name), None)
+
+
+def _facts_of(frame: pl.DataFrame) -> dict[tuple[str, str], Any]:
     key = id(frame)
     entry = _FACTS.get(key)
     if entry is None or entry[0]() is not frame:  # none yet, or a freed frame's id reused
         entry = (weakref.ref(frame, lambda _: _FACTS.pop(key, None)), {})
         _FACTS[key] = entry
-    facts = entry[1]
-    if (fact, name) not in facts:
-        value = compute()
-        if hasattr(value, "flags"):
-            value.flags.writeable = False  # shared: nobody may change it
-        facts[fact, name] = value
-    return facts[fact, name]
+    return entry[1]
+
+
+def _read_only(value: Any) -> Any:
+    if hasattr(value, "flags"):
+        value.flags.writeable = False  # shared: nobody may change it
+    return value
+
+
+def _fact(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any]) -> Any:
+    facts = _facts_of(frame)
+    value = facts.get((fact, name), _ABSENT)
+    if isinstance(value, Future):  # begun on another thread
+        if value.exception() is None:
+            facts[fact, name] = value = value.result()
+            return value
+        facts.pop((fact, name), None)
+        value = _ABSENT
+    if value is _ABSENT:
+        value = facts[fact, name] = _read_only(compute())
+    return value
+
+
+_ABSENT = object()

@@ -28,7 +28,8 @@ from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, QUERY_KEYS, SYSTEM, Units
 from evalframe.engine.extraction import EXTRACTION_COLUMNS, with_extraction
 from evalframe.engine.plan import MetricGroup, Plan
-from evalframe.engine.ranking import QueryIndex, index_queries
+from evalframe.engine.per_unit import judged_only
+from evalframe.engine.ranking import QueryIndex, begin_score_lateness, index_queries
 from evalframe.engine.recommended import bind_catalog, with_recommended
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric
@@ -74,12 +75,32 @@ def _universe(tables: Tables, index: QueryIndex | None) -> pl.DataFrame:
         systems = index.pairs.select(SYSTEM).unique(maintain_order=True)
     else:
         systems = tables.ranked_pairs().select(SYSTEM).unique()
-    judged = tables.judgments.select(pl.col("query_id").unique(maintain_order=True))
+    judged = _judged_queries(tables.judgments)
     return systems.join(judged, how="cross").sort(QUERY_KEYS)
+
+
+def _judged_queries(judgments: pl.DataFrame) -> pl.DataFrame:
+    """``query_id`` of every judged query, once each, in order of first appearance: the first id
+    of each stretch of one query (:func:`~evalframe.data.layout.stretch_starts`, read by the key
+    check already) when every query is one stretch (a qrels file grouped by query), else a
+    hash of every row's id."""
+    starts = layout.stretch_starts(judgments, "query_id")
+    heads = judgments.get_column("query_id").gather(pl.Series(starts))
+    if heads.n_unique() == len(starts):
+        return heads.to_frame()
+    return judgments.select(pl.col("query_id").unique(maintain_order=True))
+
+
+def _same_pairs(universe: pl.DataFrame, index: QueryIndex | None) -> bool:
+    """Whether the evaluated pairs are the run's own, in its order (trec's judged queries ranked
+    by the run): a comparison of two columns, where the checks below would join them."""
+    return index is not None and universe.select(QUERY_KEYS).equals(index.pairs.select(QUERY_KEYS))
 
 
 def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: QueryIndex | None) -> list[str]:
     """Apply the ``missing`` policy to evaluated pairs the ranking does not list; notes."""
+    if _same_pairs(universe, index):
+        return []
     ranked = index.pairs.select(QUERY_KEYS) if index is not None else tables.ranked_pairs()
     absent = universe.select(QUERY_KEYS).join(ranked, on=QUERY_KEYS, how="anti").sort(QUERY_KEYS)
     if absent.height == 0:
@@ -163,6 +184,8 @@ def _gain_notes(plan: Plan, tables: Tables) -> list[str]:
 
 
 def _ignored_run_rows(universe: pl.DataFrame, index: QueryIndex) -> list[str]:
+    if _same_pairs(universe, index):
+        return []
     unjudged = index.pairs.join(universe.select("query_id").unique(), on="query_id", how="anti")
     if unjudged.height == 0:
         return []
@@ -236,6 +259,8 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     """The validated queries table with ``n_relevant`` where needed, the ranking's index and notes."""
     item_groups = [group for group in plan.groups if any(isinstance(m, ItemMetric) for m in group.metrics)]
     index = index_queries(tables.ranking_rows) if tables.ranking_rows is not None and item_groups else None
+    if index is not None:
+        _begin_ranking_facts(plan, tables, item_groups)
     notes = list(tables.notes)
     queries = tables.queries if tables.queries is not None else _universe(tables, index)
     queries = conform(queries, load_contract("queries"), source="queries table")
@@ -265,6 +290,16 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
         if index is not None:
             notes += _ignored_run_rows(queries, index)
     return queries, index, notes
+
+
+def _begin_ranking_facts(plan: Plan, tables: Tables, item_groups: Sequence[MetricGroup]) -> None:
+    """Begin the run's score lateness (:func:`~evalframe.engine.ranking.begin_score_lateness`),
+    which the ranking stage reads when it ranks the judged items by score: this stage's small
+    Polars calls leave a core idle, the lateness uses it."""
+    run = tables.ranking_rows
+    item_metrics = [m for group in item_groups for m in group.metrics if isinstance(m, ItemMetric)]
+    if "score" in run.columns and "rank" not in run.columns and judged_only(tables, item_metrics):
+        begin_score_lateness(run, single_precision=plan.score_precision == "float32")
 
 
 def relevant_counts(judgments: pl.DataFrame, relevance_threshold: int) -> pl.DataFrame:

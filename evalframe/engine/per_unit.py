@@ -35,6 +35,7 @@ from evalframe.engine.plan import EmptyPolicy, ScorePrecision
 from evalframe.engine.ranking import (
     JudgedRanking,
     QueryIndex,
+    forget_score_lateness,
     judge_items,
     judged_ranks,
     query_context,
@@ -101,11 +102,11 @@ def item_partials(
     ideal = context_pool.submit(query_context, judgments, ideal_partials, relevance_threshold=relevance_threshold)
     context_pool.shutdown(wait=False)  # the worker ends after its one task
     per_query = None
-    every_row = item_columns or tables.relevance_rule == "text" or any(metric.reads_unjudged_items for metric in metrics)
-    if not every_row:
+    if judged_only(tables, metrics):
         # ``index`` numbers the rows of a long ranking; exploded ranked lists get their own.
         found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None,
                              source=tables.ranking_source, single_precision=single_precision)
+        forget_score_lateness(run, single_precision=single_precision)  # begun by the derive stage, now read
         if found is not None:
             per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
     if per_query is None:
@@ -124,7 +125,11 @@ def item_partials(
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
     context = ideal.result()
-    table = pairs.join(context, on="query_id", how="left").join(per_query, on=QUERY_KEYS, how="left")
+    table = pairs.join(context, on="query_id", how="left")
+    if table.select(QUERY_KEYS).equals(per_query.select(QUERY_KEYS)):  # the same pairs in the same order: side by side
+        table = table.hstack(per_query.drop(QUERY_KEYS).get_columns())
+    else:
+        table = table.join(per_query, on=QUERY_KEYS, how="left")
     if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
         table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
     return dense(table.with_columns(
@@ -132,6 +137,14 @@ def item_partials(
         for name, dtype in table.schema.items()
         if name in partials or name in ideal_partials or name in ("n_relevant", "n_retrieved")
     ))
+
+
+def judged_only(tables: Tables, metrics: Sequence[ItemMetric]) -> bool:
+    """Whether :func:`item_partials` ranks only the judged items the run retrieved
+    (:func:`~evalframe.engine.ranking.judged_ranks`): no metric reads an item column of its own
+    or an unjudged item, and items meet their judgments by ``doc_id``."""
+    return not (any(metric.item_columns or metric.reads_unjudged_items for metric in metrics)
+                or tables.relevance_rule == "text")
 
 
 def _aggregate_judged(
@@ -199,7 +212,12 @@ def query_unit_values(
     """
     frame = rows.lazy()
     if items is not None:
-        frame = frame.join(items.lazy().drop("n_relevant", strict=False), on=QUERY_KEYS, how="left", maintain_order="left")
+        items = items.drop("n_relevant", strict=False)
+        beside = items.drop(QUERY_KEYS)
+        if not set(beside.columns) & set(rows.columns) and rows.select(QUERY_KEYS).equals(items.select(QUERY_KEYS)):
+            frame = rows.hstack(beside.get_columns()).lazy()  # the same queries in the same order: no join
+        else:
+            frame = frame.join(items.lazy(), on=QUERY_KEYS, how="left", maintain_order="left")
     columns: list[pl.Expr] = []
     for metric in metrics:
         if isinstance(metric, ItemMetric):

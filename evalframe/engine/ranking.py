@@ -236,11 +236,14 @@ def index_queries(run: pl.DataFrame) -> QueryIndex:
     start_rows = layout.key_stretch_starts(run, tuple(QUERY_KEYS))
     n_rows = np.diff(start_rows, append=run.height)
     heads = run.select(QUERY_KEYS)[start_rows].with_columns(n_rows=pl.Series(n_rows, dtype=pl.Int64))
-    pairs = (
-        heads.group_by(QUERY_KEYS, maintain_order=True)
-        .agg(pl.col("n_rows").sum())
-        .with_row_index("code")
-    )
+    if heads.select(layout.key_hash(QUERY_KEYS).n_unique()).item() == heads.height:
+        pairs = heads.with_row_index("code")  # every pair one stretch (distinct hashes, distinct pairs): no group-by
+    else:
+        pairs = (
+            heads.group_by(QUERY_KEYS, maintain_order=True)
+            .agg(pl.col("n_rows").sum())
+            .with_row_index("code")
+        )
     if pairs.height == heads.height:  # one stretch per pair: the stretch number is the code
         head_codes = pairs.get_column("code")
     else:
@@ -302,7 +305,11 @@ def judged_ranks(
     import numpy as np
 
     index = index if index is not None else index_queries(run)
-    wanted = index.pairs.join(universe.select(QUERY_KEYS).unique(), on=QUERY_KEYS, how="semi")
+    evaluated = universe.select(QUERY_KEYS)
+    if evaluated.equals(index.pairs.select(QUERY_KEYS)):  # the run's pairs, in its order (trec): no join
+        wanted = index.pairs
+    else:
+        wanted = index.pairs.join(evaluated.unique(), on=QUERY_KEYS, how="semi")
     codes: pl.Series | RowCodes = index.row_codes
     if wanted.height < index.pairs.height:
         keep = pl.repeat(False, index.pairs.height, eager=True).scatter(wanted.get_column("code"), True)
@@ -470,10 +477,9 @@ def _ranking_keys(
     every row of a block has one code) the key is the lateness alone, whole, of the score's
     width. None for a NaN score or a rank too large to fit.
 
-    On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
-    and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
-    by piece (:func:`~evalframe.data.layout.column_in_pieces`), and the code is added in one more
-    array only when asked for.
+    The lateness of the scores is the run's :func:`score_lateness` (read-only; begun beside the
+    derive stage by :func:`begin_score_lateness`), and the code is added in one more array only
+    when asked for.
     """
     import numpy as np
 
@@ -481,20 +487,14 @@ def _ranking_keys(
         score = run.get_column("score")
         if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
-        if single_precision:
-            values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
-            # No NaN here, so an infinite value is an extreme: two reductions, no mask as long as the run.
-            if values.max() == np.inf or values.min() == -np.inf:
-                check_single_precision(run, source=source)  # a finite score beyond float32: an error
-        else:
-            values = layout.column_in_pieces(run, pl.col("score"), np.float64)
-        values += values.dtype.type(0.0)  # -0.0 becomes 0.0
-        lateness = _score_lateness(values)
+        lateness = score_lateness(run, single_precision=single_precision)
+        if single_precision and _has_infinite(lateness):
+            check_single_precision(run, source=source)  # a finite score beyond float32: an error
         if not with_codes:
             return lateness
         width = lateness.dtype.itemsize * 8
         if width > lateness_bits:
-            lateness >>= lateness.dtype.type(width - lateness_bits)
+            lateness = lateness >> lateness.dtype.type(width - lateness_bits)
     else:
         lateness = run.get_column("rank").to_numpy(writable=True)
         if lateness.min() < 0 or int(lateness.max()) >= 1 << lateness_bits:
@@ -506,6 +506,55 @@ def _ranking_keys(
     keys <<= np.uint64(lateness_bits)
     keys |= lateness
     return keys
+
+
+def score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> np.ndarray:
+    """Each row's score as a :func:`_score_lateness` (its order reversed, in unsigned integers;
+    with ``single_precision`` of the score rounded to a 32-bit float), a read-only fact of
+    ``run`` (:mod:`~evalframe.data.layout`): computed once, or begun early
+    (:func:`begin_score_lateness`). Meaningless where a score is null or NaN (the caller checks).
+
+    On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
+    and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
+    by piece (:func:`~evalframe.data.layout.column_in_pieces`)."""
+    return layout.fact(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
+
+
+def begin_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> None:
+    """Begin the run's :func:`score_lateness` on a thread of its own (a stage before the
+    ranking's, whose own work leaves a core idle)."""
+    layout.begin(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
+
+
+def forget_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> None:
+    """Drop the run's :func:`score_lateness` once the ranking stage is done with it (a frame kept
+    by the caller does not keep its lateness too)."""
+    layout.forget(run, "score lateness", _precision(single_precision))
+
+
+def _precision(single_precision: bool) -> str:
+    return "score:float32" if single_precision else "score:float64"
+
+
+def _lateness_of(run: pl.DataFrame, single_precision: bool) -> np.ndarray:
+    import numpy as np
+
+    if single_precision:
+        values = layout.column_in_pieces(run, pl.col("score").cast(pl.Float32), np.float32)
+    else:
+        values = layout.column_in_pieces(run, pl.col("score"), np.float64)
+    values += values.dtype.type(0.0)  # -0.0 becomes 0.0
+    return _score_lateness(values)
+
+
+def _has_infinite(lateness: np.ndarray) -> bool:
+    """Whether a :func:`_score_lateness` (of scores without NaN) holds an infinite score: +inf and
+    -inf are its two extremes (two reductions, no mask as long as the run)."""
+    import numpy as np
+
+    dtype = np.float32 if lateness.dtype.itemsize == 4 else np.float64
+    plus, minus = _score_lateness(np.array([np.inf, -np.inf], dtype=dtype))
+    return bool(lateness.min() == plus or lateness.max() == minus)
 
 
 def _sorted_keys(keys: np.ndarray, codes: pl.Series | RowCodes) -> np.ndarray:
@@ -588,9 +637,9 @@ def _ahead_within_ties(
     import numpy as np
 
     doc_id = run.get_column("doc_id")
-    own = pl.Series(rows[judged])
-    pairs = pl.DataFrame({"_judged": judged, "doc_id": doc_id.gather(pl.Series(members)), "_own": doc_id.gather(own)})
     if not certain:
+        own = pl.Series(rows[judged])
+        pairs = pl.DataFrame({"_judged": judged, "doc_id": doc_id.gather(pl.Series(members))})
         score = run.get_column("score")
         dtype = pl.Float32 if single_precision else pl.Float64
         scores = pl.DataFrame({
@@ -600,7 +649,12 @@ def _ahead_within_ties(
         if (scores.select((pl.col("_score") != pl.col("_own_score")).any()).item()
                 or pairs.select(pl.struct("_judged", "doc_id").is_duplicated().any()).item()):
             return None
-    first = pairs.select(pl.col("doc_id") > pl.col("_own")).to_series().to_numpy()
+
+    def ahead(start: int, stop: int) -> np.ndarray:  # whether each pair's member comes first (doc_id descending)
+        member_ids = doc_id.gather(pl.Series(members[start:stop]))
+        return (member_ids > doc_id.gather(pl.Series(rows[judged[start:stop]]))).to_numpy()
+
+    first = np.concatenate([np.zeros(0, dtype=bool), *in_parts(len(judged), ahead)])  # parts of the pairs on every core
     return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
 
 
@@ -636,7 +690,9 @@ def _matches_in_blocks(
     rows = np.full(judged.height, -1, dtype=np.int64)
     step = max(1, _BLOCK_CELLS // length)
 
-    def find(first: int, last: int) -> None:
+    doc_id, wanted_ids = run.get_column("doc_id"), judged.get_column("doc_id")
+
+    def find(first: int, last: int) -> bool:
         for start in range(first, last, step):
             stop = min(start + step, last)
             blocks = block_of[start:stop]
@@ -644,14 +700,15 @@ def _matches_in_blocks(
             position = same.argmax(axis=1)  # the first equal hash (the only one), or 0 when none is
             hit = np.flatnonzero(same[np.arange(len(blocks)), position])
             rows[start + hit] = blocks[hit] * length + position[hit]
+        # Each match checked on the doc_id itself (a hash that matched another id fails it).
+        matched = np.flatnonzero(rows[first:last] >= 0)
+        retrieved = doc_id.gather(pl.Series(rows[first:last][matched], dtype=pl.UInt32))
+        return bool((retrieved == wanted_ids.slice(first, last - first).gather(pl.Series(matched))).all())
 
-    in_parts(judged.height, find, min_rows=16 * step)  # parts of the judgments on every core
+    checked = in_parts(judged.height, find, min_rows=16 * step)  # parts of the judgments on every core
     found = rows >= 0
-    matches = judged.filter(pl.Series(found)).select(
-        pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance", "doc_id"
-    )
-    retrieved = run.get_column("doc_id").gather(matches.get_column("_row"))
-    if not (retrieved == matches.get_column("doc_id")).all() or _repeats(matches.get_column("_row").to_numpy()):
+    matches = judged.filter(pl.Series(found)).select(pl.Series("_row", rows[found], dtype=pl.UInt32), "relevance")
+    if not all(checked) or _repeats(matches.get_column("_row").to_numpy()):
         return _judged_matches(run, judgments)  # a hash that matched another id, or a judgment listed twice
     return matches.select("_row", "relevance")
 
@@ -668,13 +725,19 @@ def _with_pair_codes(judgments: pl.DataFrame, wanted: pl.DataFrame) -> pl.DataFr
 
     starts = layout.stretch_starts(judgments, "query_id")
     heads = judgments.get_column("query_id").gather(pl.Series(starts)).to_frame().with_row_index("_stretch")
-    found = heads.join(wanted.select("code", "query_id"), on="query_id", how="inner")
     judgments = judgments.select("query_id", "doc_id", "relevance")
+    lengths = np.diff(starts, append=judgments.height)
+    head_ids = heads.get_column("query_id")
+    if (wanted.height == len(starts) and head_ids.equals(wanted.get_column("query_id"))
+            and head_ids.n_unique() == len(starts)):
+        # Stretch i is the query of wanted pair i, each query one pair (trec's qrels and run): no join.
+        return judgments.with_columns(pl.Series("code", np.repeat(wanted.get_column("code").to_numpy(), lengths), dtype=pl.UInt32))
+    found = heads.join(wanted.select("code", "query_id"), on="query_id", how="inner")
     if found.get_column("_stretch").is_duplicated().any():  # a query of several pairs
         return judgments.join(wanted.select("code", "query_id"), on="query_id", how="inner", maintain_order="left")
     code_of_stretch = np.full(len(starts), -1, dtype=np.int64)
     code_of_stretch[found.get_column("_stretch").to_numpy()] = found.get_column("code").to_numpy()
-    code = np.repeat(code_of_stretch, np.diff(starts, append=judgments.height))
+    code = np.repeat(code_of_stretch, lengths)
     kept = code >= 0
     return judgments.filter(pl.Series(kept)).with_columns(pl.Series("code", code[kept], dtype=pl.UInt32))
 
