@@ -24,6 +24,7 @@ from typing import Any
 
 import polars as pl
 
+from evalframe._threads import in_order
 from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
 from evalframe.data.units import SYSTEM
@@ -93,8 +94,8 @@ def _summary(partials: Partials) -> pl.DataFrame:
             ordered_states[key] = state.sort(metric.state_keys, maintain_order=True) if metric.state_keys else state
         return ordered_states[key]
 
-    rows = []
-    for g, group in enumerate(plan.groups):
+    def rows_of_group(g: int, group) -> list[pl.DataFrame]:
+        rows = []
         labels = {m.name: group.subset_text(m) for m in group.metrics}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             metrics = [m for m in group.metrics if m.unit == unit]
@@ -127,8 +128,14 @@ def _summary(partials: Partials) -> pl.DataFrame:
                         subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
                         *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
                     ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note"))
-    # Every grouping set's rows are one lazy plan: all of them collected at once.
-    rows = pl.collect_all(rows, engine="in-memory")
+        # Every grouping set's rows of the group are lazy plans: collected at once.
+        return pl.collect_all(rows, engine="in-memory") if rows else []
+
+    # One task per metric group, two at a time (:func:`~evalframe._threads.in_order`): one task's
+    # Python builds its plans while Polars runs another's, so neither core idles; each
+    # plan's result is the one it gives alone, and the rows keep the groups' order.
+    tasks = [lambda g=g, group=group: rows_of_group(g, group) for g, group in enumerate(plan.groups)]
+    rows = [frame for frames in in_order(tasks) for frame in frames]
     summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])

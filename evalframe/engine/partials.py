@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
+from evalframe._threads import in_order
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, SYSTEM, Units, constant_within, unit_weights
 from evalframe.engine import aggregate
@@ -232,18 +233,19 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 sizes[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
 
     inside = [queries.filter(group.subset.condition()) for group in plan.groups]
-    # Set-metric states: one per (group, grouping set, state_id), shared by the metrics that
-    # read it, all collected at once (in memory: streaming sums floats in a varying order).
-    state_plans = {}
-    for g, group in enumerate(plan.groups):
+    weighted = plan.weight is not None
+
+    def partials_of_group(g: int, group) -> tuple[dict, dict]:
+        """The group's per-unit values, and its collected plans keyed ``(kind, g, ...)``."""
+        # Set-metric states: one per (grouping set, state_id), shared by the metrics that read
+        # it (in memory: streaming sums floats in a varying order).
+        plans = {}
         for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
             for grouping in plan.slices:
-                key = (g, grouping, metric.state_id)
-                if applies[(metric.unit, grouping)] and key not in state_plans:  # built once per shared state
-                    state_plans[key] = metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
-    values, moment_plans, inside_counts = {}, {}, {}
-    weighted = plan.weight is not None
-    for g, group in enumerate(plan.groups):
+                key = ("state", g, grouping, metric.state_id)
+                if applies[(metric.unit, grouping)] and key not in plans:  # built once per shared state
+                    plans[key] = metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
+        values = {}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
             if not per_unit:
@@ -258,23 +260,28 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 wide = coarse_unit_values(inside[g], [m for m in per_unit if isinstance(m, QueryMetric)],
                                           unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
             values[(g, unit)] = wide
-            inside_counts[(g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+            plans[("inside", g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             aggregations = aggregate.moment_aggregations(wide.lazy().collect_schema().names(), per_unit, weighted=weighted)
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
-                    moment_plans[(g, unit, grouping)] = aggregate.moments(
+                    plans[("moments", g, unit, grouping)] = aggregate.moments(
                         rows_of_slices(wide.lazy(), by[grouping]), per_unit, by[grouping], weighted=weighted,
                         aggregations=aggregations,
                     )
-    # One query plan per result: states, moments and counts of every grouping set collected at
-    # once (Polars runs them side by side), not one small collect each.
-    plans = {**{("state", *key): plan_ for key, plan_ in state_plans.items()},
-             **{("moments", *key): plan_ for key, plan_ in moment_plans.items()},
-             **{("inside", *key): plan_ for key, plan_ in inside_counts.items()}}
-    collected = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
-    states = {key[1:]: frame for key, frame in collected.items() if key[0] == "state"}
-    moments = {key[1:]: frame for key, frame in collected.items() if key[0] == "moments"}
-    inside_counts = {key[1:]: frame for key, frame in collected.items() if key[0] == "inside"}
+        # One query plan per result: the group's states, moments and counts of every grouping set
+        # collected at once (Polars runs them side by side), not one small collect each.
+        return values, dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
+
+    # One task per metric group, two at a time (:func:`~evalframe._threads.in_order`): one task's
+    # Python builds its plans while Polars runs another's; each plan's result is the one it gives
+    # alone, and the results keep the groups' order.
+    values, states, moments, inside_counts = {}, {}, {}, {}
+    found = {"state": states, "moments": moments, "inside": inside_counts}
+    tasks = [lambda g=g, group=group: partials_of_group(g, group) for g, group in enumerate(plan.groups)]
+    for group_values, collected in in_order(tasks):
+        values |= group_values
+        for key, frame in collected.items():
+            found[key[0]][key[1:]] = frame
     sums = {}
     if plan.bootstrap is not None:  # the bootstrap's sums, where the values are (merged by adding)
         from evalframe.engine.resampled import part_replicate_sums
