@@ -224,13 +224,17 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
     applies, carried, unit_notes = _unit_facts(plan, queries, units)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
 
-    sizes = {}
-    for unit, columns in carried.items():
-        unit_rows = queries if unit == QUERY else queries.select(columns).unique(subset=units.key_columns(unit), maintain_order=True)
-        for grouping in plan.slices:
-            if applies[(unit, grouping)]:
-                sliced = rows_of_slices(unit_rows, by[grouping])
-                sizes[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+    def slice_sizes() -> dict:
+        """Every slice's keys and ``n_units``, per (unit, grouping set): lazy plans collected at once."""
+        plans = {}
+        for unit, columns in carried.items():
+            unit_rows = queries.lazy() if unit == QUERY else (
+                queries.lazy().select(columns).unique(subset=units.key_columns(unit), maintain_order=True))
+            for grouping in plan.slices:
+                if applies[(unit, grouping)]:
+                    sliced = rows_of_slices(unit_rows, by[grouping])
+                    plans[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+        return dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
 
     inside = [queries.filter(group.subset.condition()) for group in plan.groups]
     weighted = plan.weight is not None
@@ -272,13 +276,15 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
         # collected at once (Polars runs them side by side), not one small collect each.
         return values, dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
 
-    # One task per metric group, two at a time (:func:`~evalframe._threads.in_order`): one task's
-    # Python builds its plans while Polars runs another's; each plan's result is the one it gives
-    # alone, and the results keep the groups' order.
+    # The slices' sizes, then one task per metric group, two at a time (:func:`~evalframe._threads.in_order`):
+    # one task's Python builds its plans while Polars runs another's; each plan's result is the
+    # one it gives alone, and the results keep the groups' order.
     values, states, moments, inside_counts = {}, {}, {}, {}
     found = {"state": states, "moments": moments, "inside": inside_counts}
-    tasks = [lambda g=g, group=group: partials_of_group(g, group) for g, group in enumerate(plan.groups)]
-    for group_values, collected in in_order(tasks):
+    tasks = [slice_sizes, *(lambda g=g, group=group: partials_of_group(g, group) for g, group in enumerate(plan.groups))]
+    results = in_order(tasks)
+    sizes = next(results)
+    for group_values, collected in results:
         values |= group_values
         for key, frame in collected.items():
             found[key[0]][key[1:]] = frame
