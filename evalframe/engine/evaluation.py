@@ -49,8 +49,9 @@ from evalframe.engine.bootstrap import Bootstrap
 
 def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials."""
-    per_unit_long, skipped = _per_unit_values(partials)
-    summary, replicates = _summary(partials), None
+    # The long per-unit values beside the summary's tasks (their Python and Polars work overlap).
+    (per_unit_long, skipped), summary = in_order([lambda: _per_unit_values(partials), lambda: _summary(partials)])
+    replicates = None
     if partials.plan.bootstrap is None:
         summary = uncertainty.without_intervals(summary)
     else:
