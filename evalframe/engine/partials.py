@@ -236,11 +236,11 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                     plans[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
         return dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
 
-    inside = [queries.filter(group.subset.condition()) for group in plan.groups]
     weighted = plan.weight is not None
 
     def partials_of_group(g: int, group) -> tuple[dict, dict]:
         """The group's per-unit values, and its collected plans keyed ``(kind, g, ...)``."""
+        inside = queries.filter(group.subset.condition())  # the queries of the group's subset
         # Set-metric states: one per (grouping set, state_id), shared by the metrics that read
         # it (in memory: streaming sums floats in a varying order).
         plans = {}
@@ -248,7 +248,7 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
             for grouping in plan.slices:
                 key = ("state", g, grouping, metric.state_id)
                 if applies[(metric.unit, grouping)] and key not in plans:  # built once per shared state
-                    plans[key] = metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
+                    plans[key] = metric.state(rows_of_slices(inside.lazy(), by[grouping]), by[grouping])
         values = {}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
@@ -256,12 +256,12 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 continue
             if unit == QUERY:
                 item = [m for m in per_unit if isinstance(m, ItemMetric)]
-                items = item_partials(tables, inside[g], item, relevance_threshold=plan.relevance_threshold,
+                items = item_partials(tables, inside, item, relevance_threshold=plan.relevance_threshold,
                                       max_depth=plan.max_depth, score_precision=plan.score_precision,
                                       index=index) if item else None
-                wide = query_unit_values(inside[g], per_unit, carry=carried[unit], items=items, empty=plan.empty)
+                wide = query_unit_values(inside, per_unit, carry=carried[unit], items=items, empty=plan.empty)
             else:
-                wide = coarse_unit_values(inside[g], [m for m in per_unit if isinstance(m, QueryMetric)],
+                wide = coarse_unit_values(inside, [m for m in per_unit if isinstance(m, QueryMetric)],
                                           unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
             values[(g, unit)] = wide
             plans[("inside", g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
