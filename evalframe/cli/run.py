@@ -82,12 +82,13 @@ def overrides_of(args: argparse.Namespace) -> dict:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    from evalframe.pipeline.run import begin_reading_input, load_pipeline, run_resources
+    from evalframe.pipeline.early import begin_reading_input
 
     overrides = overrides_of(args)
     if args.samples is None:
-        # The input is read from here on, beside the pipeline's checks and the engine's imports.
+        # The input is read from here on, beside the engine's imports and the pipeline's checks.
         begin_reading_input(args.pipeline, input=args.input, **overrides)
+    from evalframe.pipeline.run import load_pipeline, run_resources
     from evalframe._progress import set_quiet, step
     from evalframe.results.writer import check_out_dir
     from evalframe.semantic import session

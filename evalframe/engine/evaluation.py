@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from evalframe._threads import in_order
 from evalframe.data.subsets import Subset
 from evalframe.data.tables import Tables
 from evalframe.data.units import SYSTEM
@@ -48,8 +50,9 @@ from evalframe.engine.bootstrap import Bootstrap
 
 def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials."""
-    per_unit_long, skipped = _per_unit_values(partials)
-    summary, replicates = _summary(partials), None
+    # The long per-unit values beside the summary's tasks (their Python and Polars work overlap).
+    (per_unit_long, skipped), summary = in_order([lambda: _per_unit_values(partials), lambda: _summary(partials)])
+    replicates = None
     if partials.plan.bootstrap is None:
         summary = uncertainty.without_intervals(summary)
     else:
@@ -93,42 +96,52 @@ def _summary(partials: Partials) -> pl.DataFrame:
             ordered_states[key] = state.sort(metric.state_keys, maintain_order=True) if metric.state_keys else state
         return ordered_states[key]
 
-    rows = []
+    def rows_of(g: int, unit: str, grouping: str, metrics: Sequence[Metric], labels: Mapping[str, str],
+                notes: Mapping[str, str], quantile_aggregations: Sequence[pl.Expr]) -> list[pl.DataFrame]:
+        """The summary rows of group ``g``'s ``metrics`` of ``unit`` in one grouping set (lazy
+        plans collected at once)."""
+        per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
+        set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
+        sizes = partials.sizes[(unit, grouping)].lazy()
+        tables = []
+        if per_unit:
+            quantile_rows = _quantile_rows(partials.values[(g, unit)], per_unit, by[grouping], weighted=weighted,
+                                           aggregations=quantile_aggregations)
+            tables.append(aggregate.unit_summary(
+                sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
+            ))
+        if set_metrics:
+            found = pl.concat([
+                table.select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
+                             pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
+                for metric, table in _finalized(set_metrics, lambda m: ordered_state(g, grouping, m), by[grouping])
+            ])
+            tables.append(aggregate.set_summary(sizes, found, by=by[grouping]))
+        rows = [
+            table.with_columns(
+                grouping=pl.lit(grouping),
+                unit=pl.lit(unit),
+                subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
+                *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
+            ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note")
+            for table in tables
+        ]
+        return pl.collect_all(rows, engine="in-memory") if rows else []
+
+    # One task per (metric group, unit, grouping set), two at a time (:func:`~evalframe._threads.in_order`):
+    # one task's Python builds its plans while Polars runs another's, so neither core idles; each
+    # plan's result is the one it gives alone, and the rows keep the tasks' order.
+    tasks = []
     for g, group in enumerate(plan.groups):
         labels = {m.name: group.subset_text(m) for m in group.metrics}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             metrics = [m for m in group.metrics if m.unit == unit]
             per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
-            set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
             notes = {m.name: note[1] for m in per_unit if (note := m.note()) is not None}
             quantile_aggregations = aggregate.quantile_aggregations(per_unit, weighted=weighted)
-            for grouping in plan.slices:
-                if not partials.applies[(unit, grouping)]:
-                    continue
-                sizes = partials.sizes[(unit, grouping)].lazy()
-                tables_of_grouping = []
-                if per_unit:
-                    quantile_rows = _quantile_rows(partials.values[(g, unit)], per_unit, by[grouping], weighted=weighted,
-                                                   aggregations=quantile_aggregations)
-                    tables_of_grouping.append(aggregate.unit_summary(
-                        sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
-                    ))
-                if set_metrics:
-                    found = pl.concat([
-                        table.select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
-                                     pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
-                        for metric, table in _finalized(set_metrics, lambda m: ordered_state(g, grouping, m), by[grouping])
-                    ])
-                    tables_of_grouping.append(aggregate.set_summary(sizes, found, by=by[grouping]))
-                for table in tables_of_grouping:
-                    rows.append(table.with_columns(
-                        grouping=pl.lit(grouping),
-                        unit=pl.lit(unit),
-                        subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
-                        *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
-                    ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note"))
-    # Every grouping set's rows are one lazy plan: all of them collected at once.
-    rows = pl.collect_all(rows, engine="in-memory")
+            tasks += [partial(rows_of, g, unit, grouping, metrics, labels, notes, quantile_aggregations)
+                      for grouping in plan.slices if partials.applies[(unit, grouping)]]
+    rows = [frame for frames in in_order(tasks) for frame in frames]
     summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import polars as pl
 
+from evalframe._threads import in_order
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY, SYSTEM, Units, constant_within, unit_weights
 from evalframe.engine import aggregate
@@ -223,58 +224,70 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
     applies, carried, unit_notes = _unit_facts(plan, queries, units)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
 
-    sizes = {}
-    for unit, columns in carried.items():
-        unit_rows = queries if unit == QUERY else queries.select(columns).unique(subset=units.key_columns(unit), maintain_order=True)
-        for grouping in plan.slices:
-            if applies[(unit, grouping)]:
-                sliced = rows_of_slices(unit_rows, by[grouping])
-                sizes[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+    def slice_sizes() -> dict:
+        """Every slice's keys and ``n_units``, per (unit, grouping set): lazy plans collected at once."""
+        plans = {}
+        for unit, columns in carried.items():
+            unit_rows = queries.lazy() if unit == QUERY else (
+                queries.lazy().select(columns).unique(subset=units.key_columns(unit), maintain_order=True))
+            for grouping in plan.slices:
+                if applies[(unit, grouping)]:
+                    sliced = rows_of_slices(unit_rows, by[grouping])
+                    plans[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+        return dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
 
-    inside = [queries.filter(group.subset.condition()) for group in plan.groups]
-    # Set-metric states: one per (group, grouping set, state_id), shared by the metrics that
-    # read it, all collected at once (in memory: streaming sums floats in a varying order).
-    state_plans = {}
-    for g, group in enumerate(plan.groups):
+    weighted = plan.weight is not None
+
+    def partials_of_group(g: int, group) -> tuple[dict, dict]:
+        """The group's per-unit values, and its collected plans keyed ``(kind, g, ...)``."""
+        inside = queries.filter(group.subset.condition())  # the queries of the group's subset
+        # Set-metric states: one per (grouping set, state_id), shared by the metrics that read
+        # it (in memory: streaming sums floats in a varying order).
+        plans = {}
         for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
             for grouping in plan.slices:
-                key = (g, grouping, metric.state_id)
-                if applies[(metric.unit, grouping)] and key not in state_plans:  # built once per shared state
-                    state_plans[key] = metric.state(rows_of_slices(inside[g].lazy(), by[grouping]), by[grouping])
-    values, moment_plans, inside_counts = {}, {}, {}
-    weighted = plan.weight is not None
-    for g, group in enumerate(plan.groups):
+                key = ("state", g, grouping, metric.state_id)
+                if applies[(metric.unit, grouping)] and key not in plans:  # built once per shared state
+                    plans[key] = metric.state(rows_of_slices(inside.lazy(), by[grouping]), by[grouping])
+        values = {}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
             if not per_unit:
                 continue
             if unit == QUERY:
                 item = [m for m in per_unit if isinstance(m, ItemMetric)]
-                items = item_partials(tables, inside[g], item, relevance_threshold=plan.relevance_threshold,
+                items = item_partials(tables, inside, item, relevance_threshold=plan.relevance_threshold,
                                       max_depth=plan.max_depth, score_precision=plan.score_precision,
                                       index=index) if item else None
-                wide = query_unit_values(inside[g], per_unit, carry=carried[unit], items=items, empty=plan.empty)
+                wide = query_unit_values(inside, per_unit, carry=carried[unit], items=items, empty=plan.empty)
             else:
-                wide = coarse_unit_values(inside[g], [m for m in per_unit if isinstance(m, QueryMetric)],
+                wide = coarse_unit_values(inside, [m for m in per_unit if isinstance(m, QueryMetric)],
                                           unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
             values[(g, unit)] = wide
-            inside_counts[(g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+            plans[("inside", g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             aggregations = aggregate.moment_aggregations(wide.lazy().collect_schema().names(), per_unit, weighted=weighted)
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
-                    moment_plans[(g, unit, grouping)] = aggregate.moments(
+                    plans[("moments", g, unit, grouping)] = aggregate.moments(
                         rows_of_slices(wide.lazy(), by[grouping]), per_unit, by[grouping], weighted=weighted,
                         aggregations=aggregations,
                     )
-    # One query plan per result: states, moments and counts of every grouping set collected at
-    # once (Polars runs them side by side), not one small collect each.
-    plans = {**{("state", *key): plan_ for key, plan_ in state_plans.items()},
-             **{("moments", *key): plan_ for key, plan_ in moment_plans.items()},
-             **{("inside", *key): plan_ for key, plan_ in inside_counts.items()}}
-    collected = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
-    states = {key[1:]: frame for key, frame in collected.items() if key[0] == "state"}
-    moments = {key[1:]: frame for key, frame in collected.items() if key[0] == "moments"}
-    inside_counts = {key[1:]: frame for key, frame in collected.items() if key[0] == "inside"}
+        # One query plan per result: the group's states, moments and counts of every grouping set
+        # collected at once (Polars runs them side by side), not one small collect each.
+        return values, dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
+
+    # The slices' sizes, then one task per metric group, two at a time (:func:`~evalframe._threads.in_order`):
+    # one task's Python builds its plans while Polars runs another's; each plan's result is the
+    # one it gives alone, and the results keep the groups' order.
+    values, states, moments, inside_counts = {}, {}, {}, {}
+    found = {"state": states, "moments": moments, "inside": inside_counts}
+    tasks = [slice_sizes, *(lambda g=g, group=group: partials_of_group(g, group) for g, group in enumerate(plan.groups))]
+    results = in_order(tasks)
+    sizes = next(results)
+    for group_values, collected in results:
+        values |= group_values
+        for key, frame in collected.items():
+            found[key[0]][key[1:]] = frame
     sums = {}
     if plan.bootstrap is not None:  # the bootstrap's sums, where the values are (merged by adding)
         from evalframe.engine.resampled import part_replicate_sums

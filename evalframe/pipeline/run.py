@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
-from evalframe._resources import bundled_dir
 from evalframe.engine.evaluation import run
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem, path_argument
 from evalframe.io import early
 from evalframe.io.readers import ROW_READERS, registered_reader
+from evalframe.pipeline.early import bundled_or_relative, begin_reading_input, pipeline_path, read_mapping
 from evalframe.pipeline.overrides import apply_overrides
 from evalframe.pipeline.preflight import preflight
-from evalframe.pipeline.spec import InputSpec, PipelineSpec, normalized
+from evalframe.pipeline.spec import InputSpec, PipelineSpec
 from evalframe.results.run_info import sha256_of
 from evalframe.semantic import session
 from evalframe.engine.bootstrap import Bootstrap
@@ -88,28 +88,12 @@ def default_input(pipeline: PipelineSpec) -> Path | None:
     """The pipeline's own input path: relative to the current folder, or, for a bundled pipeline
     whose input is not found there, to the bundle (so `evalframe run evidence_contract` finds its
     sample from any folder)."""
-    return _bundled_or_relative(pipeline.source, pipeline.input.path)
+    return bundled_or_relative(pipeline.source, pipeline.input.path)
 
 
 def default_gold(pipeline: PipelineSpec) -> Path | None:
     """The pipeline's own gold path (``input.gold``), found as :func:`default_input` finds the input."""
-    return _bundled_or_relative(pipeline.source, pipeline.input.gold)
-
-
-def _bundled_or_relative(pipeline_file: str | None, given: str | None) -> Path | None:
-    """``given`` (a path of the pipeline's ``input:`` block) as found from the current folder, or
-    from the bundle when the pipeline file ``pipeline_file`` is a bundled one (:func:`default_input`)."""
-    if given is None:
-        return None
-    path = Path(given)
-    if path.is_absolute() or path.exists() or pipeline_file is None:
-        return path
-    bundle = bundled_dir("pipelines")
-    if Path(pipeline_file).resolve().parent == bundle.resolve():
-        bundled = bundle.parent / path
-        if bundled.exists():
-            return bundled
-    return path
+    return bundled_or_relative(pipeline.source, pipeline.input.gold)
 
 
 def run_loaded(
@@ -132,7 +116,7 @@ def run_loaded(
         raise InputError(str(source), Problem(None, None, NO_VALUE, f"file not found{hint}"))
     gold_source = gold_file(pipeline, gold)
     if samples is None and pipeline.input.samples is not None and input is None:
-        samples = _bundled_or_relative(pipeline.source, pipeline.input.samples)
+        samples = bundled_or_relative(pipeline.source, pipeline.input.samples)
     if isinstance(samples, (str, Path)) and not Path(samples).exists():
         raise InputError(str(samples), Problem(None, None, NO_VALUE, "file not found (the samples file)"))
     with ThreadPoolExecutor(max_workers=1) as background:
@@ -141,7 +125,7 @@ def run_loaded(
         if scanned:
             pipeline, evaluation, n_rows = run_scanned(pipeline, source)
         else:
-            side_tables = {name: str(_bundled_or_relative(pipeline.source, path)) for name, path in pipeline.input.tables.items()}
+            side_tables = {name: str(bundled_or_relative(pipeline.source, path)) for name, path in pipeline.input.tables.items()}
             tables = read_input(replace(pipeline.input, tables=side_tables), source, gold_source, samples)
             pipeline = preflight(pipeline, tables)  # every config-against-data check, before computing
             evaluation = run(tables, replace(pipeline.plan, about={**pipeline.plan.about, "outputs": pipeline.outputs}),
@@ -231,18 +215,6 @@ def _with_sweep(pipeline: PipelineSpec, evaluation: Evaluation) -> Evaluation:
     return evaluation
 
 
-def pipeline_path(pipeline: str | Path) -> Path:
-    """The YAML file of a pipeline path, or of a bundled pipeline's name (``evidence_contract``)."""
-    path = path_argument(pipeline, "the pipeline (a YAML file or a bundled pipeline's name)")
-    if path.is_file():
-        return path
-    bundled = bundled_dir("pipelines") / f"{path.stem}.yaml"
-    if path.suffix in ("", ".yaml", ".yml") and bundled.is_file() and path.parent == Path("."):
-        return bundled
-    names = sorted(p.stem for p in bundled_dir("pipelines").glob("*.yaml"))
-    raise ConfigError(f"pipeline `{pipeline}` not found (bundled pipelines: {', '.join(names)})")
-
-
 def load_pipeline(
     pipeline: str | Path | Pipeline,
     *,
@@ -266,60 +238,12 @@ def load_pipeline(
         path = pipeline_path(pipeline)
         if not overridden:
             return Pipeline.from_yaml(path)
-        raw, origin = _read_mapping(path), str(path)
+        raw, origin = read_mapping(path), str(path)
     merged, record = apply_overrides(raw, configs=configs, set=set, bootstrap=bootstrap, outputs=outputs, baseline=baseline)
     described = origin + " with " + ", ".join(_described(key, value) for key, value in record.items())
     loaded = Pipeline.from_mapping(merged, origin=described)
     return replace(loaded, source=origin, plan=replace(loaded.plan, about={**loaded.plan.about, "source": origin}),
                    overrides=record)
-
-
-def begin_reading_input(
-    pipeline: str | Path,
-    *,
-    input: str | Path | None = None,
-    config: str | Path | list[str | Path] | tuple = (),
-    set: Mapping[str, Any] | list[str] | None = None,  # noqa: A002 (the CLI's word)
-    bootstrap: bool | None = None,
-    outputs: list[str] | tuple[str, ...] | None = None,
-    baseline: str | None = None,
-) -> None:
-    """Begin reading the input that a run of ``pipeline`` (with these overrides, on ``input``)
-    will read, on a thread of its own (:mod:`evalframe.io.early`): ``evalframe run`` calls it
-    first, so checking the pipeline and importing the engine happen beside the read, and
-    :func:`read_input` takes the result.
-
-    The pipeline's mapping is found as :func:`load_pipeline` finds it (its file, then the
-    overrides), and nothing is checked or reported here. A pipeline that cannot be read, an input
-    that is not one file read whole by a bundled row reader (``per_query``, ``retrieval_results``,
-    ``scores``; no samples file, no ``execution.buckets``), or anything unexpected begins nothing:
-    :func:`load_pipeline` and the run then read and report as they always do."""
-    try:
-        path = pipeline_path(pipeline)
-        configs = [config] if isinstance(config, (str, Path)) else list(config)
-        raw, _ = apply_overrides(_read_mapping(path), configs=configs, set=set, bootstrap=bootstrap, outputs=outputs,
-                                 baseline=baseline)
-        spec = InputSpec(**(normalized(raw).get("input") or {}))
-        if (spec.format not in ROW_READERS or spec.samples is not None or spec.tables
-                or (raw.get("execution") or {}).get("buckets") is not None):
-            return
-        source = input if input is not None else _bundled_or_relative(str(path), spec.path)
-        if not isinstance(source, (str, Path)) or not Path(source).is_file():
-            return
-    except Exception:  # noqa: BLE001  (a pipeline that does not read is load_pipeline's to report)
-        return
-    early.begin(ROW_READERS[spec.format].read, source, spec)
-
-
-def _read_mapping(path: Path) -> Any:
-    import yaml
-
-    from evalframe.data.contracts import load_yaml
-
-    try:
-        return load_yaml(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise ConfigError(f"{path}: cannot read the pipeline: {error}") from None
 
 
 def _described(key: str, value: Any) -> str:

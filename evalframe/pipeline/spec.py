@@ -22,7 +22,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,8 @@ from evalframe.metrics.registry import canonical_name, expanded, resolve, shared
 from evalframe.engine.derive import STATE_PARAMETERS, split_state_parameters
 from evalframe.pipeline.format import check as check_format
 from evalframe.pipeline.format import load_format
-from evalframe.pipeline.requires import Skipped, without_requires
+from evalframe.pipeline.input_spec import InputSpec, normalized
+from evalframe.pipeline.requires import Skipped
 from evalframe.engine.bootstrap import Bootstrap
 from evalframe.metrics.targets import Target
 
@@ -46,33 +47,6 @@ GOLD_FORMATS = ("legal", "embeddings")
 DEFAULT_OUTPUTS = ("per_query.parquet", "summary.parquet", "summary.csv", "summary.md", "run.json")
 #: Parameters of the engine itself (not of a metric) that ``parameters:`` may set.
 ENGINE_PARAMETERS = {"relevance_threshold": "items with relevance >= this grade are relevant (ranking metrics)"}
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """Where the per-query data comes from and how its columns are named.
-
-    ``gold`` is the second file of formats that score predictions against a gold standard
-    (``legal``); ``--gold`` on the command line overrides it.
-    """
-
-    path: str | None = None
-    format: str = "per_query"
-    columns: Mapping[str, str] = field(default_factory=dict)
-    #: A CSV input's field separator (default: `,` for .csv, tab for .tsv).
-    separator: str | None = None
-    #: Whether a CSV input's numbers have a decimal comma (`0,85`).
-    decimal_comma: bool = False
-    gold: str | None = None
-    #: The samples file of the `rag` format's two-file form (the input is then the outputs file).
-    samples: str | None = None
-    #: An extracted sentence outside the query's candidates: `error` (default) or `allow`.
-    extracted_outside_candidates: str = "error"
-    #: The other tables of the `recommendations` format: `ground_truth`, `items` (the catalog),
-    #: `history` and `similarity` (paths; :func:`evalframe.io.recommendations.read_recommendations`).
-    tables: Mapping[str, str] = field(default_factory=dict)
-    #: Format ``embeddings``: the query vectors and the exact kNN settings (``queries``, ``k``, ``similarity``).
-    knn: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -188,21 +162,6 @@ def _mapping(value: Any) -> dict:
 
 def _list(value: Any) -> list:
     return list(value) if isinstance(value, list) else []
-
-
-def normalized(spec: Mapping[str, Any]) -> dict[str, Any]:
-    """What runs of a spec the format accepts: no ``requires:`` (:func:`~evalframe.pipeline.requires.without_requires`),
-    slices as key lists, and the bootstrap unit as the engine reads it (``query`` → ``[query_id]``,
-    ``post_id`` → ``[post_id]``)."""
-    spec = without_requires(spec)
-    bootstrap = spec.get("bootstrap")
-    if isinstance(bootstrap, Mapping) and bootstrap.get("unit") is not None:
-        unit = bootstrap["unit"]
-        columns = [unit] if isinstance(unit, str) else list(unit) if isinstance(unit, list) else unit
-        if isinstance(columns, list):
-            columns = ["query_id" if c == "query" else c for c in columns]
-        spec["bootstrap"] = {**bootstrap, "unit": columns}
-    return spec
 
 
 def _pipeline_format():

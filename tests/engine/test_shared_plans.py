@@ -32,3 +32,28 @@ def test_a_shared_state_is_built_once_per_grouping_set(tables, monkeypatch):
     # five metrics read one state (equal threshold): one plan for each of the two grouping sets
     assert sorted(calls) == [("system",), ("system", "fold")]
     assert result.summary.filter(pl.col("metric") == "tp").height > 0
+
+
+def test_metric_groups_as_tasks_on_two_threads_give_the_serial_result(tables, monkeypatch):
+    """The engine computes each metric group's partials and summary rows as one task, two at a
+    time (``_threads.in_order``): the result, rows and their order included, is the one the
+    tasks give one after another (one core)."""
+    import evalframe._threads as threads
+
+    def evaluated():
+        return ef.evaluate(
+            tables,
+            metrics={"all_queries": ["auroc", "ece", "tp", "f1", "brier", "n_queries"],
+                     "has_evidence": ["recall@5", "ndcg@10", "mrr"]},
+            subsets={"has_evidence": "label = 1"},
+            slices={"overall": [], "fold": ["fold"], "criterion": ["criterion_id"]},
+            across_folds="fold",
+        )
+
+    two = evaluated()
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 1)
+    one = evaluated()
+    assert two.summary.height > 0
+    assert two.summary.equals(one.summary)
+    assert two.per_query.equals(one.per_query)
+    assert two.skipped.equals(one.skipped)
