@@ -690,13 +690,51 @@ def _safe(name: str) -> str:
 
 
 def save(figure, format: str, *, dpi: int = 110) -> bytes:
-    """The figure's bytes as ``png`` or ``svg``, the same bytes on every run (no dates or
-    software tags; SVG ids from a fixed salt)."""
+    """The figure's bytes as ``png`` or ``svg`` (or :data:`HTML_PNG`), the same bytes on every
+    run (no dates or software tags; SVG ids from a fixed salt)."""
+    return save_formats(figure, (format,), dpi=dpi)[format]
+
+
+def save_formats(figure, formats: tuple[str, ...], *, dpi: int = 110) -> dict[str, bytes]:
+    """The figure's bytes in each of ``formats`` (``png``, ``svg``, :data:`HTML_PNG`), as
+    :func:`save` and :func:`compact_png` give them: the figure is drawn once per renderer, its
+    texts laid out as in the figures drawn before (:func:`~evalframe.report.text_memo.memoised_text`),
+    and the page's palette PNG made from the PNG's own pixels (not decoded again)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from evalframe.report.text_memo import memoised_text
+
+    files: dict[str, bytes] = {}
+    with _style(), memoised_text():
+        if "png" in formats or HTML_PNG in formats:
+            shown_on = figure.canvas
+            canvas = FigureCanvasAgg(figure)  # the canvas savefig would switch to, kept for its pixels
+            try:
+                files["png"] = _saved(figure, "png", dpi)
+                pixels = _rgb(canvas)
+            finally:
+                figure.set_canvas(shown_on)
+            if HTML_PNG in formats:
+                files[HTML_PNG] = _palette_png(pixels)
+        if "svg" in formats:
+            files["svg"] = _saved(figure, "svg", dpi)
+    return {format: files[format] for format in formats}
+
+
+def _saved(figure, format: str, dpi: int) -> bytes:
     buffer = io.BytesIO()
     metadata = {"Software": None} if format == "png" else {"Date": None, "Creator": None}
-    with _style():
-        figure.savefig(buffer, format=format, dpi=dpi, metadata=metadata)
+    figure.savefig(buffer, format=format, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
+
+
+def _rgb(canvas):
+    """The RGB image of an Agg canvas' last drawing (the pixels its PNG holds, alpha dropped)."""
+    from PIL import Image  # a dependency of matplotlib
+
+    pixels = canvas.buffer_rgba()  # rows × columns × RGBA, as the PNG was written from
+    height, width, _ = pixels.shape
+    return Image.frombuffer("RGBA", (width, height), pixels, "raw", "RGBA", 0, 1).convert("RGB")
 
 
 def compact_png(png: bytes, colours: int = 128) -> bytes:
@@ -704,9 +742,15 @@ def compact_png(png: bytes, colours: int = 128) -> bytes:
     their anti-aliasing survive, and the page is about three times smaller (plots/ keeps the originals)."""
     from PIL import Image  # a dependency of matplotlib
 
-    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
+    return _palette_png(Image.open(io.BytesIO(png)).convert("RGB"), colours)
+
+
+def _palette_png(image, colours: int = 128) -> bytes:
+    """:func:`compact_png` of an RGB image."""
+    from PIL import Image  # a dependency of matplotlib
+
     out = io.BytesIO()
-    image.save(out, "PNG", optimize=True)
+    image.quantize(colors=colours, method=Image.Quantize.MEDIANCUT).save(out, "PNG", optimize=True)
     return out.getvalue()
 
 
@@ -728,10 +772,7 @@ def _worker_init(data: ReportData) -> None:
 
 def _render_one(name: str, args: tuple, formats: tuple[str, ...], data: ReportData | None = None) -> dict[str, bytes]:
     figure = _DRAW[name](data if data is not None else _worker_data, *args)
-    files = {fmt: save(figure, fmt) for fmt in formats if fmt != HTML_PNG}
-    if HTML_PNG in formats:  # made where the figure is drawn (a worker), not in the page's process
-        files[HTML_PNG] = compact_png(files["png"] if "png" in files else save(figure, "png"))
-    return files
+    return save_formats(figure, formats)  # the page's PNG made where the figure is drawn (a worker)
 
 
 def plot_workers(n_plots: int) -> int:
@@ -849,7 +890,7 @@ def write_plot_files(rendered: dict[str, dict[str, bytes]], folder: Path) -> lis
 def write_plots(figures: dict[str, object], folder: Path, *, png: dict[str, bytes] | None = None) -> list[str]:
     """Write every figure as ``<stem>.png`` and ``<stem>.svg`` under ``folder`` (``png``: PNG
     bytes already drawn); return the PNG paths relative to the folder's parent (``plots/roc.png``)."""
-    rendered = {stem: {"png": png[stem] if png and stem in png else save(figure, "png"), "svg": save(figure, "svg")}
+    rendered = {stem: {"png": png[stem], "svg": save(figure, "svg")} if png and stem in png else save_formats(figure, FORMATS)
                 for stem, figure in figures.items()}
     return write_plot_files(rendered, folder)
 
