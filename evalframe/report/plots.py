@@ -761,6 +761,15 @@ FORMATS = ("png", "svg")
 HTML_PNG = "html.png"
 #: A report with fewer plots than this draws them in this process (a worker's start costs more).
 POOL_MIN_PLOTS = 6
+#: The niceness of the plot processes (the fork server and the workers it forks, on Unix): they
+#: draw with the CPU the main process leaves, so the stages on the run's critical path (the
+#: analyses, the other files) keep their core while the plots are drawn; once those are done,
+#: the plots have every core.
+PLOT_NICENESS = 10
+#: The plot kinds from the costliest to draw to the cheapest (measured on the bundled pipeline's
+#: report): the workers take the plots in this order, so the pool ends with short ones.
+COST_ORDER = ("fold_spread", "roc", "pr", "criterion_bars", "reliability", "forest", "dynamic_k_overall",
+              "dynamic_k_states")
 
 _worker_data: ReportData | None = None
 
@@ -768,11 +777,29 @@ _worker_data: ReportData | None = None
 def _worker_init(data: ReportData) -> None:
     global _worker_data
     _worker_data = data
+    lower_priority()  # forked from a fork server whose priority was lowered already: no change
+
+
+def lower_priority(pid: int = 0) -> None:
+    """Lower the scheduling priority of process ``pid`` (0: this one) to :data:`PLOT_NICENESS`
+    (a process already nicer keeps its niceness; nothing where the system has no such call)."""
+    import os
+
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, max(os.getpriority(os.PRIO_PROCESS, pid), PLOT_NICENESS))
+    except (AttributeError, OSError):
+        pass
 
 
 def _render_one(name: str, args: tuple, formats: tuple[str, ...], data: ReportData | None = None) -> dict[str, bytes]:
     figure = _DRAW[name](data if data is not None else _worker_data, *args)
     return save_formats(figure, formats)  # the page's PNG made where the figure is drawn (a worker)
+
+
+def costliest_first(plots: dict[str, tuple[str, tuple]]) -> list[str]:
+    """The stems of ``plots`` (:func:`report_plots`) by :data:`COST_ORDER` of their kinds (report
+    order within a kind): the order the workers take them in, so the pool ends with short ones."""
+    return sorted(plots, key=lambda stem: COST_ORDER.index(plots[stem][0]))
 
 
 def plot_workers(n_plots: int) -> int:
@@ -809,9 +836,8 @@ class PendingPlots:
         self.parallel = True
         self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=_worker_init,
                                          initargs=(data,))
-        # The slowest plots first: the pool then ends with short ones.
-        order = sorted(self._plots, key=lambda stem: self._plots[stem][0] not in ("roc", "pr", "dynamic_k_overall"))
-        self._futures = {stem: self._pool.submit(_render_one, *self._plots[stem], formats) for stem in order}
+        self._futures = {stem: self._pool.submit(_render_one, *self._plots[stem], formats)
+                         for stem in costliest_first(self._plots)}
 
     def result(self) -> dict[str, dict[str, bytes]]:
         """Every plot's bytes by stem, in report order (waits for the workers; draws here without them)."""
@@ -848,8 +874,9 @@ def _worker_context():
 
 def warm_plot_workers() -> None:
     """Start the fork server of the plot workers now (it imports matplotlib once), so that its
-    start-up overlaps the work before the plots; nothing where plots are drawn in this process
-    (one core, ``EVALFRAME_PLOT_WORKERS=0``, no fork server)."""
+    start-up overlaps the work before the plots, at a lower priority (:data:`PLOT_NICENESS`, as
+    the workers it forks); nothing where plots are drawn in this process (one core,
+    ``EVALFRAME_PLOT_WORKERS=0``, no fork server)."""
     import multiprocessing
 
     if plot_workers(POOL_MIN_PLOTS) > 1 and "forkserver" in multiprocessing.get_all_start_methods():
@@ -857,6 +884,9 @@ def warm_plot_workers() -> None:
 
         _worker_context()
         forkserver.ensure_running()
+        server = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+        if server is not None:  # its imports beside the read and the engine, then the workers it forks
+            lower_priority(server)
 
 
 def start_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
