@@ -775,9 +775,12 @@ _worker_data: ReportData | None = None
 
 
 def _worker_init(data: ReportData) -> None:
+    import gc
+
     global _worker_data
     _worker_data = data
     lower_priority()  # forked from a fork server whose priority was lowered already: no change
+    gc.freeze()  # the imported modules and the report data live as long as the worker: no collection scans them
 
 
 def lower_priority(pid: int = 0) -> None:
