@@ -2,7 +2,7 @@
 
 Every case times whole processes (a fresh interpreter each, as a user runs them), two commands in
 turn — A B A B … after one warm-up of each — and reports, per command, the median wall time, CPU
-time and peak RSS (``os.wait4``), and the median of the pair-by-pair ratios (a pair runs within
+time and peak RSS (``os.wait4`` in a small launcher process), and the median of the pair-by-pair ratios (a pair runs within
 seconds, so a ratio holds when a shared machine's speed drifts):
 
 ========== ============================================================== ===========================
@@ -116,26 +116,44 @@ print(len(per_query))
 # --- the harness ----------------------------------------------------------------------------------
 
 
+#: A small process that starts the timed command and reports its wall time and ``wait4`` usage as
+#: JSON on stdout. Linux keeps a process's peak RSS across ``exec``, so a command forked straight
+#: from this harness (which holds the generated data) would report at least the harness's own
+#: memory; forked from this launcher, it reports its own peak (plus the launcher's ~10 MB at most).
+LAUNCHER = r"""
+import json, os, sys, time
+command = sys.argv[1:]
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    try:
+        os.execvp(command[0], command)
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
+                  "code": os.waitstatus_to_exitcode(status)}))
+"""
+
+
 def run_once(command: list[str], *, timeout: float | None = None) -> dict:
-    """One whole process: wall and CPU seconds, peak RSS (MB), exit status."""
-    started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-    deadline = None if timeout is None else started + timeout
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid:
-            break
-        if deadline is not None and time.perf_counter() > deadline:
-            process.kill()
-            _, status, usage = os.wait4(process.pid, 0)
-            return {"wall_s": None, "timed_out_after_s": timeout, "command": command}
-        time.sleep(0.005)
-    wall = time.perf_counter() - started
-    code = os.waitstatus_to_exitcode(status)
-    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-    if code not in (0, 1):  # 1: a pipeline's failed check, outputs written
-        raise SystemExit(f"benchmark command failed ({code}): {' '.join(command)}\n{stderr[-2000:]}")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024}
+    """One whole process: wall and CPU seconds, peak RSS (MB), exit status (through :data:`LAUNCHER`;
+    on ``timeout`` the launcher and the command are killed together)."""
+    process = subprocess.Popen([PYTHON, "-S", "-c", LAUNCHER, *command], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)
+        process.communicate()
+        return {"wall_s": None, "timed_out_after_s": timeout, "command": command}
+    usage = json.loads(stdout)
+    if usage.pop("code") not in (0, 1):  # 1: a pipeline's failed check, outputs written
+        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{stderr.decode(errors='replace')[-2000:]}")
+    return usage
 
 
 def paired(a: list[str], b: list[str], runs: int, *, warmup: bool = True) -> dict:
