@@ -20,7 +20,7 @@ import re
 import numpy as np
 import polars as pl
 
-from evalframe.report.plots import FORMATS, PALETTE, _arrange, _figure, _no_data, _style, save
+from evalframe.report.plots import FORMATS, PALETTE, _arrange, _figure, _no_data, _style, save_formats
 
 _RECALL_AT = re.compile(r"^recall@(\d+)$")
 
@@ -127,7 +127,7 @@ def embedding_plot_stems(data) -> list[str]:
 
 def render_embedding_plots(data, formats: tuple[str, ...] = FORMATS) -> dict[str, dict[str, bytes]]:
     """Each embedding plot's bytes in ``formats``, by stem (the report writer's plots)."""
-    return {stem: {fmt: save(figure, fmt) for fmt in formats} for stem, figure in embedding_figures(data).items()}
+    return {stem: save_formats(figure, formats) for stem, figure in embedding_figures(data).items()}
 
 
 def embedding_figures(data) -> dict[str, object]:

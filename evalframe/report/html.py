@@ -111,7 +111,7 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None, *,
     """``report.html``: one self-contained page (module docstring). ``figures`` maps a plot's
     name to its Figure or to its PNG bytes (:func:`evalframe.report.plots.save`); ``html_png``
     holds plots' :func:`~evalframe.report.plots.compact_png` bytes made already (in the plot workers)."""
-    from evalframe.report.plots import compact_png, save
+    from evalframe.report.plots import HTML_PNG, compact_png, save
 
     footnotes = Footnotes()
     sections = report_sections(data, footnotes)
@@ -155,7 +155,7 @@ def render_html(data: ReportData, figures: dict[str, object] | None = None, *,
         for stem, figure in (figures or {}).items():
             compact = (html_png or {}).get(stem)
             if compact is None:
-                compact = compact_png(figure if isinstance(figure, bytes) else save(figure, "png"))
+                compact = compact_png(figure) if isinstance(figure, bytes) else save(figure, HTML_PNG)
             encoded = base64.b64encode(compact).decode("ascii")
             caption = stem.replace("_", " ")
             parts.append(f'<figure id="{_anchor(stem)}"><img src="data:image/png;base64,{encoded}" alt="{esc(caption)}">'

@@ -250,12 +250,11 @@ class ReportWriter:
         if self._extra is None:
             from evalframe.report.domain import domain_figures
             from evalframe.report.embedding_plots import render_embedding_plots
-            from evalframe.report.plots import FORMATS, save
+            from evalframe.report.plots import FORMATS, save_formats
 
             extra = render_embedding_plots(self.data)
             # Lorenz and cost curves come from their result tables (evalframe/analyses/domain_tables.py).
-            extra |= {stem: {format: save(figure, format) for format in FORMATS}
-                      for stem, figure in domain_figures(self.data).items()}
+            extra |= {stem: save_formats(figure, FORMATS) for stem, figure in domain_figures(self.data).items()}
             self._extra = extra
         return self._extra
 

@@ -690,13 +690,51 @@ def _safe(name: str) -> str:
 
 
 def save(figure, format: str, *, dpi: int = 110) -> bytes:
-    """The figure's bytes as ``png`` or ``svg``, the same bytes on every run (no dates or
-    software tags; SVG ids from a fixed salt)."""
+    """The figure's bytes as ``png`` or ``svg`` (or :data:`HTML_PNG`), the same bytes on every
+    run (no dates or software tags; SVG ids from a fixed salt)."""
+    return save_formats(figure, (format,), dpi=dpi)[format]
+
+
+def save_formats(figure, formats: tuple[str, ...], *, dpi: int = 110) -> dict[str, bytes]:
+    """The figure's bytes in each of ``formats`` (``png``, ``svg``, :data:`HTML_PNG`), as
+    :func:`save` and :func:`compact_png` give them: the figure is drawn once per renderer, its
+    texts laid out as in the figures drawn before (:func:`~evalframe.report.text_memo.memoised_text`),
+    and the page's palette PNG made from the PNG's own pixels (not decoded again)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from evalframe.report.text_memo import memoised_text
+
+    files: dict[str, bytes] = {}
+    with _style(), memoised_text():
+        if "png" in formats or HTML_PNG in formats:
+            shown_on = figure.canvas
+            canvas = FigureCanvasAgg(figure)  # the canvas savefig would switch to, kept for its pixels
+            try:
+                files["png"] = _saved(figure, "png", dpi)
+                pixels = _rgb(canvas)
+            finally:
+                figure.set_canvas(shown_on)
+            if HTML_PNG in formats:
+                files[HTML_PNG] = _palette_png(pixels)
+        if "svg" in formats:
+            files["svg"] = _saved(figure, "svg", dpi)
+    return {format: files[format] for format in formats}
+
+
+def _saved(figure, format: str, dpi: int) -> bytes:
     buffer = io.BytesIO()
     metadata = {"Software": None} if format == "png" else {"Date": None, "Creator": None}
-    with _style():
-        figure.savefig(buffer, format=format, dpi=dpi, metadata=metadata)
+    figure.savefig(buffer, format=format, dpi=dpi, metadata=metadata)
     return buffer.getvalue()
+
+
+def _rgb(canvas):
+    """The RGB image of an Agg canvas' last drawing (the pixels its PNG holds, alpha dropped)."""
+    from PIL import Image  # a dependency of matplotlib
+
+    pixels = canvas.buffer_rgba()  # rows × columns × RGBA, as the PNG was written from
+    height, width, _ = pixels.shape
+    return Image.frombuffer("RGBA", (width, height), pixels, "raw", "RGBA", 0, 1).convert("RGB")
 
 
 def compact_png(png: bytes, colours: int = 128) -> bytes:
@@ -704,9 +742,15 @@ def compact_png(png: bytes, colours: int = 128) -> bytes:
     their anti-aliasing survive, and the page is about three times smaller (plots/ keeps the originals)."""
     from PIL import Image  # a dependency of matplotlib
 
-    image = Image.open(io.BytesIO(png)).convert("RGB").quantize(colors=colours, method=Image.Quantize.MEDIANCUT)
+    return _palette_png(Image.open(io.BytesIO(png)).convert("RGB"), colours)
+
+
+def _palette_png(image, colours: int = 128) -> bytes:
+    """:func:`compact_png` of an RGB image."""
+    from PIL import Image  # a dependency of matplotlib
+
     out = io.BytesIO()
-    image.save(out, "PNG", optimize=True)
+    image.quantize(colors=colours, method=Image.Quantize.MEDIANCUT).save(out, "PNG", optimize=True)
     return out.getvalue()
 
 
@@ -717,21 +761,48 @@ FORMATS = ("png", "svg")
 HTML_PNG = "html.png"
 #: A report with fewer plots than this draws them in this process (a worker's start costs more).
 POOL_MIN_PLOTS = 6
+#: The niceness of the plot processes (the fork server and the workers it forks, on Unix): they
+#: draw with the CPU the main process leaves, so the stages on the run's critical path (the
+#: analyses, the other files) keep their core while the plots are drawn; once those are done,
+#: the plots have every core.
+PLOT_NICENESS = 10
+#: The plot kinds from the costliest to draw to the cheapest (measured on the bundled pipeline's
+#: report): the workers take the plots in this order, so the pool ends with short ones.
+COST_ORDER = ("fold_spread", "roc", "pr", "criterion_bars", "reliability", "forest", "dynamic_k_overall",
+              "dynamic_k_states")
 
 _worker_data: ReportData | None = None
 
 
 def _worker_init(data: ReportData) -> None:
+    import gc
+
     global _worker_data
     _worker_data = data
+    lower_priority()  # forked from a fork server whose priority was lowered already: no change
+    gc.freeze()  # the imported modules and the report data live as long as the worker: no collection scans them
+
+
+def lower_priority(pid: int = 0) -> None:
+    """Lower the scheduling priority of process ``pid`` (0: this one) to :data:`PLOT_NICENESS`
+    (a process already nicer keeps its niceness; nothing where the system has no such call)."""
+    import os
+
+    try:
+        os.setpriority(os.PRIO_PROCESS, pid, max(os.getpriority(os.PRIO_PROCESS, pid), PLOT_NICENESS))
+    except (AttributeError, OSError):
+        pass
 
 
 def _render_one(name: str, args: tuple, formats: tuple[str, ...], data: ReportData | None = None) -> dict[str, bytes]:
     figure = _DRAW[name](data if data is not None else _worker_data, *args)
-    files = {fmt: save(figure, fmt) for fmt in formats if fmt != HTML_PNG}
-    if HTML_PNG in formats:  # made where the figure is drawn (a worker), not in the page's process
-        files[HTML_PNG] = compact_png(files["png"] if "png" in files else save(figure, "png"))
-    return files
+    return save_formats(figure, formats)  # the page's PNG made where the figure is drawn (a worker)
+
+
+def costliest_first(plots: dict[str, tuple[str, tuple]]) -> list[str]:
+    """The stems of ``plots`` (:func:`report_plots`) by :data:`COST_ORDER` of their kinds (report
+    order within a kind): the order the workers take them in, so the pool ends with short ones."""
+    return sorted(plots, key=lambda stem: COST_ORDER.index(plots[stem][0]))
 
 
 def plot_workers(n_plots: int) -> int:
@@ -768,9 +839,8 @@ class PendingPlots:
         self.parallel = True
         self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context(), initializer=_worker_init,
                                          initargs=(data,))
-        # The slowest plots first: the pool then ends with short ones.
-        order = sorted(self._plots, key=lambda stem: self._plots[stem][0] not in ("roc", "pr", "dynamic_k_overall"))
-        self._futures = {stem: self._pool.submit(_render_one, *self._plots[stem], formats) for stem in order}
+        self._futures = {stem: self._pool.submit(_render_one, *self._plots[stem], formats)
+                         for stem in costliest_first(self._plots)}
 
     def result(self) -> dict[str, dict[str, bytes]]:
         """Every plot's bytes by stem, in report order (waits for the workers; draws here without them)."""
@@ -807,8 +877,9 @@ def _worker_context():
 
 def warm_plot_workers() -> None:
     """Start the fork server of the plot workers now (it imports matplotlib once), so that its
-    start-up overlaps the work before the plots; nothing where plots are drawn in this process
-    (one core, ``EVALFRAME_PLOT_WORKERS=0``, no fork server)."""
+    start-up overlaps the work before the plots, at a lower priority (:data:`PLOT_NICENESS`, as
+    the workers it forks); nothing where plots are drawn in this process (one core,
+    ``EVALFRAME_PLOT_WORKERS=0``, no fork server)."""
     import multiprocessing
 
     if plot_workers(POOL_MIN_PLOTS) > 1 and "forkserver" in multiprocessing.get_all_start_methods():
@@ -816,6 +887,9 @@ def warm_plot_workers() -> None:
 
         _worker_context()
         forkserver.ensure_running()
+        server = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+        if server is not None:  # its imports beside the read and the engine, then the workers it forks
+            lower_priority(server)
 
 
 def start_report_plots(data: ReportData, formats: tuple[str, ...] = FORMATS, *,
@@ -849,7 +923,7 @@ def write_plot_files(rendered: dict[str, dict[str, bytes]], folder: Path) -> lis
 def write_plots(figures: dict[str, object], folder: Path, *, png: dict[str, bytes] | None = None) -> list[str]:
     """Write every figure as ``<stem>.png`` and ``<stem>.svg`` under ``folder`` (``png``: PNG
     bytes already drawn); return the PNG paths relative to the folder's parent (``plots/roc.png``)."""
-    rendered = {stem: {"png": png[stem] if png and stem in png else save(figure, "png"), "svg": save(figure, "svg")}
+    rendered = {stem: {"png": png[stem], "svg": save(figure, "svg")} if png and stem in png else save_formats(figure, FORMATS)
                 for stem, figure in figures.items()}
     return write_plot_files(rendered, folder)
 

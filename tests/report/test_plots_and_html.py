@@ -4,6 +4,7 @@ parsed, byte-identical reruns, notebook display and `evalframe report` (issue 12
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from html.parser import HTMLParser
 
@@ -410,6 +411,24 @@ def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(two_systems_e
     assert list(pooled) == list(here) == list(plots.report_plots(data))
     assert pooled == here
     assert plots.plot_workers(3) == 0  # a few plots: drawn here, no worker to start
+
+
+def test_the_plot_workers_yield_the_cpu_and_take_the_costliest_plots_first(two_systems_evaluation):
+    """The plot processes run at a lower priority (the main process keeps its core for the stages
+    after the engine) and draw the costliest plots first (the pool ends with short ones)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    data = ReportData.from_evaluation(two_systems_evaluation)
+    listed = plots.report_plots(data)
+    order = plots.costliest_first(listed)
+    assert sorted(order) == sorted(listed) and set(plots.COST_ORDER) == set(plots._DRAW)
+    kinds = [listed[stem][0] for stem in order]
+    assert kinds[0] == "fold_spread" and kinds[-1] == "dynamic_k_states" and kinds == sorted(kinds, key=plots.COST_ORDER.index)
+    assert [stem for stem in order if listed[stem][0] == "reliability"] == [s for s in listed if s.startswith("reliability")]
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    with ProcessPoolExecutor(1, mp_context=plots._worker_context(), initializer=plots._worker_init, initargs=(data,)) as pool:
+        assert pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result() >= plots.PLOT_NICENESS
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before
 
 
 def test_plots_drawn_while_other_files_are_written_give_the_same_files(two_systems_evaluation, tmp_path, monkeypatch):
