@@ -697,15 +697,12 @@ def save(figure, format: str, *, dpi: int = 110) -> bytes:
 
 def save_formats(figure, formats: tuple[str, ...], *, dpi: int = 110) -> dict[str, bytes]:
     """The figure's bytes in each of ``formats`` (``png``, ``svg``, :data:`HTML_PNG`), as
-    :func:`save` and :func:`compact_png` give them: the figure is drawn once per renderer, its
-    texts laid out as in the figures drawn before (:func:`~evalframe.report.text_memo.memoised_text`),
-    and the page's palette PNG made from the PNG's own pixels (not decoded again)."""
+    :func:`save` and :func:`compact_png` give them: the figure is drawn once per renderer, and
+    the page's palette PNG made from the PNG's own pixels (not decoded again)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from evalframe.report.text_memo import memoised_text
-
     files: dict[str, bytes] = {}
-    with _style(), memoised_text():
+    with _style():
         if "png" in formats or HTML_PNG in formats:
             shown_on = figure.canvas
             canvas = FigureCanvasAgg(figure)  # the canvas savefig would switch to, kept for its pixels
