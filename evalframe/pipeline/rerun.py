@@ -3,8 +3,9 @@
 A result folder keeps per-unit values, not the input rows a set metric (AUROC, F1, …) needs; its
 ``run.json`` names the pipeline and the input with the input's sha256. :func:`input_rows` loads
 both again, refusing when either is gone or changed, and prepares the rows exactly as the run
-did. The results room reads folders but sits below the pipeline, so ``import evalframe`` lends
-it this function (:func:`evalframe.results.reader.use_input_loader`).
+did. ``run.json`` gives the paths as the run was given them, so a relative one is relative to the
+directory the run started in (:func:`run_directory`). The results room reads folders but sits
+below the pipeline, so ``import evalframe`` lends it this function (:func:`evalframe.results.reader.use_input_loader`).
 """
 
 from __future__ import annotations
@@ -49,26 +50,46 @@ def _input_tables(info: Mapping[str, Any], source: str):
     from evalframe.pipeline.run import load_pipeline, read_input
 
     def unavailable(why: str) -> InputError:
-        return InputError(source, Problem(None, None, NO_VALUE, f"set-metric randomization needs the run's input rows: {why}"))
+        return InputError(source, Problem(None, None, NO_VALUE, f"the run's input rows cannot be re-read: {why}"))
 
-    pipeline_source = (info.get("pipeline") or {}).get("source")
     recorded = info.get("input") or {}
-    if not pipeline_source or not Path(pipeline_source).is_file():
-        raise unavailable(f"run.json's pipeline `{pipeline_source}` is not found from this folder")
-    if not recorded.get("path") or not Path(recorded["path"]).is_file():
-        raise unavailable(f"run.json's input `{recorded.get('path')}` is not found from this folder")
-    if sha256_of(Path(recorded["path"])) != recorded.get("sha256"):
-        raise unavailable(f"the input `{recorded['path']}` changed since the run (its sha256 differs from run.json's)")
+    if not recorded.get("path"):
+        raise unavailable("run.json names no input")
+    base = run_directory(recorded["path"], Path(source))
+    if base is None:
+        raise unavailable(f"run.json's input `{recorded['path']}` is not found from the working directory "
+                          "or from this folder and its parents")
+    input_path = base / recorded["path"]
+    pipeline_source = (info.get("pipeline") or {}).get("source")
+    if not pipeline_source or not (base / pipeline_source).is_file():
+        raise unavailable(f"run.json's pipeline `{pipeline_source}` is not found where its input is (`{base.resolve()}`)")
+    if sha256_of(input_path) != recorded.get("sha256"):
+        raise unavailable(f"the input `{input_path}` changed since the run (its sha256 differs from run.json's)")
     overrides = info.get("overrides") or {}
+    configs = [base / config for config in overrides.get("config") or ()]
     try:
-        pipeline = load_pipeline(pipeline_source, config=overrides.get("config") or (), set=overrides.get("set"),
+        pipeline = load_pipeline(base / pipeline_source, config=configs, set=overrides.get("set"),
                                  bootstrap=False if overrides.get("bootstrap") is False else None,
                                  outputs=overrides.get("outputs"), baseline=overrides.get("baseline"))
     except EvalframeError as error:
         raise unavailable(f"the pipeline `{pipeline_source}` no longer loads ({error})") from None
-    tables = read_input(pipeline.input, recorded["path"])
+    tables = read_input(pipeline.input, input_path)
     pipeline = preflight(pipeline, tables)  # the same parts skipped as in the run
     listed = [entry["name"] for entry in info.get("metrics", [])]
     if [m.name for g in pipeline.plan.groups for m in g.metrics] != listed:
         raise unavailable(f"the pipeline `{pipeline_source}` changed since the run (its metrics differ from run.json's)")
     return tables, pipeline
+
+
+def run_directory(input_path: str, folder: Path) -> Path | None:
+    """The directory a run most likely started in, found from its input's path as ``run.json``
+    gives it: the working directory when the path is absolute or is a file from here; else the
+    result ``folder``'s nearest parent (or the folder itself) below which the path is a file (a
+    run writes its ``--out`` folder below where it ran, e.g. ``reports/<name>``). None when the
+    input is found nowhere. The sha256 check after it tells a wrong match."""
+    if Path(input_path).is_file():
+        return Path()
+    for directory in (folder.resolve(), *folder.resolve().parents):
+        if (directory / input_path).is_file():
+            return directory
+    return None

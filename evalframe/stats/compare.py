@@ -200,7 +200,7 @@ def compare(
         replicates_found = background.submit(_quietly, _replicates, data, chosen_groupings)
         statistics, notes = _per_unit_tests(data, baseline, systems, per_unit_metrics, chosen_groupings, tests,
                                             permutations, seed, unpaired)
-        replicates = replicates_found.result()
+        replicates, replicates_unavailable = replicates_found.result()
     # Each row's replicate deltas, once: the set metrics' p-values and every row's interval read them.
     deltas = _replicate_deltas(rows, replicates, baseline, slice_keys) if _width(replicates) is not None else None
     if data.weight is not None and statistics is not None:
@@ -210,7 +210,8 @@ def compare(
     if statistics is not None:
         rows = rows.join(statistics, on=keys, how="left", nulls_equal=True, maintain_order="left")
     if set_metrics and "randomization" in tests and set_permutations is None:
-        rows = _bootstrap_pvalues(rows, data, baseline, replicates, set_metrics, keys, deltas)
+        rows = _bootstrap_pvalues(rows, data, baseline, replicates, set_metrics, keys, deltas,
+                                  unavailable=replicates_unavailable)
     elif set_metrics and "randomization" in tests:
         found = set_metric_pvalues(data, baseline, systems, set_metrics, chosen_groupings,
                                    permutations=permutations, set_permutations=set_permutations, seed=seed)
@@ -641,30 +642,34 @@ def _quietly(function, *args):
         return function(*args)
 
 
-def _replicates(data, groupings: list[str]) -> pl.DataFrame | None:
+def _replicates(data, groupings: list[str]) -> tuple[pl.DataFrame | None, str | None]:
     """The run's bootstrap replicates: kept (``replicates.parquet``, ``Evaluation.replicates``), or
     recomputed for ``groupings`` from the run's input when the folder does not keep them (the
     weights depend only on the unit keys and the seed, so they are the run's own); None when no
-    bootstrap ran or the input cannot be re-read."""
+    bootstrap ran or the input cannot be re-read, with the reason in the second place (the
+    :class:`~evalframe.errors.InputError`'s text) in the latter case."""
     if data.replicates is not None:
-        return data.replicates
+        return data.replicates, None
     recompute = getattr(data, "recompute_replicates", None)
     if recompute is None:
-        return None
+        return None, None
     try:
-        return recompute(list(groupings))
-    except InputError:
-        return None
+        return recompute(list(groupings)), None
+    except InputError as error:
+        return None, "; ".join(problem.message for problem in error.problems) or str(error)
 
 
 def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metrics: list[str], keys: list[str],
-                       deltas: tuple[np.ndarray, np.ndarray] | None = None) -> pl.DataFrame:
+                       deltas: tuple[np.ndarray, np.ndarray] | None = None, *, unavailable: str | None = None) -> pl.DataFrame:
     """``p_bootstrap`` of the set metrics' rows: with ``δ*`` the paired replicate deltas (system −
     baseline, same unit counts), ``p = min(1, 2·min(1 + #{δ* ≤ 0}, 1 + #{δ* ≥ 0}) / (R + 1))``
-    over the R defined replicates (the percentile interval inverted; never below 2/(R+1))."""
+    over the R defined replicates (the percentile interval inverted; never below 2/(R+1)). Without
+    replicates the rows' note says why: ``unavailable`` (the replicates could not be recomputed
+    from the run's input) or the result has none."""
     is_set = pl.col("metric").is_in(metrics)
     if replicates is None or "values" not in replicates.columns:
-        why = "no bootstrap replicates in the result (run without --no-bootstrap, or keep replicates.parquet): no test"
+        why = (f"no bootstrap replicates ({unavailable}): no test" if unavailable else
+               "no bootstrap replicates in the result (run without --no-bootstrap, or keep replicates.parquet): no test")
         return rows.with_columns(p_bootstrap=pl.lit(None, dtype=pl.Float64),
                                  note_tests=pl.when(is_set).then(pl.lit(why)).otherwise(pl.col("note_tests")) if "note_tests" in rows.columns
                                  else pl.when(is_set).then(pl.lit(why)))

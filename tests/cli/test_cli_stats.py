@@ -141,3 +141,41 @@ def test_compare_prints_counts_as_integers_and_rates_with_four_decimals():
     assert _cell(85.0, count=True, sign="+") == "+85" and _cell(-48.0, count=True, sign="+") == "-48"
     assert _cell(101.5, count=True) == "101.5000"  # a weighted count that is not whole keeps its decimals
     assert _cell(0.72213, count=False) == "0.7221" and _cell(None) == "–"
+
+
+def test_compare_finds_a_relative_input_from_another_directory_and_says_when_it_cannot(tmp_path, capsys, monkeypatch):
+    """run.json keeps the input's path as given (relative to where the run started): compare looks
+    it up from the result folder's parents too, so the set metrics keep their bootstrap test from
+    any working directory; where it is found nowhere, the note names the input."""
+    import polars as pl
+
+    sample = pl.read_csv("data_samples/per_query.csv", infer_schema_length=0)
+    posts = sample.get_column("post_id").unique(maintain_order=True).head(40)
+    project = tmp_path / "project"
+    project.mkdir()
+    sample.filter(pl.col("post_id").is_in(posts.implode())).write_csv(project / "small.csv")
+    (project / "small.yaml").write_text(
+        "version: 1\nname: small\ninput: {path: small.csv, format: per_query}\n"
+        "metrics:\n  - {subset: all_queries, names: [f1, brier]}\nslices: {overall: []}\n"
+        "bootstrap: {resamples: 50, unit: [post_id], seed: 3}\n"
+    )
+    monkeypatch.chdir(project)
+    assert main(["run", "small.yaml", "--out", "reports/small"]) == 0
+    capsys.readouterr()
+    arguments = ["compare", str(project / "reports" / "small"), "--baseline", "retriever_only", "--metric", "f1"]
+    assert main(arguments) == 0
+    from_project = capsys.readouterr().out
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(arguments) == 0
+    from_elsewhere = capsys.readouterr().out
+    f1 = [line for line in from_elsewhere.splitlines() if " f1 " in line]
+    assert len(f1) == 5 and all("bootstrap" in line and "[" in line for line in f1)  # a test and an interval
+    assert from_elsewhere == from_project
+    # The folder moved away from its input: no test, and the note says which input is missing.
+    (project / "reports" / "small").rename(elsewhere / "small")
+    assert main(["compare", "small", "--baseline", "retriever_only", "--metric", "f1"]) == 0
+    out = capsys.readouterr().out
+    assert "no bootstrap replicates (the run's input rows cannot be re-read: run.json's input `small.csv` is not found" in out
+    assert all("bootstrap" not in line for line in out.splitlines() if " f1 " in line)
