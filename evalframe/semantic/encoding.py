@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from evalframe._files import path_lock, write_parquet_replacing
 from evalframe._progress import Progress
 from evalframe.errors import ConfigError
 
@@ -65,12 +66,11 @@ class Encoder:
             return
         new = pl.DataFrame({"model_id": [self.model_id] * len(hashes), "text_sha256": hashes,
                             "embedding": [self._memo[h].tolist() for h in hashes]}, schema=CACHE_SCHEMA)
-        if self.cache.exists():
-            new = pl.concat([pl.read_parquet(self.cache), new]).unique(["model_id", "text_sha256"], keep="first", maintain_order=True)
-        self.cache.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.cache.with_name(self.cache.name + ".partial")
-        new.write_parquet(partial)
-        partial.replace(self.cache)
+        with path_lock(self.cache):  # another encoder of this process may share the file
+            if self.cache.exists():
+                new = pl.concat([pl.read_parquet(self.cache), new]).unique(["model_id", "text_sha256"], keep="first",
+                                                                           maintain_order=True)
+            write_parquet_replacing(new, self.cache)
 
     def vectors(self, texts: list[str]) -> np.ndarray:
         """One row per text of ``texts`` (unique texts, in order), encoding only what is not known."""
@@ -98,6 +98,8 @@ class Encoder:
 
 _model_encoders: dict[tuple[str, str | None, int], Encoder] = {}
 _function_encoders: dict[tuple[int, str | None, int], Encoder] = {}
+#: Held while an encoder is looked up or made: metric groups evaluated on two threads get the same one.
+_encoders_lock = threading.Lock()
 
 
 def encoder_for(*, embed_fn: Callable[[list[str]], Any] | None = None, model: str | None = None,
@@ -109,19 +111,22 @@ def encoder_for(*, embed_fn: Callable[[list[str]], Any] | None = None, model: st
         if not callable(embed_fn):
             raise ConfigError(f"embed_fn must be callable (list[str] -> 2-D array), got {type(embed_fn).__name__}")
         key = (id(embed_fn), str(cache_path), batch_size)
-        found = _function_encoders.get(key)
-        if found is None or found.encode is not embed_fn:
-            found = _function_encoders[key] = Encoder(embed_fn, getattr(embed_fn, "model_id", None), cache_path, batch_size)
-        return found
+        with _encoders_lock:
+            found = _function_encoders.get(key)
+            if found is None or found.encode is not embed_fn:
+                found = _function_encoders[key] = Encoder(embed_fn, getattr(embed_fn, "model_id", None), cache_path,
+                                                          batch_size)
+            return found
     from evalframe.semantic.models import model_directory, model_id, sentence_model
 
     directory = model_directory(model, what="embedding_similarity")
     key = (str(directory), str(cache_path), batch_size)
-    if key not in _model_encoders:
-        loaded = sentence_model(directory)
-        encode = lambda texts: loaded.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)  # noqa: E731
-        _model_encoders[key] = Encoder(encode, model_id(directory), cache_path, batch_size)
-    return _model_encoders[key]
+    with _encoders_lock:  # the model is loaded once, by the first thread that asks
+        if key not in _model_encoders:
+            loaded = sentence_model(directory)
+            encode = lambda texts: loaded.encode(texts, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False)  # noqa: E731
+            _model_encoders[key] = Encoder(encode, model_id(directory), cache_path, batch_size)
+        return _model_encoders[key]
 
 
 def embed(texts: pl.Series, encoder: Encoder) -> tuple[np.ndarray, np.ndarray]:

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from evalframe._files import path_lock, write_parquet_replacing
 from evalframe.errors import ConfigError
 
 Mode = Literal["live", "record", "replay"]
@@ -93,9 +94,7 @@ class JudgeCache:
             if not self._new:
                 return
             new = pl.DataFrame(self._new, schema=SCHEMA)
-            table = pl.concat([pl.read_parquet(self.path).select(list(SCHEMA)), new]) if self.path.exists() else new
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            partial = self.path.with_name(self.path.name + ".partial")
-            table.unique("key", keep="first", maintain_order=True).write_parquet(partial)
-            partial.replace(self.path)
+            with path_lock(self.path):  # another cache object of this process may share the file
+                table = pl.concat([pl.read_parquet(self.path).select(list(SCHEMA)), new]) if self.path.exists() else new
+                write_parquet_replacing(table.unique("key", keep="first", maintain_order=True), self.path)
             self._new.clear()
