@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 import string
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from functools import cache
@@ -194,6 +195,7 @@ def bleu_tokens(texts: pl.Series) -> pl.DataFrame:
 #: metric's per-row counts again for the same rows).
 _MEMO: OrderedDict = OrderedDict()
 MEMO_SIZE = 64
+_MEMO_LOCK = threading.Lock()
 
 
 def fingerprint(*columns: pl.Series) -> tuple:
@@ -209,15 +211,19 @@ def fingerprint(*columns: pl.Series) -> tuple:
 
 
 def memoised(key: Hashable, columns: tuple[pl.Series, ...], compute: Callable[[], object]) -> object:
-    """``compute()`` once per (``key``, content of ``columns``); the last :data:`MEMO_SIZE` kept."""
+    """``compute()`` once per (``key``, content of ``columns``); the last :data:`MEMO_SIZE` kept.
+    Safe from several threads (the engine evaluates metric groups side by side): the memo is
+    read and written under a lock, ``compute()`` runs outside it."""
     found = (key, fingerprint(*columns))
-    if found in _MEMO:
-        _MEMO.move_to_end(found)
-        return _MEMO[found]
+    with _MEMO_LOCK:
+        if found in _MEMO:
+            _MEMO.move_to_end(found)
+            return _MEMO[found]
     result = compute()
-    _MEMO[found] = result
-    while len(_MEMO) > MEMO_SIZE:
-        _MEMO.popitem(last=False)
+    with _MEMO_LOCK:
+        _MEMO[found] = result
+        while len(_MEMO) > MEMO_SIZE:
+            _MEMO.popitem(last=False)
     return result
 
 
