@@ -2,8 +2,9 @@
 
 A cache file (embeddings, judge answers) is read, merged with new rows and written back. Two
 threads of one run (the engine evaluates metric groups side by side) may do that for the same
-file at once: :func:`path_lock` gives both the same lock, held across the read-merge-write, so
-neither loses the other's rows; :func:`write_parquet_replacing` writes to a partial file of its
+file at once: :func:`path_lock` gives both the same lock, held across the read-merge-write (and by
+a reader: Polars may open a Parquet file twice, for its footer and then its data), so neither
+loses the other's rows; :func:`write_parquet_replacing` writes to a partial file of its
 own (named by process and thread) and renames it over the cache, so a reader sees the old file
 or the new one, never part of one.
 """

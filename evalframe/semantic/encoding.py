@@ -53,9 +53,10 @@ class Encoder:
         if self.cache is None or self.model_id is None or not self.cache.exists():
             return
         try:
-            found = (pl.scan_parquet(self.cache)
-                     .filter((pl.col("model_id") == self.model_id) & pl.col("text_sha256").is_in(hashes))
-                     .collect())
+            with path_lock(self.cache):  # not while another encoder of this process replaces the file
+                found = (pl.scan_parquet(self.cache)
+                         .filter((pl.col("model_id") == self.model_id) & pl.col("text_sha256").is_in(hashes))
+                         .collect())
         except (OSError, pl.exceptions.PolarsError) as error:
             raise ConfigError(f"{self.cache}: cannot read the embedding cache: {error}") from None
         for sha, vector in zip(found["text_sha256"].to_list(), found["embedding"].to_list(), strict=True):

@@ -67,7 +67,8 @@ class JudgeCache:
         self._new: list[dict[str, Any]] = []
         if self.path.exists():
             try:
-                table = pl.read_parquet(self.path)
+                with path_lock(self.path):  # not while another cache object of this process replaces it
+                    table = pl.read_parquet(self.path)
             except (OSError, pl.exceptions.PolarsError) as error:
                 raise ConfigError(f"{self.path}: cannot read the judge cache: {error}") from None
             missing = sorted(set(SCHEMA) - set(table.columns))
