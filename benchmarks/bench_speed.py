@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -130,8 +131,9 @@ if pid == 0:
     os.dup2(devnull, 1)
     try:
         os.execvp(command[0], command)
-    finally:
-        os._exit(127)
+    except OSError as error:
+        os.write(2, f"{command[0]}: {error}\n".encode())
+    os._exit(127)
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - started
 print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_mb": usage.ru_maxrss / 1024,
@@ -140,19 +142,29 @@ print(json.dumps({"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "pea
 
 
 def run_once(command: list[str], *, timeout: float | None = None) -> dict:
-    """One whole process: wall and CPU seconds, peak RSS (MB), exit status (through :data:`LAUNCHER`;
-    on ``timeout`` the launcher and the command are killed together)."""
+    """One whole process: wall and CPU seconds and peak RSS (MB), through :data:`LAUNCHER`. A command
+    that exits with a status other than 0 or 1 (1: a pipeline's failed check, outputs written)
+    stops the benchmark with its status and stderr; on ``timeout``, or when the harness is
+    interrupted, the launcher and the command are killed together."""
     process = subprocess.Popen([PYTHON, "-S", "-c", LAUNCHER, *command], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, 9)
+        os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         return {"wall_s": None, "timed_out_after_s": timeout, "command": command}
+    except BaseException:  # Ctrl-C: the command is in a session of its own, so it did not get it
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    errors = stderr.decode(errors="replace")[-2000:]
+    if process.returncode != 0 or not stdout.strip():
+        raise SystemExit(f"benchmark launcher failed ({process.returncode}): {' '.join(command)}\n{errors}")
     usage = json.loads(stdout)
-    if usage.pop("code") not in (0, 1):  # 1: a pipeline's failed check, outputs written
-        raise SystemExit(f"benchmark command failed: {' '.join(command)}\n{stderr.decode(errors='replace')[-2000:]}")
+    code = usage.pop("code")
+    if code not in (0, 1):
+        raise SystemExit(f"benchmark command failed ({code}): {' '.join(command)}\n{errors}")
     return usage
 
 

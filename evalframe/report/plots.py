@@ -798,8 +798,10 @@ def _render_one(name: str, args: tuple, formats: tuple[str, ...], data: ReportDa
 
 def costliest_first(plots: dict[str, tuple[str, tuple]]) -> list[str]:
     """The stems of ``plots`` (:func:`report_plots`) by :data:`COST_ORDER` of their kinds (report
-    order within a kind): the order the workers take them in, so the pool ends with short ones."""
-    return sorted(plots, key=lambda stem: COST_ORDER.index(plots[stem][0]))
+    order within a kind; a kind not listed there last): the order the workers take them in, so the
+    pool ends with short ones."""
+    rank = {kind: place for place, kind in enumerate(COST_ORDER)}
+    return sorted(plots, key=lambda stem: rank.get(plots[stem][0], len(COST_ORDER)))
 
 
 def plot_workers(n_plots: int) -> int:

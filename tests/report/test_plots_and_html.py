@@ -413,6 +413,34 @@ def test_report_plots_drawn_in_worker_processes_are_the_same_bytes(two_systems_e
     assert plots.plot_workers(3) == 0  # a few plots: drawn here, no worker to start
 
 
+def test_save_formats_gives_matplotlibs_own_bytes_for_every_plot_kind(two_systems_evaluation):
+    """One draw per renderer, and the page's palette PNG from the Agg pixels: the bytes of
+    matplotlib's own ``savefig`` (same dpi and metadata) and of :func:`plots.compact_png` of that
+    PNG, for one plot of every kind (and the formats in either order for one)."""
+    import io
+
+    data = ReportData.from_evaluation(two_systems_evaluation)
+    listed = plots.report_plots(data)
+    first = {name: stem for stem, (name, _) in reversed(listed.items())}
+
+    def savefig(figure, format: str) -> bytes:
+        buffer = io.BytesIO()
+        metadata = {"Software": None} if format == "png" else {"Date": None, "Creator": None}
+        with plots._style():
+            figure.savefig(buffer, format=format, dpi=110, metadata=metadata)
+        return buffer.getvalue()
+
+    assert len(first) >= 6
+    for name, stem in first.items():
+        _, args = listed[stem]
+        figure = plots._DRAW[name](data, *args)
+        own = {"png": savefig(figure, "png"), "svg": savefig(figure, "svg")}
+        own[plots.HTML_PNG] = plots.compact_png(own["png"])
+        assert plots.save_formats(plots._DRAW[name](data, *args), ("png", "svg", plots.HTML_PNG)) == own, name
+        if name == "roc":  # the formats' order does not matter
+            assert plots.save_formats(plots._DRAW[name](data, *args), ("svg", "png")) == {"svg": own["svg"], "png": own["png"]}
+
+
 def test_the_plot_workers_yield_the_cpu_and_take_the_costliest_plots_first(two_systems_evaluation):
     """The plot processes run at a lower priority (the main process keeps its core for the stages
     after the engine) and draw the costliest plots first (the pool ends with short ones)."""
