@@ -201,7 +201,7 @@ def begin(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any])
         try:
             future.set_result(_read_only(compute()))
         except BaseException as error:  # the request computes it again and raises in its own place
-            future.set_exception(error)
+            future.set_exception(error.with_traceback(None))  # no frame (and so no table) kept by it
 
     threading.Thread(target=work, name=f"evalframe-fact-{fact}", daemon=True).start()
 

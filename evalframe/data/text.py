@@ -15,6 +15,7 @@ Both follow Python's own string methods, so that results agree with scripts writ
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import polars as pl
@@ -40,21 +41,26 @@ def normalised(text: pl.Expr) -> pl.Expr:
 
 
 _TOKENIZERS: tuple | None = None
+#: Held while NLTK's modules are imported (here) or loaded around its package
+#: (:func:`evalframe.metrics.lexical._porter_module` stubs ``nltk`` in ``sys.modules`` for a moment):
+#: metric groups run on two threads, and one must not import NLTK while the other has it stubbed.
+NLTK_LOCK = threading.RLock()
 
 
 def _tokenizers() -> tuple:
     global _TOKENIZERS
-    if _TOKENIZERS is None:
-        try:
-            from nltk.tokenize import NLTKWordTokenizer
-            from nltk.tokenize.punkt import PunktSentenceTokenizer
-        except ImportError:  # pragma: no cover - depends on the environment
-            from evalframe.errors import ConfigError
+    with NLTK_LOCK:
+        if _TOKENIZERS is None:
+            try:
+                from nltk.tokenize import NLTKWordTokenizer
+                from nltk.tokenize.punkt import PunktSentenceTokenizer
+            except ImportError:  # pragma: no cover - depends on the environment
+                from evalframe.errors import ConfigError
 
-            msg = "span F1 tokenises with NLTK, which is not installed: pip install 'evalframe[legal]'"
-            raise ConfigError(msg) from None
-        _TOKENIZERS = (PunktSentenceTokenizer(), NLTKWordTokenizer())
-    return _TOKENIZERS
+                msg = "span F1 tokenises with NLTK, which is not installed: pip install 'evalframe[legal]'"
+                raise ConfigError(msg) from None
+            _TOKENIZERS = (PunktSentenceTokenizer(), NLTKWordTokenizer())
+        return _TOKENIZERS
 
 
 def word_tokens(text: str) -> list[str]:

@@ -93,14 +93,17 @@ def _porter():
     layout), the ordinary import."""
     import sys
 
-    if "nltk" not in sys.modules:
-        try:
-            return _porter_module().PorterStemmer()
-        except Exception:  # noqa: BLE001 - any failure falls back to the ordinary import below
-            pass
-    from nltk.stem.porter import PorterStemmer
+    from evalframe.data.text import NLTK_LOCK
 
-    return PorterStemmer()
+    with NLTK_LOCK:  # no other thread imports NLTK while its package is stubbed
+        if "nltk" not in sys.modules:
+            try:
+                return _porter_module().PorterStemmer()
+            except Exception:  # noqa: BLE001 - any failure falls back to the ordinary import below
+                pass
+        from nltk.stem.porter import PorterStemmer
+
+        return PorterStemmer()
 
 
 def _porter_module():

@@ -23,6 +23,7 @@ the subset ("no reference answer" / "no query text").
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -102,6 +103,10 @@ class EmbeddingSimilarity(Compared, QueryMetric):
             model_directory(self.model, what=f"`{self.name}`")
 
 
+#: Held while a shared bert-score scorer is set up and scores (:func:`bertscore_triples`).
+_BERTSCORE_LOCK = threading.Lock()
+
+
 def bertscore_triples(candidates: pl.Series, references: pl.Series, *, model: str | None = None, num_layers: int | None = None,
                       idf: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> np.ndarray:
     """``(rows, 3)`` BERTScore precision, recall, F1 of each (candidate, reference) row through
@@ -118,8 +123,10 @@ def bertscore_triples(candidates: pl.Series, references: pl.Series, *, model: st
         return result
     pairs = pl.DataFrame({"candidate": candidates, "reference": references}).filter(pl.Series(present))
     unique = pairs.unique(maintain_order=True)
-    scorer._idf = idf  # bert-score reads the flag at score time; one loaded model serves both settings
-    with warnings.catch_warnings():
+    # bert-score reads the idf flag and weights at score time, and one loaded model serves every
+    # setting: set, weigh and score under one lock (metric groups run on two threads).
+    with _BERTSCORE_LOCK, warnings.catch_warnings():
+        scorer._idf = idf
         warnings.simplefilter("ignore")  # "Overwriting the previous importance weights"
         if idf:
             scorer.compute_idf(pairs["reference"].to_list())

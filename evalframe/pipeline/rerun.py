@@ -55,7 +55,7 @@ def _input_tables(info: Mapping[str, Any], source: str):
     recorded = info.get("input") or {}
     if not recorded.get("path"):
         raise unavailable("run.json names no input")
-    base = run_directory(recorded["path"], Path(source))
+    base = run_directory(recorded["path"], Path(source), recorded.get("sha256"))
     if base is None:
         raise unavailable(f"run.json's input `{recorded['path']}` is not found from the working directory "
                           "or from this folder and its parents")
@@ -81,15 +81,14 @@ def _input_tables(info: Mapping[str, Any], source: str):
     return tables, pipeline
 
 
-def run_directory(input_path: str, folder: Path) -> Path | None:
+def run_directory(input_path: str, folder: Path, sha256: str | None) -> Path | None:
     """The directory a run most likely started in, found from its input's path as ``run.json``
-    gives it: the working directory when the path is absolute or is a file from here; else the
-    result ``folder``'s nearest parent (or the folder itself) below which the path is a file (a
-    run writes its ``--out`` folder below where it ran, e.g. ``reports/<name>``). None when the
-    input is found nowhere. The sha256 check after it tells a wrong match."""
-    if Path(input_path).is_file():
-        return Path()
-    for directory in (folder.resolve(), *folder.resolve().parents):
-        if (directory / input_path).is_file():
-            return directory
-    return None
+    gives it: among the working directory (the path as it is, absolute or relative), then the
+    result ``folder`` and its parents, nearest first (a run writes its ``--out`` folder below where
+    it ran, e.g. ``reports/<name>``), the first where the input is a file with the recorded
+    ``sha256``; else the first where it is a file at all (the caller then reports it changed);
+    None when it is found nowhere."""
+    found = [directory for directory in (Path(), folder.resolve(), *folder.resolve().parents)
+             if (directory / input_path).is_file()]
+    same = (directory for directory in found if sha256_of(directory / input_path) == sha256)
+    return next(same, found[0] if found else None)

@@ -41,7 +41,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
+from evalframe.errors import NO_VALUE, ConfigError, EvalframeError, InputError, Problem
 from evalframe.engine.bootstrap import intervals
 from evalframe.stats.corrections import adjust_in_families, check_correction
 from evalframe.stats.paired_tests import (
@@ -646,8 +646,8 @@ def _replicates(data, groupings: list[str]) -> tuple[pl.DataFrame | None, str | 
     """The run's bootstrap replicates: kept (``replicates.parquet``, ``Evaluation.replicates``), or
     recomputed for ``groupings`` from the run's input when the folder does not keep them (the
     weights depend only on the unit keys and the seed, so they are the run's own); None when no
-    bootstrap ran or the input cannot be re-read, with the reason in the second place (the
-    :class:`~evalframe.errors.InputError`'s text) in the latter case."""
+    bootstrap ran or the input cannot be re-read or run again, with the reason in the second place
+    (the error's text: a missing input, or a pipeline part that needs what this process lacks)."""
     if data.replicates is not None:
         return data.replicates, None
     recompute = getattr(data, "recompute_replicates", None)
@@ -655,8 +655,9 @@ def _replicates(data, groupings: list[str]) -> tuple[pl.DataFrame | None, str | 
         return None, None
     try:
         return recompute(list(groupings)), None
-    except InputError as error:
-        return None, "; ".join(problem.message for problem in error.problems) or str(error)
+    except EvalframeError as error:  # a note on the set metrics, as before they could be re-run
+        problems = getattr(error, "problems", None) or []
+        return None, "; ".join(problem.message for problem in problems) or str(error).splitlines()[-1].strip()
 
 
 def _bootstrap_pvalues(rows: pl.DataFrame, data, baseline: str, replicates, metrics: list[str], keys: list[str],

@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
+import pytest
 
 from evalframe._files import path_lock, write_parquet_replacing
 from evalframe.semantic.encoding import encoder_for
@@ -61,10 +62,8 @@ def test_write_parquet_replacing_leaves_the_old_file_when_the_write_fails(tmp_pa
             target.write_bytes(b"half")
             raise OSError("disk full")
 
-    try:
+    with pytest.raises(OSError, match="disk full"):
         write_parquet_replacing(Broken(), path)
-    except OSError:
-        pass
     assert pl.read_parquet(path).get_column("a").to_list() == [1]
     assert not list(tmp_path.glob("*.partial"))
     assert path_lock(path) is path_lock(tmp_path / "." / "cache.parquet")
