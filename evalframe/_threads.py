@@ -42,7 +42,10 @@ def in_order(tasks: Sequence[Callable[[], T]], *, threads: int = 2) -> Iterator[
     """Each task's result, in the tasks' order, the tasks run on up to ``threads`` threads at once
     (one when the machine has one core, or for one task). For independent pieces of work made
     of Polars plans and NumPy calls, which release the GIL while they run: each result is the
-    one its task gives alone, whatever runs beside it.
+    one its task gives alone, whatever runs beside it, as long as the tasks change nothing they
+    share, or change it under a lock (a memo, a cache file, a shared model's settings). When a
+    task raises (or the caller stops reading), the tasks not yet begun are cancelled; those
+    running finish before the error goes on.
 
     >>> list(in_order([lambda: 1, lambda: 2, lambda: 3]))
     [1, 2, 3]
@@ -52,4 +55,4 @@ def in_order(tasks: Sequence[Callable[[], T]], *, threads: int = 2) -> Iterator[
         yield from (task() for task in tasks)
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(lambda task: task(), tasks)
+        yield from pool.map(lambda task: task(), tasks)  # stopped early, it cancels the tasks not begun

@@ -57,3 +57,30 @@ def test_metric_groups_as_tasks_on_two_threads_give_the_serial_result(tables, mo
     assert two.summary.equals(one.summary)
     assert two.per_query.equals(one.per_query)
     assert two.skipped.equals(one.skipped)
+
+
+def test_in_order_cancels_the_tasks_not_begun_when_one_raises(monkeypatch):
+    """A failing task stops the rest: the tasks still queued never run (those running finish)."""
+    import time
+
+    import pytest
+
+    from evalframe import _threads
+
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: 2)
+    begun = []
+
+    def slow(i):
+        def run():
+            begun.append(i)
+            time.sleep(0.05)
+            return i
+        return run
+
+    def fails():
+        raise ValueError("first")
+
+    with pytest.raises(ValueError, match="first"):
+        list(_threads.in_order([fails, *(slow(i) for i in range(1, 12))]))
+    assert 1 in begun and len(begun) <= 4  # of 11: only those a thread had taken before the error was seen
+    assert list(_threads.in_order([slow(1), slow(2), slow(3)])) == [1, 2, 3]
