@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +62,23 @@ def key_hash(columns) -> pl.Expr:
     from operator import xor
 
     return reduce(xor, (pl.col(name).hash(seed) for seed, name in enumerate(columns, 1)))
+
+
+def same_keys(left: pl.DataFrame, right: pl.DataFrame, keys: Sequence[str]) -> bool:
+    """Whether ``left`` and ``right`` hold the same ``keys`` in the same row order (two columns
+    compared, where a join would hash both)."""
+    return left.select(keys).equals(right.select(keys))
+
+
+def joined_beside(left: pl.DataFrame, right: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """``left`` left-joined with ``right`` on ``keys``, in ``left``'s order: ``right``'s other
+    columns placed beside ``left``'s when both hold the same keys in the same order
+    (:func:`same_keys`) and share no other column name; else a join (as it would be, suffixes
+    included)."""
+    others = right.drop(keys)
+    if not set(others.columns) & set(left.columns) and same_keys(left, right, keys):
+        return left.hstack(others.get_columns())
+    return left.join(right, on=keys, how="left", maintain_order="left")
 
 
 def column_hashes(frame: pl.DataFrame, name: str) -> np.ndarray:

@@ -94,7 +94,7 @@ def _judged_queries(judgments: pl.DataFrame) -> pl.DataFrame:
 def _same_pairs(universe: pl.DataFrame, index: QueryIndex | None) -> bool:
     """Whether the evaluated pairs are the run's own, in its order (trec's judged queries ranked
     by the run): a comparison of two columns, where the checks below would join them."""
-    return index is not None and universe.select(QUERY_KEYS).equals(index.pairs.select(QUERY_KEYS))
+    return index is not None and layout.same_keys(universe, index.pairs, QUERY_KEYS)
 
 
 def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: QueryIndex | None) -> list[str]:

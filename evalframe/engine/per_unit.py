@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import polars as pl
 
+from evalframe.data import layout
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
 from evalframe.engine.matching import SPANS_GIVEN, gold_span_chars, has_spans, judge_by_text, span_coverage, span_cutoffs
@@ -125,11 +126,7 @@ def item_partials(
         per_query = judged.group_by(QUERY_KEYS).agg(n_retrieved=pl.len().cast(pl.Int64), **partials)
 
     context = ideal.result()
-    table = pairs.join(context, on="query_id", how="left")
-    if table.select(QUERY_KEYS).equals(per_query.select(QUERY_KEYS)):  # the same pairs in the same order: side by side
-        table = table.hstack(per_query.drop(QUERY_KEYS).get_columns())
-    else:
-        table = table.join(per_query, on=QUERY_KEYS, how="left")
+    table = layout.joined_beside(pairs.join(context, on="query_id", how="left"), per_query, QUERY_KEYS)
     if item_columns & SPAN_ITEM_COLUMNS:  # context: whether the ranking gives spans at all
         table = table.with_columns(pl.lit(has_spans(run)).alias(SPANS_GIVEN))
     return dense(table.with_columns(
@@ -212,12 +209,7 @@ def query_unit_values(
     """
     frame = rows.lazy()
     if items is not None:
-        items = items.drop("n_relevant", strict=False)
-        beside = items.drop(QUERY_KEYS)
-        if not set(beside.columns) & set(rows.columns) and rows.select(QUERY_KEYS).equals(items.select(QUERY_KEYS)):
-            frame = rows.hstack(beside.get_columns()).lazy()  # the same queries in the same order: no join
-        else:
-            frame = frame.join(items.lazy(), on=QUERY_KEYS, how="left", maintain_order="left")
+        frame = layout.joined_beside(rows, items.drop("n_relevant", strict=False), QUERY_KEYS).lazy()
     columns: list[pl.Expr] = []
     for metric in metrics:
         if isinstance(metric, ItemMetric):

@@ -306,7 +306,7 @@ def judged_ranks(
 
     index = index if index is not None else index_queries(run)
     evaluated = universe.select(QUERY_KEYS)
-    if evaluated.equals(index.pairs.select(QUERY_KEYS)):  # the run's pairs, in its order (trec): no join
+    if layout.same_keys(evaluated, index.pairs, QUERY_KEYS):  # the run's pairs, in its order (trec): no join
         wanted = index.pairs
     else:
         wanted = index.pairs.join(evaluated.unique(), on=QUERY_KEYS, how="semi")
@@ -654,7 +654,7 @@ def _ahead_within_ties(
         member_ids = doc_id.gather(pl.Series(members[start:stop]))
         return (member_ids > doc_id.gather(pl.Series(rows[judged[start:stop]]))).to_numpy()
 
-    first = np.concatenate([np.zeros(0, dtype=bool), *in_parts(len(judged), ahead)])  # parts of the pairs on every core
+    first = np.concatenate(in_parts(len(judged), ahead))  # parts of the pairs on every core
     return np.bincount(judged, weights=first, minlength=len(rows)).astype(np.int64)
 
 

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from evalframe.data import layout
 from evalframe.data.tables import Tables
 from evalframe.data.units import QUERY_KEYS
 from evalframe.engine.plan import MetricGroup, Plan
@@ -33,7 +34,7 @@ def with_recommended(tables: Tables, queries: pl.DataFrame) -> pl.DataFrame:
             ordered = pl.col("doc_id").cast(pl.String).sort_by(["score", "doc_id"], descending=[True, True])
         lists = ranking.group_by(list(QUERY_KEYS)).agg(ordered.alias(RECOMMENDED))
     keys = list(QUERY_KEYS)
-    if queries.height == lists.height and queries.select(keys).equals(lists.select(keys)):
+    if layout.same_keys(queries, lists, keys):
         # The queries are the ranking's users in its order (the recommendations reader's table):
         # the lists line up row by row, no join of 1,000,000 string keys.
         return queries.with_columns(lists.get_column(RECOMMENDED))
