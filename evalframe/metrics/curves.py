@@ -186,7 +186,9 @@ def weighted_counts(
     units are added as Int128, and the total is rounded to Float64 once (:func:`exact_sum`).
     That keeps the group-by on Polars' fast path: an ordered float sum sorts every group, which
     takes seconds for the ROC points of 300k distinct probabilities. With integer weights every
-    count is the exact integer.
+    count is the exact integer. When every weight is 1 (the engine's states without a ``weight``
+    column, :func:`~evalframe.metrics.base.all_weights_one`) each count is the number of rows, a
+    plain count with the same bits (:func:`weight_where`).
     """
     used_rows = is_scored() if used is None else used
     if weights_are_one():  # every weight 1: each weighted count is a count of rows (weight_where), the same bits
