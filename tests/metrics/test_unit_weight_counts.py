@@ -49,7 +49,7 @@ def _state(metric: SetMetric, rows: pl.DataFrame, by: list[str]) -> pl.DataFrame
     return state.sort(state.columns, nulls_last=True)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(data=st.data())
 def test_counted_states_have_the_bits_of_the_exact_sums(data):
     rows = _rows(data.draw)
