@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalframe._files import path_lock, write_parquet_replacing
+from evalframe._files import locked, read_once, write_parquet_replacing
 from evalframe._progress import Progress
 from evalframe.errors import ConfigError
 
@@ -53,10 +53,9 @@ class Encoder:
         if self.cache is None or self.model_id is None or not self.cache.exists():
             return
         try:
-            with path_lock(self.cache):  # not while another encoder of this process replaces the file
-                found = (pl.scan_parquet(self.cache)
-                         .filter((pl.col("model_id") == self.model_id) & pl.col("text_sha256").is_in(hashes))
-                         .collect())
+            found = (pl.scan_parquet(read_once(self.cache))  # one version, whoever replaces the file meanwhile
+                     .filter((pl.col("model_id") == self.model_id) & pl.col("text_sha256").is_in(hashes))
+                     .collect())
         except (OSError, pl.exceptions.PolarsError) as error:
             raise ConfigError(f"{self.cache}: cannot read the embedding cache: {error}") from None
         for sha, vector in zip(found["text_sha256"].to_list(), found["embedding"].to_list(), strict=True):
@@ -67,10 +66,10 @@ class Encoder:
             return
         new = pl.DataFrame({"model_id": [self.model_id] * len(hashes), "text_sha256": hashes,
                             "embedding": [self._memo[h].tolist() for h in hashes]}, schema=CACHE_SCHEMA)
-        with path_lock(self.cache):  # another encoder of this process may share the file
+        with locked(self.cache):  # another encoder, of this process or another, may share the file
             if self.cache.exists():
-                new = pl.concat([pl.read_parquet(self.cache), new]).unique(["model_id", "text_sha256"], keep="first",
-                                                                           maintain_order=True)
+                new = pl.concat([pl.read_parquet(read_once(self.cache)), new]).unique(["model_id", "text_sha256"],
+                                                                                      keep="first", maintain_order=True)
             write_parquet_replacing(new, self.cache)
 
     def vectors(self, texts: list[str]) -> np.ndarray:

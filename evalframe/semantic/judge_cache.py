@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from evalframe._files import path_lock, write_parquet_replacing
+from evalframe._files import locked, read_once, write_parquet_replacing
 from evalframe.errors import ConfigError
 
 Mode = Literal["live", "record", "replay"]
@@ -58,7 +58,8 @@ class Entry:
 
 
 class JudgeCache:
-    """A Parquet file of judge answers, read once, written back (atomically) by :meth:`flush`."""
+    """A Parquet file of judge answers, read once, written back (atomically) by :meth:`flush`, which
+    merges what other writers (threads or processes) added meanwhile (:mod:`evalframe._files`)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -67,8 +68,7 @@ class JudgeCache:
         self._new: list[dict[str, Any]] = []
         if self.path.exists():
             try:
-                with path_lock(self.path):  # not while another cache object of this process replaces it
-                    table = pl.read_parquet(self.path)
+                table = pl.read_parquet(read_once(self.path))  # one version, whoever replaces the file meanwhile
             except (OSError, pl.exceptions.PolarsError) as error:
                 raise ConfigError(f"{self.path}: cannot read the judge cache: {error}") from None
             missing = sorted(set(SCHEMA) - set(table.columns))
@@ -95,7 +95,7 @@ class JudgeCache:
             if not self._new:
                 return
             new = pl.DataFrame(self._new, schema=SCHEMA)
-            with path_lock(self.path):  # another cache object of this process may share the file
-                table = pl.concat([pl.read_parquet(self.path).select(list(SCHEMA)), new]) if self.path.exists() else new
+            with locked(self.path):  # another cache object, of this process or another, may share the file
+                table = pl.concat([pl.read_parquet(read_once(self.path)).select(list(SCHEMA)), new]) if self.path.exists() else new
                 write_parquet_replacing(table.unique("key", keep="first", maintain_order=True), self.path)
             self._new.clear()
