@@ -71,19 +71,28 @@ class PostWithItsOwnSubset(QueryMetric):
         return pl.col("prob").mean()
 
 
+@pytest.fixture(scope="module")
+def tables():
+    return ef.read_per_query(SAMPLE)
+
+
+def test_the_failing_metric_fails_when_computed(tables):
+    computed.clear()
+    with pytest.raises(Exception, match="a collect error"):
+        ef.evaluate(tables, metrics=[FailsWhenComputed()])
+    assert computed
+
+
 @pytest.mark.parametrize(("second", "message"), [
     (Unbuildable(), "its threshold must be set"),
     (PostWithItsOwnSubset(), "`post_mean_prob` of unit `post` declares its own subset"),
 ])
-def test_a_later_groups_config_error_comes_before_an_earlier_groups_data_work(second, message, monkeypatch):
+def test_a_later_groups_config_error_comes_before_an_earlier_groups_data_work(tables, second, message, monkeypatch):
     import evalframe._threads as threads
 
     monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)  # the groups on two threads, whatever the runner has
     computed.clear()
     with pytest.raises(ConfigError, match=message):
-        ef.evaluate(ef.read_per_query(SAMPLE), metrics={"all_queries": [FailsWhenComputed(), "brier"], "has_evidence": [second]},
+        ef.evaluate(tables, metrics={"all_queries": [FailsWhenComputed(), "brier"], "has_evidence": [second]},
                     subsets={"has_evidence": "label = 1"}, units={"post": ["post_id"]})
     assert computed == []  # no group computed anything
-    with pytest.raises(Exception, match="a collect error"):  # and alone, the first group's data does fail
-        ef.evaluate(ef.read_per_query(SAMPLE), metrics=[FailsWhenComputed()])
-    assert computed
