@@ -7,11 +7,11 @@ may do that for the same file at once. :func:`locked` is held across the read-me
 neither loses the other's rows: within the process, the path's one lock (:func:`path_lock`);
 between processes, an OS lock (``fcntl.flock``) on a lock file beside the cache (``<name>.lock``,
 removed by its holder when done; a process whose lock file was removed while it waited takes the
-new one, so no two hold the lock at once). :func:`write_parquet_replacing` writes to a partial file of its own (named by process and
-thread) and renames it over the cache, so a reader sees the old file or the new one, never part
-of one; :func:`read_once` takes the file's bytes through one open handle, so a replace between
-two opens (Polars opens a Parquet file for its footer and again for its data) cannot mix two
-files, and a reader needs no lock.
+new one, so no two hold the lock at once). :func:`write_parquet_replacing` writes to a partial
+file of its own (named by process and thread) and renames it over the cache, so a reader sees the
+old file or the new one, never part of one; :func:`read_once` takes the file's bytes through one
+open handle, so a replace between two opens (Polars opens a Parquet file for its footer and again
+for its data) cannot mix two files, and a reader needs no lock.
 
 Where the platform has no ``fcntl`` (Windows), :func:`locked` holds the path's lock of this
 process only, and warns once: two processes writing one cache at once may then lose rows.
