@@ -9,9 +9,15 @@ between processes, an OS lock (``fcntl.flock``) on a lock file beside the cache 
 removed by its holder when done; a process whose lock file was removed while it waited takes the
 new one, so no two hold the lock at once). :func:`write_parquet_replacing` writes to a partial
 file of its own (named by process and thread) and renames it over the cache, so a reader sees the
-old file or the new one, never part of one; :func:`read_once` takes the file's bytes through one
+old file or the new one, never part of one; :func:`read_parquet_table` reads the file through one
 open handle, so a replace between two opens (Polars opens a Parquet file for its footer and again
 for its data) cannot mix two files, and a reader needs no lock.
+
+Both read and write with pyarrow, never through Polars' thread pool: a cache is read and written
+inside a metric's Polars function (``map_batches``), under its locks, and a Polars call there lets
+the thread take up another queued Polars function (work stealing) that waits for the same lock,
+held by the thread itself: a deadlock (seen with two metric groups of the embedding metric on two
+threads and a cache file on disk).
 
 Where the platform has no ``fcntl`` (Windows), :func:`locked` holds the path's lock of this
 process only, and warns once: two processes writing one cache at once may then lose rows.
@@ -86,21 +92,30 @@ def _same_file(handle: Any, path: Path) -> bool:
         return False
 
 
-def read_once(path: Path) -> bytes:
-    """The bytes of ``path`` read through one open handle: one version of a file that a writer
-    may replace meanwhile (Polars reads them as it reads the file: ``pl.read_parquet(data)``)."""
+def read_parquet_table(path: Path) -> Any:
+    """The Parquet file ``path`` as a pyarrow Table, read through one open handle (one version of a
+    file that a writer may replace meanwhile), off Polars' thread pool."""
+    import pyarrow.parquet as pq
+
     with open(path, "rb") as handle:
-        return handle.read()
+        return pq.read_table(handle)
 
 
-def write_parquet_replacing(frame: Any, path: Path) -> None:
-    """Write the Polars ``frame`` to ``path`` through a partial file beside it (this process's and
-    thread's own), renamed over ``path`` once complete; the folder is made when missing."""
+def write_parquet_replacing(table: Any, path: Path) -> None:
+    """Write ``table`` to ``path`` through a partial file beside it (this process's and thread's
+    own), renamed over ``path`` once complete; the folder is made when missing. ``table``: a
+    pyarrow Table (``pyarrow.parquet.write_table``, off Polars' thread pool), or anything with a
+    ``write_parquet`` method (a Polars frame)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.name}.{os.getpid()}-{threading.get_ident()}.partial")
     try:
-        frame.write_parquet(partial)
+        if hasattr(table, "write_parquet"):
+            table.write_parquet(partial)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, partial)
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)

@@ -134,3 +134,47 @@ def test_without_os_file_locks_the_lock_holds_within_the_process_and_says_so(tmp
         with _files.locked(path):  # once per process
             assert path_lock(path).locked()
     assert not path_lock(path).locked() and not list(tmp_path.iterdir())
+
+
+#: Eight Polars functions of one query at once (a thread pool of two), each asking one encoder for
+#: texts of its own while the cache file exists, so each looks them up on disk under the encoder's lock.
+_ASKING_INSIDE_POLARS = """
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from evalframe.semantic.encoding import Encoder
+
+cache = Path(sys.argv[1])
+encoder = Encoder(lambda texts: np.ones((len(texts), 2), dtype=np.float32), "test-ones", cache)
+encoder.vectors(["a text on disk"])
+
+
+def first(i):
+    return lambda texts: pl.Series(encoder.vectors(texts.to_list())[:, 0])
+
+
+for round_ in range(4):
+    frame = pl.DataFrame({f"c{i}": [f"text {round_} {i} {j}" for j in range(3)] for i in range(8)})
+    frame.select(pl.col(f"c{i}").map_batches(first(i), return_dtype=pl.Float32) for i in range(8))
+"""
+
+
+def test_the_cache_read_and_written_inside_polars_functions_under_the_lock_does_not_deadlock(tmp_path):
+    """The cache is read and written by a metric's Polars function under the encoder's lock; a
+    Polars call there let the thread take up another queued Polars function that waited for the
+    same lock: the process hung (every run with the cache read by Polars; two metric groups of
+    the embedding metric on two threads, sharing a cache on disk, hung the same way)."""
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "embedding_cache.parquet"
+    try:
+        subprocess.run([sys.executable, "-c", _ASKING_INSIDE_POLARS, str(cache)], check=True, timeout=60,
+                       env={**os.environ, "POLARS_MAX_THREADS": "2"})
+    except subprocess.TimeoutExpired:
+        pytest.fail("deadlock: the process hung (killed after 60 s)")
+    assert pl.read_parquet(cache).height == 1 + 4 * 8 * 3
