@@ -38,7 +38,7 @@ import polars as pl
 
 from evalframe._threads import in_order
 from evalframe.data.tables import Tables
-from evalframe.data.contracts import conform, load_contract
+from evalframe.data.contracts import conform_with, load_contract
 from evalframe.data.layout import key_hash
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
@@ -273,15 +273,18 @@ def read_per_query(
     if problems:
         raise InputError(name, problems)
     disabled = ("extracted_within_candidates",) if extracted_outside_candidates == "allow" else ()
-    frame = conform(frame.with_columns(**parsed, **numbers), load_contract("per_query"), source=name, locate=locate,
-                    column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled)
-
-    def check() -> None:
-        _check_no_repeated_ids(frame, name, locate, labels)
-        _check_gold_agrees_across_configs(frame, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in frame.columns))
-
-    # The tables are split while the checks run; a failed check is the error (as when run first).
-    _, tables = in_order([check, lambda: split_per_query(frame, given_columns)])
+    # The reader's own checks and the split run beside the contract's checks; errors come in this
+    # order, the contract's first (as when each ran in turn).
+    _, (_, _, tables) = conform_with(
+        frame.with_columns(**parsed, **numbers), load_contract("per_query"),
+        [
+            lambda conformed: _check_no_repeated_ids(conformed, name, locate, labels),
+            lambda conformed: _check_gold_agrees_across_configs(
+                conformed, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in conformed.columns)),
+            lambda conformed: split_per_query(conformed, given_columns),
+        ],
+        source=name, locate=locate, column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled,
+    )
     return tables
 
 
