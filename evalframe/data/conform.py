@@ -159,6 +159,15 @@ def conform_with(
 
 
 
+def cast_if_clean(frame: pl.DataFrame, contract: Contract, *, decimal_comma: bool = False) -> pl.DataFrame | None:
+    """``frame``'s contract columns cast to their contract dtypes as :func:`conform` casts them,
+    or None when a value does not convert (or a list column is not one): a reader casts its
+    columns beside other work, and :func:`conform` then finds them in their dtypes (a problem is
+    left for :func:`conform` to find and word, in its place among the others)."""
+    cast, problems = _cast_columns(frame, contract, locate_rows, str, decimal_comma=decimal_comma)
+    return None if problems else cast
+
+
 def _cast_columns(
     frame: pl.DataFrame, contract: Contract, locate: Locate, label: Callable[[str], str], *, decimal_comma: bool = False
 ) -> tuple[pl.DataFrame, list[Problem]]:

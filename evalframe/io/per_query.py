@@ -38,7 +38,7 @@ import polars as pl
 
 from evalframe._threads import in_order
 from evalframe.data.tables import Tables
-from evalframe.data.contracts import conform_with, load_contract
+from evalframe.data.contracts import cast_if_clean, conform_with, load_contract
 from evalframe.data.layout import key_hash
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
@@ -314,11 +314,14 @@ def read_per_query(
     given_columns = list(frame.columns)
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     numbers_to_parse = [c for c in NUMBER_LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.Float64)]
-    # The id lists and the number lists: two independent Polars passes (the number lists' is one
-    # column, one core), side by side; an error is raised as if they ran in turn (the id lists' first).
-    (parsed, problems), (numbers, number_problems) = in_order([
+    contract = load_contract("per_query")
+    # The id lists, the number lists (one column, one core) and the contract's other columns' cast:
+    # independent Polars passes, side by side; an error is raised as if they ran in turn (the id
+    # lists' first, the cast's in conform, which finds the columns cast or casts them again).
+    (parsed, problems), (numbers, number_problems), cast = in_order([
         lambda: parse_list_columns(frame, to_parse, locate=locate, labels=labels),
         lambda: _number_lists(frame, numbers_to_parse, locate=locate, labels=labels),
+        lambda: _cast_beside(frame, contract, decimal_comma=decimal_comma),
     ])
     problems += number_problems
     if problems:
@@ -327,7 +330,7 @@ def read_per_query(
     # The reader's own checks and the split run beside the contract's checks; errors come in this
     # order, the contract's first (as when each ran in turn).
     _, (_, _, tables) = conform_with(
-        frame.with_columns(**parsed, **numbers), load_contract("per_query"),
+        frame.with_columns(**parsed, **numbers, **cast), contract,
         [
             lambda conformed: _check_no_repeated_ids(conformed, name, locate, labels),
             lambda conformed: _check_gold_agrees_across_configs(
@@ -337,6 +340,19 @@ def read_per_query(
         source=name, locate=locate, column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled,
     )
     return tables
+
+
+def _cast_beside(frame: pl.DataFrame, contract, *, decimal_comma: bool) -> dict[str, pl.Series]:
+    """The contract's columns other than lists, cast (:func:`~evalframe.data.conform.cast_if_clean`)
+    beside the list parsing; nothing when a value does not convert, or anything else goes wrong:
+    :func:`~evalframe.data.conform.conform` then casts them and reports the problem in its place."""
+    names = [name for name, column in contract.columns.items()
+             if name in frame.columns and not column.dtype.startswith("list")]
+    try:
+        cast = cast_if_clean(frame.select(names), contract, decimal_comma=decimal_comma)
+    except Exception:  # noqa: BLE001 (conform meets it again, in its place)
+        return {}
+    return {} if cast is None else {name: cast.get_column(name) for name in names}
 
 
 def _number_lists(frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]):
