@@ -327,15 +327,16 @@ def read_per_query(
     if problems:
         raise InputError(name, problems)
     disabled = ("extracted_within_candidates",) if extracted_outside_candidates == "allow" else ()
-    # The reader's own checks and the split run beside the contract's checks; errors come in this
-    # order, the contract's first (as when each ran in turn).
-    _, (_, _, tables) = conform_with(
+    # The split and the reader's own checks run beside the contract's checks; errors come in this
+    # order, the contract's first (as when each ran in turn). The split (the longest task, which
+    # reshapes a conformed frame and finds no problem) begins first, so the two threads end together.
+    _, (tables, _, _) = conform_with(
         frame.with_columns(**parsed, **numbers, **cast), contract,
         [
+            lambda conformed: split_per_query(conformed, given_columns),
             lambda conformed: _check_no_repeated_ids(conformed, name, locate, labels),
             lambda conformed: _check_gold_agrees_across_configs(
                 conformed, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in conformed.columns)),
-            lambda conformed: split_per_query(conformed, given_columns),
         ],
         source=name, locate=locate, column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled,
     )
