@@ -15,6 +15,11 @@ finds and words the failures, so messages never depend on the screen.
 
 Any problem raises one :class:`~evalframe.errors.InputError` listing them all.
 
+A reader with more to do on the conformed table (its own checks, its split into tables) hands
+that work to :func:`conform_with`, which runs it beside step 4 and the rules and raises as if
+each ran in turn; a reader may also cast its columns early, beside other work
+(:func:`cast_if_clean`: conform then finds them in their dtypes).
+
 Rule kinds (``rules:``, each with a ``message``; a rule with a ``name`` can be switched off by
 the reader, e.g. on the user's request): ``determines`` (``key`` → ``column``),
 ``non_empty_when`` (a list ``column`` is not empty where ``when`` holds), ``same_length`` (list
