@@ -47,7 +47,7 @@ from evalframe.data.messages import (
     missing_columns,
     problems_from_failure_cases,
 )
-from evalframe.data.layout import begin_column_hashes, distinct_in_blocks, key_hash, key_stretch_starts
+from evalframe.data.layout import begin_column_hashes, distinct_in_blocks, forget, key_hash, key_stretch_starts
 from evalframe.data.schema import RULE_KINDS, Contract, check_passes, to_pandera
 from evalframe.errors import NO_VALUE, InputError, Problem
 
@@ -270,18 +270,34 @@ def _keys_distinct(frame: pl.DataFrame, key_columns: list[str]) -> bool:
     and verdict again to match the judgments). Otherwise every key's hash is counted
     (:func:`_all_distinct`).
     """
-    if len(key_columns) > 1 and frame.height >= _HASHES_BEGUN_FROM:
-        # The verdict by stretches reads the last key column's hashes: on a long table they are
-        # begun beside the search for the stretches, which keeps one core busy.
+    begun = len(key_columns) > 1 and frame.height >= _HASHES_BEGUN_FROM and _head_in_one_length(frame, key_columns[:-1])
+    if begun:
+        # The verdict by stretches reads the last key column's hashes: on a long table whose first
+        # stretches have one length they are begun beside the search for the stretches, which
+        # keeps one core busy (the ranking reads them again, by the same verdict).
         begin_column_hashes(frame, key_columns[-1])
     length = _stretch_length(frame, key_columns[:-1])
     if length is None:
+        if begun:  # nothing reads them (the ranking only with stretches of one length): not kept on the frame
+            forget(frame, "hashes", key_columns[-1])
         return _all_distinct(frame.select(key_hash(key_columns)).to_series())
     return distinct_in_blocks(frame, key_columns[-1], length)
 
 
 #: Rows from which :func:`_keys_distinct` begins the last key column's hashes early.
 _HASHES_BEGUN_FROM = 1 << 21
+#: Rows whose stretches :func:`_head_in_one_length` looks at.
+_HEAD_ROWS = 1 << 14
+
+
+def _head_in_one_length(frame: pl.DataFrame, columns: list[str]) -> bool:
+    """Whether the stretches of equal ``columns`` values among the first :data:`_HEAD_ROWS` rows
+    have one length (the last, cut by the head's end, may be shorter): a look at a few rows that
+    tells a table whose stretches vary in length (the verdict by stretches then does not apply,
+    and nothing reads the hashes it would have begun). A head of one stretch says nothing: True."""
+    lengths = frame.head(_HEAD_ROWS).select(pl.struct(columns).rle().struct.field("len")).to_series()
+    whole = lengths.head(lengths.len() - 1)
+    return whole.len() == 0 or (whole.n_unique() == 1 and lengths[-1] <= whole[0])
 
 
 def _stretch_length(frame: pl.DataFrame, columns: list[str]) -> int | None:

@@ -209,18 +209,24 @@ def begin(frame: pl.DataFrame, fact: str, name: str, compute: Callable[[], Any])
     """Begin computing a :func:`fact` on a thread of its own; the first request for it waits for
     the result. Nothing it raises is seen here: the request then computes the fact itself."""
     facts = _facts_of(frame)
-    if (fact, name) in facts:
-        return
+    if (fact, name) not in facts:
+        facts[fact, name] = begun(compute, f"evalframe-fact-{fact}")
+
+
+def begun(compute: Callable[[], Any], thread_name: str) -> Future:
+    """``compute()`` on a thread of its own (named ``thread_name``): its future, whose result is
+    read-only (an array) and whose exception holds no traceback (so no frame, and no table, is
+    kept by it): whoever reads a failed one computes the value again, in its own place."""
     future: Future = Future()
-    facts[fact, name] = future
 
     def work() -> None:
         try:
             future.set_result(_read_only(compute()))
         except BaseException as error:  # the request computes it again and raises in its own place
-            future.set_exception(error.with_traceback(None))  # no frame (and so no table) kept by it
+            future.set_exception(error.with_traceback(None))
 
-    threading.Thread(target=work, name=f"evalframe-fact-{fact}", daemon=True).start()
+    threading.Thread(target=work, name=thread_name, daemon=True).start()
+    return future
 
 
 def forget(frame: pl.DataFrame, fact: str, name: str) -> None:

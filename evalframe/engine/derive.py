@@ -261,7 +261,7 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     item_groups = [group for group in plan.groups if any(isinstance(m, ItemMetric) for m in group.metrics)]
     index = index_queries(tables.ranking_rows) if tables.ranking_rows is not None and item_groups else None
     if index is not None:
-        _begin_ranking_facts(plan, tables, item_groups)
+        _begin_ranking_facts(plan, tables, item_groups, index)
     notes = list(tables.notes)
     queries = tables.queries if tables.queries is not None else _universe(tables, index)
     queries = conform(queries, load_contract("queries"), source="queries table")
@@ -293,14 +293,15 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     return queries, index, notes
 
 
-def _begin_ranking_facts(plan: Plan, tables: Tables, item_groups: Sequence[MetricGroup]) -> None:
+def _begin_ranking_facts(plan: Plan, tables: Tables, item_groups: Sequence[MetricGroup], index: QueryIndex) -> None:
     """Begin the run's score lateness (:func:`~evalframe.engine.ranking.begin_score_lateness`),
     which the ranking stage reads when it ranks the judged items by score: this stage's small
-    Polars calls leave a core idle, the lateness uses it."""
+    Polars calls leave a core idle, the lateness uses it. It is kept on the run's ``index``, which
+    the evaluation holds (not on the caller's run frame)."""
     run = tables.ranking_rows
     item_metrics = [m for group in item_groups for m in group.metrics if isinstance(m, ItemMetric)]
     if "score" in run.columns and "rank" not in run.columns and judged_only(tables, item_metrics):
-        begin_score_lateness(run, single_precision=plan.score_precision == "float32")
+        begin_score_lateness(index, run, single_precision=plan.score_precision == "float32")
 
 
 def relevant_counts(judgments: pl.DataFrame, relevance_threshold: int) -> pl.DataFrame:

@@ -33,6 +33,7 @@ from evalframe.metrics.base import (
     ItemMetric,
     QueryMetric,
     SetMetric,
+    all_weights_one,
     merge_states,
 )
 
@@ -268,11 +269,12 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
         # Set-metric states: one per (grouping set, state_id), shared by the metrics that read
         # it (in memory: streaming sums floats in a varying order).
         plans = {}
-        for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
-            for grouping in plan.slices:
-                key = ("state", g, grouping, metric.state_id)
-                if applies[(metric.unit, grouping)] and key not in plans:  # built once per shared state
-                    plans[key] = metric.state(rows_of_slices(inside.lazy(), by[grouping]), by[grouping])
+        with all_weights_one(not weighted):  # no weight column: every weight is 1, counts are plain counts
+            for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
+                for grouping in plan.slices:
+                    key = ("state", g, grouping, metric.state_id)
+                    if applies[(metric.unit, grouping)] and key not in plans:  # built once per shared state
+                        plans[key] = metric.state(rows_of_slices(inside.lazy(), by[grouping]), by[grouping])
         values = {}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]

@@ -36,7 +36,6 @@ from evalframe.engine.plan import EmptyPolicy, ScorePrecision
 from evalframe.engine.ranking import (
     JudgedRanking,
     QueryIndex,
-    forget_score_lateness,
     judge_items,
     judged_ranks,
     query_context,
@@ -106,7 +105,6 @@ def item_partials(
         # ``index`` numbers the rows of a long ranking; exploded ranked lists get their own.
         found = judged_ranks(run, judgments, pairs, index=index if tables.ranking_rows is not None else None,
                              source=tables.ranking_source, single_precision=single_precision)
-        forget_score_lateness(run, single_precision=single_precision)  # begun by the derive stage, now read
         if found is not None:
             per_query = _aggregate_judged(found, partials, max_depth=max_depth, relevance_threshold=relevance_threshold)
     if per_query is None:

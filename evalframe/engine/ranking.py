@@ -15,10 +15,10 @@ metric ignores unjudged items.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -207,11 +207,14 @@ class QueryIndex:
 
     ``pairs`` has ``code`` (0, 1, ... in order of first appearance), ``system``, ``query_id``
     and ``n_rows``; ``row_codes`` gives each run row's ``code`` (:class:`RowCodes`), and
-    ``codes`` the same as a Series (UInt32).
+    ``codes`` the same as a Series (UInt32). ``begun`` holds the run's :func:`score_lateness`
+    begun early (:func:`begin_score_lateness`), by precision: kept with the index, it lives as
+    long as the evaluation that holds the index, never on the caller's run frame.
     """
 
     pairs: pl.DataFrame
     row_codes: RowCodes
+    begun: dict[str, Future] = field(default_factory=dict, repr=False)
 
     @property
     def codes(self) -> pl.Series:
@@ -311,6 +314,7 @@ def judged_ranks(
     else:
         wanted = index.pairs.join(evaluated.unique(), on=QUERY_KEYS, how="semi")
     codes: pl.Series | RowCodes = index.row_codes
+    kept_rows = None
     if wanted.height < index.pairs.height:
         keep = pl.repeat(False, index.pairs.height, eager=True).scatter(wanted.get_column("code"), True)
         kept_rows = keep.gather(index.codes).arg_true()
@@ -332,7 +336,7 @@ def judged_ranks(
         else:
             matching = pool.submit(_judged_matches, run, judgments)
         key_options = {"lateness_bits": lateness_bits, "by_score": by_score, "single_precision": single_precision,
-                       "source": source}
+                       "source": source, "lateness": _lateness_reader(index, run, kept_rows, single_precision)}
         # Within a block every row has one code: the lateness alone orders them.
         keys = _ranking_keys(run, codes, with_codes=block is None, **key_options)
         sorted_keys = _sorted_keys(keys, codes) if keys is not None and block is None else None
@@ -465,6 +469,7 @@ def _ranking_keys(
     single_precision: bool = False,
     with_codes: bool = True,
     source: str = "run",
+    lateness: Callable[[], np.ndarray] | None = None,
 ) -> np.ndarray | None:
     """One unsigned integer key per row, that sorts as the rows' ranking does.
 
@@ -477,9 +482,9 @@ def _ranking_keys(
     every row of a block has one code) the key is the lateness alone, whole, of the score's
     width. None for a NaN score or a rank too large to fit.
 
-    The lateness of the scores is the run's :func:`score_lateness` (read-only; begun beside the
-    derive stage by :func:`begin_score_lateness`), and the code is added in one more array only
-    when asked for.
+    The lateness of the scores is ``lateness()`` (read-only: :func:`_lateness_reader`'s, begun
+    beside the derive stage by :func:`begin_score_lateness`), else the run's :func:`score_lateness`;
+    the code is added in one more array only when asked for.
     """
     import numpy as np
 
@@ -487,7 +492,7 @@ def _ranking_keys(
         score = run.get_column("score")
         if score.null_count() or score.is_nan().any():  # NumPy would read a null as NaN
             return None
-        lateness = score_lateness(run, single_precision=single_precision)
+        lateness = lateness() if lateness is not None else score_lateness(run, single_precision=single_precision)
         if single_precision and _has_infinite(lateness):
             check_single_precision(run, source=source)  # a finite score beyond float32: an error
         if not with_codes:
@@ -510,26 +515,43 @@ def _ranking_keys(
 
 def score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> np.ndarray:
     """Each row's score as a :func:`_score_lateness` (its order reversed, in unsigned integers;
-    with ``single_precision`` of the score rounded to a 32-bit float), a read-only fact of
-    ``run`` (:mod:`~evalframe.data.layout`): computed once, or begun early
-    (:func:`begin_score_lateness`). Meaningless where a score is null or NaN (the caller checks).
+    with ``single_precision`` of the score rounded to a 32-bit float), read-only. Meaningless
+    where a score is null or NaN (the caller checks).
 
     On millions of rows fresh memory costs more than the arithmetic (each new page is a fault
     and a page of zeros): the lateness is made in the one NumPy copy of the scores, written piece
     by piece (:func:`~evalframe.data.layout.column_in_pieces`)."""
-    return layout.fact(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
+    lateness = _lateness_of(run, single_precision)
+    lateness.flags.writeable = False
+    return lateness
 
 
-def begin_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> None:
-    """Begin the run's :func:`score_lateness` on a thread of its own (a stage before the
-    ranking's, whose own work leaves a core idle)."""
-    layout.begin(run, "score lateness", _precision(single_precision), lambda: _lateness_of(run, single_precision))
+def begin_score_lateness(index: QueryIndex, run: pl.DataFrame, *, single_precision: bool = False) -> None:
+    """Begin the :func:`score_lateness` of ``run`` (the run ``index`` numbers) on a thread of its
+    own (a stage before the ranking's, whose own work leaves a core idle), kept on ``index``
+    (:attr:`QueryIndex.begun`): :func:`judged_ranks` reads it, or the rows of it it ranks, and it
+    goes with the index when the evaluation ends (or fails)."""
+    precision = _precision(single_precision)
+    if precision not in index.begun:
+        index.begun[precision] = layout.begun(lambda: _lateness_of(run, single_precision), "evalframe-score-lateness")
 
 
-def forget_score_lateness(run: pl.DataFrame, *, single_precision: bool = False) -> None:
-    """Drop the run's :func:`score_lateness` once the ranking stage is done with it (a frame kept
-    by the caller does not keep its lateness too)."""
-    layout.forget(run, "score lateness", _precision(single_precision))
+def _lateness_reader(index: QueryIndex, run: pl.DataFrame, rows: pl.Series | None,
+                     single_precision: bool) -> Callable[[], np.ndarray]:
+    """The :func:`score_lateness` of ``run`` (the indexed run's ``rows``, all of them when None),
+    made once on the first call: the one begun on ``index`` (waited for; the ``rows`` of it
+    taken, a gather instead of a second lateness of the slice), else computed on ``run`` itself
+    (also when the begun one failed: its error is then raised here, in its own place)."""
+
+    @cache
+    def read() -> np.ndarray:
+        begun = index.begun.get(_precision(single_precision))
+        if begun is not None and begun.exception() is None:  # waits for the begun one
+            whole = begun.result()
+            return whole if rows is None else whole[rows.to_numpy()]
+        return score_lateness(run, single_precision=single_precision)  # a failed begun one raises here
+
+    return read
 
 
 def _precision(single_precision: bool) -> str:

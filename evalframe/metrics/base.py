@@ -45,7 +45,9 @@ for 0 instead (``empty="zero"``).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import StrEnum
 from typing import ClassVar, Literal
 
@@ -464,6 +466,31 @@ def with_unit_weights(rows: pl.LazyFrame) -> pl.LazyFrame:
 def weight() -> pl.Expr:
     """The row's unit weight."""
     return pl.col(WEIGHT)
+
+
+#: Whether the set-metric states being built read rows whose every :data:`WEIGHT` is 1
+#: (:func:`all_weights_one`).
+_UNIT_WEIGHTS: ContextVar[bool] = ContextVar("evalframe_unit_weights", default=False)
+
+
+@contextmanager
+def all_weights_one(every_weight_is_one: bool = True) -> Iterator[None]:
+    """Within the block, the states built (:meth:`SetMetric.state`) are of rows whose every
+    :data:`WEIGHT` is 1: the engine says so while it builds the plans of an evaluation without a
+    ``weight`` column. A weighted count of rows is then the number of those rows, which the
+    states add as a plain count (:func:`~evalframe.metrics.curves.weight_where`): the same
+    Float64 as the exact sum of their weights, without its fixed-point units. Read when a plan
+    is built (one thread's context), not when it runs."""
+    token = _UNIT_WEIGHTS.set(every_weight_is_one)
+    try:
+        yield
+    finally:
+        _UNIT_WEIGHTS.reset(token)
+
+
+def weights_are_one() -> bool:
+    """Whether the state being built reads rows whose every weight is 1 (:func:`all_weights_one`)."""
+    return _UNIT_WEIGHTS.get()
 
 
 # --- helpers shared by metric families -----------------------------------------------------

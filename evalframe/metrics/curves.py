@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from evalframe.metrics.base import weight
+from evalframe.metrics.base import weight, weights_are_one
 
 #: State key of :func:`roc_points`: the threshold's probability.
 PROB = "prob"
@@ -109,6 +109,16 @@ class Exact:
     values: pl.Expr
 
 
+def weight_where(condition: pl.Expr) -> pl.Expr | Exact:
+    """The weight of the rows where ``condition`` holds, as a column of :func:`exact_sums`: their
+    weights (0.0 elsewhere) added exactly; when every weight is 1 (:func:`~evalframe.metrics.base.weights_are_one`),
+    the number of those rows as a Float64, a plain count: the same bits (a sum of ones is exact
+    in any order), without the fixed-point units."""
+    if weights_are_one():
+        return condition.fill_null(False).sum().cast(pl.Float64)
+    return Exact(pl.when(condition).then(weight()).otherwise(0.0))
+
+
 def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl.Expr | Exact], *,
                maintain_order: bool = False) -> pl.LazyFrame:
     """One group-by of ``rows`` by ``keys`` (one row without keys): columns ``*keys`` and ``columns``
@@ -134,12 +144,14 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
     scales = {}
     for name in exact:
         scales |= dict(zip((first(name), second(name)), _halves(_units_of(value(name))), strict=True))
-    per_group = pl.struct(**scales)
-    prepared = (
-        rows.with_columns(**{value(name): values.cast(pl.Float64) for name, values in exact.items()})
-        .with_columns((per_group.over(keys) if keys else per_group).alias("__scales"))
-        .unnest("__scales")
-    )
+    prepared = rows
+    if exact:  # (none: every column a plain aggregation, e.g. counts with every weight 1)
+        per_group = pl.struct(**scales)
+        prepared = (
+            rows.with_columns(**{value(name): values.cast(pl.Float64) for name, values in exact.items()})
+            .with_columns((per_group.over(keys) if keys else per_group).alias("__scales"))
+            .unnest("__scales")
+        )
     aggregations = [
         *(column.alias(name) for name, column in columns.items() if not isinstance(column, Exact)),
         *(_scaled(pl.col(value(name)), pl.col(first(name)), pl.col(second(name))).sum().alias(total(name)) for name in exact),
@@ -174,9 +186,14 @@ def weighted_counts(
     units are added as Int128, and the total is rounded to Float64 once (:func:`exact_sum`).
     That keeps the group-by on Polars' fast path: an ordered float sum sorts every group, which
     takes seconds for the ROC points of 300k distinct probabilities. With integer weights every
-    count is the exact integer.
+    count is the exact integer. When every weight is 1 (the engine's states without a ``weight``
+    column, :func:`~evalframe.metrics.base.all_weights_one`) each count is the number of rows, a
+    plain count with the same bits (:func:`weight_where`).
     """
     used_rows = is_scored() if used is None else used
+    if weights_are_one():  # every weight 1: each weighted count is a count of rows (weight_where), the same bits
+        counts = [used_rows.sum().cast(pl.Int64).alias("n"), *(weight_where(condition).alias(name) for name, condition in conditions.items())]
+        return rows.group_by(list(keys)).agg(counts) if keys else rows.select(counts)
     units, used, weight_in_units = "__weight_units", "__used", "__weight_in_units"
     # Each row's weight in units once; a condition's sum takes it where the condition holds
     # (the same whole numbers as a weight-or-zero in units per condition).
@@ -247,9 +264,13 @@ def calibration_bins(rows: pl.LazyFrame, by: Sequence[str], bins: int) -> pl.Laz
     [(0, 2, 4.0, 1.375, 3.0), (1, 1, 2.0, 1.5, 2.0)]
     """
     scored = is_scored()
+    # With every weight 1 the weight is a count of rows (weight_where), and Σ w·label of whole
+    # labels (the contract's 0 and 1) their plain sum: the same bits as the exact sums.
+    whole_labels = weights_are_one() and rows.collect_schema()["label"].is_integer()
     return exact_sums(rows.with_columns(bin_index(bins).alias(BIN)), [*by, BIN], {
         "n": used_count(),
-        "weight": Exact(weighted(scored)),
+        "weight": weight_where(scored),
         "weighted_prob": Exact(weighted(scored, pl.col("prob").cast(pl.Float64))),
-        "weighted_label": Exact(weighted(scored, pl.col("label").cast(pl.Float64))),
+        "weighted_label": (pl.when(scored).then(pl.col("label")).otherwise(0).sum().cast(pl.Float64) if whole_labels
+                           else Exact(weighted(scored, pl.col("label").cast(pl.Float64)))),
     })

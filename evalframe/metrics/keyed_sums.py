@@ -145,12 +145,13 @@ class KeyedSumsMetric(SetMetric):
         """:meth:`slice_values` with the state's slices as the columns (:func:`slice_columns`)."""
         return finalize_sharing([self], state, by)[0]
 
-    def _slice_table(self, slice_keys: pl.DataFrame, view: Any) -> pl.DataFrame:
-        """The slices' keys beside :meth:`slice_values` of their dense state's :meth:`view`."""
-        found = self.slice_values(view)
-        frame = pl.DataFrame({name: np.asarray(values) for name, values in found.items()})
-        frame = frame.with_columns(pl.col("n").cast(pl.Int64), pl.col("value").fill_nan(None))  # NaN: undefined, no reason named
-        return pl.concat([slice_keys, frame], how="horizontal") if slice_keys.width else frame
+    def _slice_table(self, slice_keys: pl.DataFrame, views: Sequence[Any]) -> pl.LazyFrame:
+        """The slices' keys (of every view, in order) beside :meth:`slice_values` of each of their
+        dense states' :meth:`view`: the views' values joined in NumPy, one table for all of them."""
+        found = [self.slice_values(view) for view in views]
+        frame = pl.DataFrame({name: np.concatenate([np.asarray(f[name]) for f in found]) for name in found[0]})
+        frame = pl.concat([slice_keys, frame], how="horizontal") if slice_keys.width else frame
+        return frame.lazy().with_columns(pl.col("n").cast(pl.Int64), pl.col("value").fill_nan(None))  # NaN: undefined, no reason named
 
     def replicate_state(self, frame: pl.DataFrame, weights: np.ndarray | RowWeights) -> Any:  # type: ignore[override]
         """The :meth:`view` of ``frame``'s state under every column of ``weights`` (dense form)."""
@@ -188,6 +189,6 @@ def finalize_sharing(metrics: Sequence[KeyedSumsMetric], state: pl.LazyFrame | p
     if not views:  # no slice: the columns of none
         empty = SliceColumns({k: np.zeros((1, 0)) for k in first.state_keys}, {c: np.zeros((1, 0)) for c in first.state_kinds})
         views = [(table.select(by).clear(), first.view(empty))]
-    return [finalized(pl.concat([metric._slice_table(keys, view) for keys, view in views], how="vertical_relaxed").lazy(),
-                      by, pl.col("value"), metric.reasons())
-            for metric in metrics]
+    slice_keys = pl.concat([keys for keys, _ in views], how="vertical_relaxed")  # the slices of every view, in order
+    dense_views = [view for _, view in views]
+    return [finalized(metric._slice_table(slice_keys, dense_views), by, pl.col("value"), metric.reasons()) for metric in metrics]

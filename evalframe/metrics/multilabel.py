@@ -81,9 +81,8 @@ from evalframe.metrics.base import (
     QueryMetric,
     SetMetric,
     TargetCategory,
-    weight,
 )
-from evalframe.metrics.curves import Exact, exact_sums, is_scored
+from evalframe.metrics.curves import Exact, exact_sums, is_scored, weight_where
 from evalframe.metrics.params import param
 
 #: The unit of every metric here: all criteria of one post (its key columns come from the pipeline).
@@ -379,15 +378,12 @@ class CriterionF1Metric(SetMetric):
         # row order (which criterion row carries it may differ; finalize adds over criteria).
         is_post_start = scored & pl.when(scored).then(pl.struct(*by, *self.unit_keys)).is_first_distinct()
 
-        def weighted(condition: pl.Expr) -> Exact:
-            return Exact(pl.when(condition).then(weight()).otherwise(0.0).cast(pl.Float64))
-
         # Sums added exactly (no sort per group: the bootstrap's per-unit states are millions of groups).
         keyed = rows.with_columns(is_post_start.alias(POST_START), pl.col("criterion_id").alias(CRITERION_KEY))
         return exact_sums(keyed, [*by, CRITERION_KEY], {
-            "tp": weighted(true & predicted),
-            "fp": weighted(~true & predicted),
-            "fn": weighted(true & ~predicted),
+            "tp": weight_where(true & predicted),
+            "fp": weight_where(~true & predicted),
+            "fn": weight_where(true & ~predicted),
             "n_scored": scored.sum().cast(pl.Int64),
             "n": pl.col(POST_START).sum().cast(pl.Int64),
         }, maintain_order=True)

@@ -75,18 +75,67 @@ def test_a_score_beyond_float32_is_refused_with_the_lateness_begun(tmp_path):
     assert ef.evaluate(run, qrels, ["mrr"]).summary.item(0, "value") == 0.5  # 64 bits: 1e39 is a score
 
 
+def _spied_lateness(monkeypatch) -> tuple[list, list]:
+    """(made, read): every score lateness made (the thread that made it, the array), and every
+    lateness the ranking's keys were built from."""
+    made, read = [], []
+    real_lateness, real_reader = ranking._lateness_of, ranking._lateness_reader
+
+    def lateness_of(*args):
+        made.append((threading.current_thread().name, value := real_lateness(*args)))
+        return value
+
+    def reader(*args):
+        inner = real_reader(*args)
+
+        def reading():
+            read.append(value := inner())
+            return value
+
+        return reading
+
+    monkeypatch.setattr(ranking, "_lateness_of", lateness_of)
+    monkeypatch.setattr(ranking, "_lateness_reader", reader)
+    return made, read
+
+
+def _no_lateness_on(frame: pl.DataFrame) -> bool:
+    facts = layout._FACTS.get(id(frame))
+    return facts is None or facts[0]() is not frame or not any(fact == "score lateness" for fact, _ in facts[1])
+
+
 def test_the_derive_stage_begins_the_lateness_the_ranking_reads(monkeypatch):
     run = ef.read_run(pl.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": list("abcabc"),
                                     "score": [0.3, 0.2, 0.1, 0.1, 0.3, 0.2]}))
     qrels = ef.read_qrels(pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "b"], "relevance": [1, 1]}))
-    begun, made = [], []
-    real_begin, real_lateness = layout.begin, ranking._lateness_of
-    monkeypatch.setattr(layout, "begin", lambda frame, fact, *rest: (begun.append(fact), real_begin(frame, fact, *rest)))
-    monkeypatch.setattr(ranking, "_lateness_of", lambda *args: (made.append(1), real_lateness(*args))[1])
+    made, read = _spied_lateness(monkeypatch)
     values = ef.evaluate(run, qrels, ["mrr"], score_precision="float32").per_query.get_column("value").to_list()
     assert values == [0.5, 1.0]
-    assert begun == ["score lateness"] and made == [1]  # begun early, made once, read by the ranking
-    assert ("score lateness", "score:float32") not in layout._FACTS[id(run)][1]  # then dropped: the run keeps no copy
+    assert [thread for thread, _ in made] == ["evalframe-score-lateness"]  # begun early, made once, on its thread
+    assert len(read) == 1 and read[0] is made[0][1]  # the very array the ranking's keys were built from
+    assert _no_lateness_on(run)  # kept with the evaluation's index: the caller's run keeps no copy
+
+
+def test_a_slice_of_the_run_reads_the_rows_of_the_begun_lateness(monkeypatch):
+    # q3 has no judgment: the ranking evaluates the rows of q1 and q2 only (a slice of the run)
+    run = ef.read_run(pl.DataFrame({"query_id": ["q1"] * 3 + ["q3"] * 2 + ["q2"] * 3, "doc_id": list("abcxyabc"),
+                                    "score": [0.3, 0.2, 0.1, 0.9, 0.8, 0.1, 0.3, 0.2]}))
+    qrels = ef.read_qrels(pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "c"], "relevance": [1, 1]}))
+    made, read = _spied_lateness(monkeypatch)
+    result = ef.evaluate(run, qrels, ["mrr"])
+    assert result.per_query.get_column("value").to_list() == [0.5, 0.5]
+    assert [thread for thread, _ in made] == ["evalframe-score-lateness"]  # the whole run's, once: none of the slice
+    kept = [0, 1, 2, 5, 6, 7]
+    assert len(read) == 1 and read[0].tolist() == made[0][1][kept].tolist()
+    assert _no_lateness_on(run)
+
+
+def test_a_failed_evaluation_leaves_no_lateness_on_the_run():
+    run = ef.read_run(pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [1.0, 1e39]}))
+    qrels = ef.read_qrels(pl.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "relevance": [1]}))
+    with pytest.raises(InputError, match="beyond the range of a 32-bit float"):
+        ef.evaluate(run, qrels, ["mrr"], score_precision="float32")
+    assert _no_lateness_on(run)
 
 
 def test_judged_ranks_take_the_run_pairs_as_they_are_when_the_universe_is_them():

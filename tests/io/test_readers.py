@@ -312,6 +312,27 @@ def test_screen_stretches_and_key_check_agree_with_plain_python(systems, queries
     assert _keys_distinct(frame, ["system", "query_id", "doc_id"]) == (len(set(rows)) == len(rows))
 
 
+@pytest.mark.parametrize(("lengths", "begun", "kept"), [
+    ([3, 3, 3, 3], True, True),  # one length: begun, read by the verdict (and by the ranking), kept
+    ([2, 3, 2, 3], False, False),  # lengths vary from the first rows: not begun
+    ([3, 3, 3, 2], True, False),  # they vary later: begun, then dropped, nothing reads them
+])
+def test_the_key_check_begins_doc_id_hashes_only_where_its_verdict_reads_them(monkeypatch, lengths, begun, kept):
+    from evalframe.data import conform, layout
+
+    monkeypatch.setattr(conform, "_HASHES_BEGUN_FROM", 0)  # as on a table of millions of rows
+    monkeypatch.setattr(conform, "_HEAD_ROWS", 7)  # the first rows: two whole stretches and a cut one
+    rows = [("A", f"q{q}", f"d{d}") for q, n in enumerate(lengths) for d in range(n)]
+    frame = pl.DataFrame(rows, schema=["system", "query_id", "doc_id"], orient="row")
+    calls = []
+    real_begin = layout.begin
+    monkeypatch.setattr(layout, "begin", lambda *args: (calls.append(args[1:3]), real_begin(*args))[1])
+    assert _keys_distinct(frame, ["system", "query_id", "doc_id"])
+    assert calls == ([("hashes", "doc_id")] if begun else [])
+    facts = layout._FACTS.get(id(frame))
+    assert (facts is not None and ("hashes", "doc_id") in facts[1]) == kept
+
+
 @pytest.mark.parametrize("text", ["", "\n\n", "  \n\t\n"])
 @pytest.mark.parametrize("read", [ef.read_run, ef.read_qrels], ids=["run", "qrels"])
 def test_empty_trec_file(tmp_path, read, text):
