@@ -20,8 +20,10 @@ from types import SimpleNamespace
 
 import polars as pl
 import pytest
-from built_once import BUNDLED_CLI_RUN, EVALFRAME, TEST_RESAMPLES, build_once, bundled_cli_command, start_once, wait_started
+from built_once import EVALFRAME, start_bundled_cli_run, wait_started
 from hypothesis import HealthCheck, settings
+from readme_blocks import WRITTEN as README_WRITTEN
+from readme_blocks import readme_run
 
 import evalframe as ef
 
@@ -157,7 +159,7 @@ def _slow_commands_started_early(request, tmp_path_factory):
     test reads it: the workers run other tests meanwhile instead of one of them waiting for it in
     a test's setup (:func:`built_once.start_once`)."""
     if EVALFRAME.is_file() and any("sample_runs" in item.fixturenames for item in request.session.items):
-        start_once(tmp_path_factory, BUNDLED_CLI_RUN, bundled_cli_command)  # else sample_runs fails, naming it
+        start_bundled_cli_run(tmp_path_factory)  # else sample_runs fails, naming it
 
 
 def pytest_sessionfinish(session):
@@ -166,17 +168,17 @@ def pytest_sessionfinish(session):
 
 @pytest.fixture(scope="session")
 def bundled_sample_run(tmp_path_factory):
-    """``(result, out folder)`` of the bundled pipeline on the bundled sample with every output, as
-    ``ef.run_pipeline(path, input=path, out=..., set={"bootstrap.resamples": TEST_RESAMPLES})``,
-    run once per test run (:func:`build_once`) for the CLI tests that read it (test_cli_pipeline,
-    test_cli_stats; none may write into its folder). ``result`` holds the run's in-memory
-    ``summary`` and ``per_query`` tables (the whole Evaluation pickles to ~100 MB)."""
-    def build(root: Path):
-        out = root / "run" / "out"  # alone in its parent (test_cli_pipeline checks no staging folder is left)
-        result = ef.run_pipeline(str(REPO_ROOT / "pipelines" / "evidence_contract.yaml"),
-                                 input=str(REPO_ROOT / "data_samples" / "per_query.csv"), out=out,
-                                 set={"bootstrap.resamples": TEST_RESAMPLES})
-        return SimpleNamespace(summary=result.summary, per_query=result.per_query), out
-
-    return build_once(tmp_path_factory, "bundled_sample_run", build)
-
+    """``(result, out folder)`` of the bundled pipeline on the bundled sample with every output,
+    written from Python by README.md's block ``ev = ef.run_pipeline("pipelines/evidence_contract.yaml",
+    input="data_samples/per_query.csv")`` ... ``ev.write("reports/exp42")`` with
+    ``TEST_RESAMPLES`` bootstrap resamples (``ef.run_pipeline(..., out=...)`` is that run and that
+    write), for the CLI tests that read it (test_cli_pipeline, test_cli_stats; none may write into
+    its folder). The README's runnable blocks run once per test run (tests/readme_blocks.py), for
+    tests/docs/test_readme.py and for these. ``result`` holds the run's in-memory ``summary`` and
+    ``per_query`` tables (the whole Evaluation pickles to ~100 MB)."""
+    run = readme_run(tmp_path_factory)
+    out = run.root / README_WRITTEN
+    if run.failure is not None or run.summary is None or not out.is_dir():
+        pytest.fail(f"README.md's runnable blocks did not write the bundled run into {README_WRITTEN} "
+                    f"(tests/docs/test_readme.py; tests/readme_blocks.WRITTEN names the folder): {run.failure}")
+    return SimpleNamespace(summary=run.summary, per_query=run.per_query), out
