@@ -14,6 +14,7 @@ Hypothesis runs derandomized by default (same examples on every run, so CI is re
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -150,6 +151,34 @@ def pytest_runtest_protocol(item, nextitem):
     own_after, children_after = _cpu_seconds()
     with open(target, "a") as handle:
         handle.write(f"{own_after - own:.3f}\t{children_after - children:.3f}\t{item.nodeid}\n")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    """In a fresh checkout every pytest-xdist worker rewrote the asserts of every test module it
+    imports while collecting (~2.7 CPU-s a worker), each for itself. The second worker first
+    rewrites them last-first into pytest's cache of rewritten modules, while the first collects
+    first-last, and stops where it meets a module the first worker has rewritten: each module is
+    rewritten about once. The first worker collects as before; with the cache filled (a second run)
+    this finds the last module cached and does nothing. Where pytest's helpers are not there (they
+    are its own, not its API), every worker rewrites what it imports, as without this hook."""
+    if os.environ.get("PYTEST_XDIST_WORKER") != "gw1" or sys.dont_write_bytecode:
+        return
+    try:
+        from _pytest.assertion.rewrite import (PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, assertstate_key,
+                                               get_cache_dir, try_makedirs)
+    except ImportError:
+        return
+    config = session.config
+    if config.getoption("assertmode") != "rewrite" or assertstate_key not in config.stash:
+        return
+    state = config.stash[assertstate_key]
+    for source in sorted((REPO_ROOT / "tests").rglob("test_*.py"), reverse=True):
+        pyc = get_cache_dir(source) / (source.name[:-3] + PYC_TAIL)
+        if _read_pyc(source, pyc) is not None or not try_makedirs(pyc.parent):
+            return  # the first worker has come this far (or the folder cannot hold a cache)
+        source_hash, code = _rewrite_test(source, config)
+        _write_pyc(state, code, source_hash, pyc)
 
 
 @pytest.fixture(scope="session", autouse=True)
