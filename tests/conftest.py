@@ -13,6 +13,7 @@ Hypothesis runs derandomized by default (same examples on every run, so CI is re
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -151,6 +152,16 @@ def pytest_runtest_protocol(item, nextitem):
     own_after, children_after = _cpu_seconds()
     with open(target, "a") as handle:
         handle.write(f"{own_after - own:.3f}\t{children_after - children:.3f}\t{item.nodeid}\n")
+
+
+def pytest_collection_finish(session):
+    """Once the test modules are imported, their objects (modules, functions, strategies: most of
+    a worker's heap, and all of it alive to the end) are left out of the garbage collector's
+    scans (``gc.freeze``), and young objects are scanned every 10,000 allocations instead of 700:
+    the full scans over the whole heap had cost about 5 % of a test process's CPU (tests/engine,
+    -n 0: 2.9 -> 1.1 CPU-s in the collector). Objects the tests make are collected as before."""
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 10)
 
 
 @pytest.hookimpl(tryfirst=True)
