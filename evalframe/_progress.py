@@ -1,5 +1,7 @@
-"""Progress on stderr, only when stderr is a terminal and :func:`set_quiet` (the CLI's ``-q``)
-has not silenced it, so pipes, logs and CI output stay as they were:
+"""Progress on stderr, only when stderr is a terminal and neither :func:`set_quiet` (the CLI's
+``-q``, for every thread of the process) nor :func:`quiet_here` (for the work of one caller,
+worker threads of :mod:`evalframe._threads` included) has silenced it, so pipes, logs and CI
+output stay as they were:
 
 - :class:`Progress`, a bar for long stages (the bootstrap), shown once the work has taken more
   than a second;
@@ -10,14 +12,15 @@ has not silenced it, so pipes, logs and CI output stay as they were:
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 _QUIET = False
-#: Per thread: work on a helper thread (:func:`quiet_here`) shows no bar of its own.
-_THREAD = threading.local()
+#: Per caller (:func:`quiet_here`): a context variable, so the worker threads of
+#: :mod:`evalframe._threads`, which run each task in a copy of the caller's context, inherit it.
+_QUIET_HERE: ContextVar[bool] = ContextVar("evalframe_quiet_here", default=False)
 #: Seconds of work before the bar appears.
 DELAY = 1.0
 
@@ -31,16 +34,16 @@ def set_quiet(quiet: bool) -> None:
 @contextmanager
 def quiet_here() -> Iterator[None]:
     """No progress shown by this thread inside the block (a helper thread whose work runs beside
-    the main thread's bar)."""
-    _THREAD.quiet = True
+    the main thread's bar), nor by the tasks it hands to :mod:`evalframe._threads`."""
+    token = _QUIET_HERE.set(True)
     try:
         yield
     finally:
-        _THREAD.quiet = False
+        _QUIET_HERE.reset(token)
 
 
 def _shown(quiet: bool = False) -> bool:
-    return not (quiet or _QUIET or getattr(_THREAD, "quiet", False)) and sys.stderr.isatty()
+    return not (quiet or _QUIET or _QUIET_HERE.get()) and sys.stderr.isatty()
 
 
 @contextmanager

@@ -5,6 +5,10 @@ NumPy's sorts, comparisons and gathers, and Polars' expressions, release the GIL
 run: a loop over slices of ten million rows split into contiguous parts, each part on a thread
 of its own, keeps every core busy (the Python between two calls is short). Each part writes
 its own rows of an output array or returns its own result; nothing is shared but the inputs.
+
+Each task runs in a copy of its caller's :mod:`contextvars` context, as it would on the
+caller's thread: what the caller set there (:func:`evalframe._progress.quiet_here`: no progress
+bars) holds for the tasks on the other threads too.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -33,7 +38,7 @@ def in_parts(n: int, work: Callable[[int, int], T], *, min_rows: int = 1 << 16) 
     if parts == 1:
         return [work(0, n)]
     with ThreadPoolExecutor(max_workers=parts - 1) as pool:
-        others = [pool.submit(work, bounds[part], bounds[part + 1]) for part in range(1, parts)]
+        others = [pool.submit(copy_context().run, work, bounds[part], bounds[part + 1]) for part in range(1, parts)]
         first = work(bounds[0], bounds[1])  # this thread takes the first part
         return [first, *(future.result() for future in others)]
 
@@ -55,4 +60,5 @@ def in_order(tasks: Sequence[Callable[[], T]], *, threads: int = 2) -> Iterator[
         yield from (task() for task in tasks)
         return
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(lambda task: task(), tasks)  # stopped early, it cancels the tasks not begun
+        contexts = [copy_context() for _ in tasks]  # one each: a context runs on one thread at a time
+        yield from pool.map(lambda task, context: context.run(task), tasks, contexts)  # stopped early, it cancels the tasks not begun

@@ -15,6 +15,11 @@ finds and words the failures, so messages never depend on the screen.
 
 Any problem raises one :class:`~evalframe.errors.InputError` listing them all.
 
+A reader with more to do on the conformed table (its own checks, its split into tables) hands
+that work to :func:`conform_with`, which runs it beside step 4 and the rules and raises as if
+each ran in turn; a reader may also cast its columns early, beside other work
+(:func:`cast_if_clean`: conform then finds them in their dtypes).
+
 Rule kinds (``rules:``, each with a ``message``; a rule with a ``name`` can be switched off by
 the reader, e.g. on the user's request): ``determines`` (``key`` → ``column``),
 ``non_empty_when`` (a list ``column`` is not empty where ``when`` holds), ``same_length`` (list
@@ -26,11 +31,13 @@ on the same row). A null list passes the last three.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import polars as pl
 
+from evalframe._threads import in_order
 from evalframe.data.messages import (
     DTYPE_WORDS,
     Locate,
@@ -46,6 +53,8 @@ from evalframe.errors import NO_VALUE, InputError, Problem
 
 if TYPE_CHECKING:
     import numpy as np
+
+T = TypeVar("T")
 
 #: Frames :func:`conform` returned, by ``id``: a frame passed again (a reader's table handed to
 #: :func:`evalframe.evaluate`) is not checked twice. The weak reference drops the entry when the
@@ -88,8 +97,34 @@ def conform(
     Columns the contract does not know are kept unchanged. Raises
     :class:`~evalframe.errors.InputError` listing every problem.
     """
+    return conform_with(frame, contract, (), source=source, locate=locate, column_labels=column_labels,
+                        decimal_comma=decimal_comma, disabled_rules=disabled_rules)[0]
+
+
+def conform_with(
+    frame: pl.DataFrame,
+    contract: Contract,
+    work: Sequence[Callable[[pl.DataFrame], T]],
+    *,
+    source: str,
+    locate: Locate = locate_rows,
+    column_labels: Mapping[str, str] | None = None,
+    decimal_comma: bool = False,
+    disabled_rules: Collection[str] = (),
+) -> tuple[pl.DataFrame, list[T]]:
+    """:func:`conform`, and each of ``work`` called with the conformed frame: the conformed frame
+    and their results.
+
+    The work (a reader's own checks and its split into tables) runs on the cast frame while the
+    contract's checks (the screen or pandera, and the rules) run, two tasks at a time
+    (:func:`~evalframe._threads.in_order`): the checks are Polars passes that leave a core idle.
+    Errors come as if everything ran in turn: a problem the contract's checks find is raised
+    first (the work's results, or its errors on a table that breaks the contract, are then
+    dropped), then the first error of the work, in its order. Without work the checks run here,
+    one after the other.
+    """
     if _already_conformed(frame, contract):
-        return frame
+        return frame, [task(frame) for task in work]
     labels = dict(column_labels or {})
 
     def label(name: str) -> str:
@@ -109,12 +144,33 @@ def conform(
     frame, problems = _cast_columns(frame, contract, locate, label, decimal_comma=decimal_comma)
     if problems:
         raise InputError(source, problems, hint=decimal_comma_hint(problems, contract, label))
-    problems = _validate_with_pandera(frame, contract, locate, label)
-    problems += _check_rules(frame, contract, locate, label, disabled=disabled_rules)
+    if not work:
+        problems = _validate_with_pandera(frame, contract, locate, label)
+        problems += _check_rules(frame, contract, locate, label, disabled=disabled_rules)
+        if problems:
+            raise InputError(source, problems)
+        return _remember(frame, contract), []
+    cast = frame
+    results = in_order([
+        lambda: _validate_with_pandera(cast, contract, locate, label),
+        lambda: _check_rules(cast, contract, locate, label, disabled=disabled_rules),
+        *(partial(task, cast) for task in work),
+    ])
+    problems = next(results) + next(results)
     if problems:
+        results.close()  # the work not begun is cancelled; the work running ends first
         raise InputError(source, problems)
-    return _remember(frame, contract)
+    return _remember(frame, contract), list(results)
 
+
+
+def cast_if_clean(frame: pl.DataFrame, contract: Contract, *, decimal_comma: bool = False) -> pl.DataFrame | None:
+    """``frame``'s contract columns cast to their contract dtypes as :func:`conform` casts them,
+    or None when a value does not convert (or a list column is not one): a reader casts its
+    columns beside other work, and :func:`conform` then finds them in their dtypes (a problem is
+    left for :func:`conform` to find and word, in its place among the others)."""
+    cast, problems = _cast_columns(frame, contract, locate_rows, str, decimal_comma=decimal_comma)
+    return None if problems else cast
 
 
 def _cast_columns(

@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
-from evalframe.data.conform import conform, passes_screen
+from evalframe.data.conform import cast_if_clean, conform, conform_with, passes_screen
 from evalframe.data.messages import Locate, locate_rows
 from evalframe.data.schema import CHECKS, DTYPES, RULE_KINDS, ColumnContract, Contract, load_contract, load_yaml, to_pandera
 
 __all__ = [
-    "CHECKS", "DTYPES", "RULE_KINDS", "ColumnContract", "Contract", "Locate", "conform", "load_contract", "load_yaml",
+    "CHECKS", "DTYPES", "RULE_KINDS", "ColumnContract", "Contract", "Locate", "cast_if_clean", "conform", "conform_with",
+    "load_contract", "load_yaml",
     "locate_rows", "passes_screen", "to_pandera",
 ]

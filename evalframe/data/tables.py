@@ -90,12 +90,15 @@ class Tables:
         lists = self.ranked_lists if self.ranked_lists is not None else _no_lists()
         return _explode(lists.join(pairs.select(QUERY_KEYS), on=QUERY_KEYS, how="semi"))
 
-    def ranked_pairs(self) -> pl.DataFrame:
-        """The (system, query_id) pairs the ranking lists, each once."""
+    def ranked_pairs(self, *, each_once: bool = True) -> pl.DataFrame:
+        """The (system, query_id) pairs the ranking lists, each once; with ``each_once=False``,
+        ranked lists give their pairs as they stand (a pair listed twice repeats: for a join
+        that a repeat does not change, without a hash of every pair first). A long ranking's
+        pairs are always made unique (its rows repeat each pair once per item)."""
         if self.ranking_rows is not None:
             return self.ranking_rows.select(QUERY_KEYS).unique()
         lists = self.ranked_lists if self.ranked_lists is not None else _no_lists()
-        return lists.select(QUERY_KEYS).unique()
+        return lists.select(QUERY_KEYS).unique() if each_once else lists.select(QUERY_KEYS)
 
     @property
     def n_ranking_rows(self) -> int:

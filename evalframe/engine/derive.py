@@ -101,7 +101,8 @@ def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: Qu
     """Apply the ``missing`` policy to evaluated pairs the ranking does not list; notes."""
     if _same_pairs(universe, index):
         return []
-    ranked = index.pairs.select(QUERY_KEYS) if index is not None else tables.ranked_pairs()
+    # An anti join (and the error's counts, which take unique ids) reads a repeated pair as one.
+    ranked = index.pairs.select(QUERY_KEYS) if index is not None else tables.ranked_pairs(each_once=False)
     absent = universe.select(QUERY_KEYS).join(ranked, on=QUERY_KEYS, how="anti").sort(QUERY_KEYS)
     if absent.height == 0:
         return []
@@ -266,9 +267,9 @@ def derive_queries(plan: Plan, tables: Tables) -> tuple[pl.DataFrame, QueryIndex
     queries = conform(queries, load_contract("queries"), source="queries table")
     queries, state_notes = with_state(queries, plan.state_thresholds)
     notes += state_notes
-    if tables.queries is not None and item_groups:
+    if tables.queries is not None and item_groups and tables.ranking_rows is not None:
         ignored = tables.judgments.join(queries.select("query_id").unique(), on="query_id", how="anti")
-        if ignored.height and tables.ranking_rows is not None:
+        if ignored.height:
             notes.append(f"{ignored.get_column('query_id').n_unique()} judged queries are not in the queries table and were ignored")
     needed = {name for metric in plan.metrics for name in metric.required_columns.get("queries", ())}
     needs_relevant = (item_groups or "n_relevant" in needed

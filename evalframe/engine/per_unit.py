@@ -44,7 +44,6 @@ from evalframe.engine.ranking import (
     running_sum_in_run,
     single_precision_scores,
 )
-from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, ItemMetric, Metric, QueryMetric
 
 SKIP = "__skip"
@@ -232,16 +231,14 @@ def coarse_unit_values(
     """Wide values of a coarser unit: ``expr()`` of each metric aggregated over the unit's rows.
 
     ``carry`` holds the unit keys and the slice keys that apply to the unit (one value per unit).
-    Units come in order of first appearance in ``rows``.
+    Units come in order of first appearance in ``rows``. The metrics declare no subset of their own
+    (checked before any group's data work, :func:`evalframe.engine.partials.check_builds`).
     """
     keys = list(unit_keys)
     aggregations: list[pl.Expr] = [pl.col(name).first() for name in carry if name not in keys]
     aggregations.append(pl.col(WEIGHT).first())
     names: list[str] = []
     for metric in metrics:
-        if metric.subset_where is not None:
-            msg = f"metric `{metric.name}` of unit `{metric.unit}` declares its own subset; only query-unit metrics may"
-            raise ConfigError(msg)
         aggregations += [metric.expr().cast(pl.Float64).alias(metric.name), metric.skip_reason().alias(metric.name + SKIP)]
         aggregations += _flag(metric)
         names.append(metric.name)

@@ -38,7 +38,7 @@ import polars as pl
 
 from evalframe._threads import in_order
 from evalframe.data.tables import Tables
-from evalframe.data.contracts import conform, load_contract
+from evalframe.data.contracts import cast_if_clean, conform_with, load_contract
 from evalframe.data.layout import key_hash
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
@@ -190,6 +190,64 @@ def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.
     all of whose numbers are finite: the usual file, parsed without a per-list evaluation; None
     when a cell is anything else (then :func:`_number_lists_cell_by_cell` parses, finds and words it).
 
+    First a look at every column in one pass of byte searches (no regex): a column without ``+``
+    or whitespace whose every cell is empty or in brackets is split on ``,`` and cast at once
+    (:func:`_cast_number_lists`); when every item then casts to a finite number, each cell was a
+    compact JSON array (``_COMPACT_NUMBER_ARRAY``). Polars' cast reads a number as
+    ``[+-]?(digits[.digits] | .digits)([eE][+-]?digits)`` or ``inf``/``nan``: without a ``+``
+    and with every number finite, that is the pattern's number, and the items between single
+    commas are the pattern's list — the same split and cast as the checked path below, so the
+    same numbers, bit for bit. Any other column (a ``+``, whitespace, or a cell the cast cannot
+    read) goes the checked way (:func:`_checked_number_lists`).
+    """
+    if not columns:
+        return {}
+    texts = {name: pl.col(name).cast(pl.String) for name in columns}
+    # memchr-fast searches (three bytes at most each): a `+` (an exponent's sign, or a number
+    # the pattern refuses) and JSON's whitespace; every cell null, empty or bracketed.
+    look = frame.select(
+        *((text.str.contains_any(["+", " ", "\t"]) | text.str.contains_any(["\n", "\r"])).any().alias(f"odd {name}")
+          for name, text in texts.items()),
+        *((text.is_null() | (text == "") | (text.str.starts_with("[") & text.str.ends_with("]"))).all()
+          .alias(f"bracketed {name}") for name, text in texts.items()),
+        *(_empty_cell(text).any().alias(f"empty {name}") for name, text in texts.items()),
+    ).row(0, named=True)
+    parsed = {}
+    for name, text in texts.items():
+        if look[f"bracketed {name}"] and not look[f"odd {name}"]:
+            numbers = _cast_number_lists(frame, text, name, has_empty=look[f"empty {name}"])
+            if numbers is not None:
+                parsed[name] = numbers
+    rest = [name for name in columns if name not in parsed]
+    if rest:
+        checked = _checked_number_lists(frame, rest)
+        if checked is None:
+            return None
+        parsed |= checked
+    return {name: parsed[name] for name in columns}
+
+
+def _empty_cell(text: pl.Expr) -> pl.Expr:
+    return text.is_null() | (text == "") | (text == "[]")
+
+
+def _cast_number_lists(frame: pl.DataFrame, text: pl.Expr, name: str, *, has_empty: bool) -> pl.Series | None:
+    """The cells of ``text`` (JSON number arrays without whitespace, or empty) split on ``,``
+    between their brackets and cast to floats; None when an item is not a finite number."""
+    inner = text.str.strip_prefix("[").str.strip_suffix("]")
+    items = inner.str.split(",")
+    if has_empty:  # the choice per cell copies the whole list column: only where a cell is empty
+        items = pl.when(inner.is_null() | (inner == "")).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(items)
+    numbers = frame.select(items.cast(pl.List(pl.Float64), strict=False).alias(name)).to_series()
+    flat = numbers.list.explode(empty_as_null=False, keep_nulls=False)
+    if flat.null_count() or not flat.is_finite().all():
+        return None
+    return numbers
+
+
+def _checked_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.Series] | None:
+    """:func:`_json_number_lists` of columns each cell of which is checked against a pattern.
+
     A cell matching ``_JSON_NUMBER_ARRAY`` is its numbers joined by commas, with whitespace only
     between tokens: once the brackets and the whitespace are removed, splitting on ``,`` gives
     the items that the cell-by-cell parse strips, cast to floats by the same cast (the same
@@ -197,8 +255,6 @@ def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.
     ``json.dumps(separators=(",", ":"))`` and most writers of large files spell them) has no
     whitespace to look for.
     """
-    if not columns:
-        return {}
     texts = {name: pl.col(name).cast(pl.String) for name in columns}
 
     def every_cell(text: pl.Expr, pattern: str, name: str) -> pl.Expr:
@@ -206,7 +262,7 @@ def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.
 
     compact = frame.select(
         *(every_cell(text, _COMPACT_NUMBER_ARRAY, name) for name, text in texts.items()),
-        *((text.is_null() | (text == "") | (text == "[]")).any().alias(f"empty {name}") for name, text in texts.items()),
+        *(_empty_cell(text).any().alias(f"empty {name}") for name, text in texts.items()),
     ).row(0, named=True)
     spaced = [name for name in columns if not compact[name]]
     # Whether a column may hold an empty cell (a compact one without any is split as it stands).
@@ -222,13 +278,8 @@ def _json_number_lists(frame: pl.DataFrame, columns: list[str]) -> dict[str, pl.
         texts |= {name: texts[name].str.replace_all(r"\s+", "") for name in spaced if found[f"spaced {name}"]}
     parsed = {}
     for name, text in texts.items():
-        inner = text.str.strip_prefix("[").str.strip_suffix("]")
-        items = inner.str.split(",")
-        if has_empty[name]:  # the choice per cell copies the whole list column: only where a cell is empty
-            items = pl.when(inner.is_null() | (inner == "")).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(items)
-        numbers = frame.select(items.cast(pl.List(pl.Float64), strict=False).alias(name)).to_series()
-        flat = numbers.list.explode(empty_as_null=False, keep_nulls=False)
-        if flat.null_count() or not flat.is_finite().all():
+        numbers = _cast_number_lists(frame, text, name, has_empty=has_empty[name])
+        if numbers is None:
             return None
         parsed[name] = numbers
     return parsed
@@ -263,26 +314,46 @@ def read_per_query(
     given_columns = list(frame.columns)
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     numbers_to_parse = [c for c in NUMBER_LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.Float64)]
-    # The id lists and the number lists: two independent Polars passes (the number lists' is one
-    # column, one core), side by side; an error is raised as if they ran in turn (the id lists' first).
-    (parsed, problems), (numbers, number_problems) = in_order([
+    contract = load_contract("per_query")
+    # The id lists, the number lists (one column, one core) and the contract's other columns' cast:
+    # independent Polars passes, side by side; an error is raised as if they ran in turn (the id
+    # lists' first, the cast's in conform, which finds the columns cast or casts them again).
+    (parsed, problems), (numbers, number_problems), cast = in_order([
         lambda: parse_list_columns(frame, to_parse, locate=locate, labels=labels),
         lambda: _number_lists(frame, numbers_to_parse, locate=locate, labels=labels),
+        lambda: _cast_beside(frame, contract, decimal_comma=decimal_comma),
     ])
     problems += number_problems
     if problems:
         raise InputError(name, problems)
     disabled = ("extracted_within_candidates",) if extracted_outside_candidates == "allow" else ()
-    frame = conform(frame.with_columns(**parsed, **numbers), load_contract("per_query"), source=name, locate=locate,
-                    column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled)
-
-    def check() -> None:
-        _check_no_repeated_ids(frame, name, locate, labels)
-        _check_gold_agrees_across_configs(frame, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in frame.columns))
-
-    # The tables are split while the checks run; a failed check is the error (as when run first).
-    _, tables = in_order([check, lambda: split_per_query(frame, given_columns)])
+    # The split and the reader's own checks run beside the contract's checks; errors come in this
+    # order, the contract's first (as when each ran in turn). The split (the longest task, which
+    # reshapes a conformed frame and finds no problem) begins first, so the two threads end together.
+    _, (tables, _, _) = conform_with(
+        frame.with_columns(**parsed, **numbers, **cast), contract,
+        [
+            lambda conformed: split_per_query(conformed, given_columns),
+            lambda conformed: _check_no_repeated_ids(conformed, name, locate, labels),
+            lambda conformed: _check_gold_agrees_across_configs(
+                conformed, name, locate, query=tuple(c for c in ("post_id", "criterion_id") if c in conformed.columns)),
+        ],
+        source=name, locate=locate, column_labels=labels, decimal_comma=decimal_comma, disabled_rules=disabled,
+    )
     return tables
+
+
+def _cast_beside(frame: pl.DataFrame, contract, *, decimal_comma: bool) -> dict[str, pl.Series]:
+    """The contract's columns other than lists, cast (:func:`~evalframe.data.conform.cast_if_clean`)
+    beside the list parsing; nothing when a value does not convert, or anything else goes wrong:
+    :func:`~evalframe.data.conform.conform` then casts them and reports the problem in its place."""
+    names = [name for name, column in contract.columns.items()
+             if name in frame.columns and not column.dtype.startswith("list")]
+    try:
+        cast = cast_if_clean(frame.select(names), contract, decimal_comma=decimal_comma)
+    except Exception:  # noqa: BLE001 (conform meets it again, in its place)
+        return {}
+    return {} if cast is None else {name: cast.get_column(name) for name in names}
 
 
 def _number_lists(frame: pl.DataFrame, columns: list[str], *, locate, labels: Mapping[str, str]):
@@ -400,7 +471,8 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
         *optional,
         *tags,
     )
-    queries = keyed.sort("system", "query_id")
+    # Stable: the same order as any sort of these unique keys, and about two thirds of the cost.
+    queries = keyed.sort("system", "query_id", maintain_order=True)
     ranked = {"doc_id": frame.get_column("ranked_sent_uids")}
     if "ranked_scores" in frame.columns:
         ranked["score"] = frame.get_column("ranked_scores")

@@ -23,13 +23,29 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalframe._files import path_lock, write_parquet_replacing
+from evalframe._files import locked, read_parquet_table, write_parquet_replacing
 from evalframe._progress import Progress
 from evalframe.errors import ConfigError
 
 #: Texts encoded per call of the encoder.
 DEFAULT_BATCH_SIZE = 64
 CACHE_SCHEMA = {"model_id": pl.String, "text_sha256": pl.String, "embedding": pl.List(pl.Float32)}
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([("model_id", pa.large_string()), ("text_sha256", pa.large_string()),
+                      ("embedding", pa.large_list(pa.float32()))])
+
+
+def _vectors(column: Any) -> list[np.ndarray]:
+    """The float32 vectors of a pyarrow list column, one array per row."""
+    import pyarrow.compute as pc
+
+    column = column.combine_chunks()
+    flat = pc.list_flatten(column).to_numpy(zero_copy_only=False).astype(np.float32, copy=False)
+    return np.split(flat, np.cumsum(pc.list_value_length(column).to_numpy(zero_copy_only=False))[:-1]) if len(column) else []
 
 
 def text_sha256(texts: list[str]) -> list[str]:
@@ -50,27 +66,36 @@ class Encoder:
     n_encoded: int = 0
 
     def _load_cache(self, hashes: list[str]) -> None:
+        # pyarrow, not Polars: this runs inside a metric's Polars function, under the encoder's lock
+        # (evalframe._files says why).
         if self.cache is None or self.model_id is None or not self.cache.exists():
             return
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
         try:
-            with path_lock(self.cache):  # not while another encoder of this process replaces the file
-                found = (pl.scan_parquet(self.cache)
-                         .filter((pl.col("model_id") == self.model_id) & pl.col("text_sha256").is_in(hashes))
-                         .collect())
-        except (OSError, pl.exceptions.PolarsError) as error:
+            table = read_parquet_table(self.cache)  # one version, whoever replaces the file meanwhile
+            wanted = pa.array(hashes, table["text_sha256"].type)
+            found = table.filter(pc.and_(pc.equal(table["model_id"], self.model_id), pc.is_in(table["text_sha256"], value_set=wanted)))
+        except (OSError, KeyError, pa.ArrowException) as error:
             raise ConfigError(f"{self.cache}: cannot read the embedding cache: {error}") from None
-        for sha, vector in zip(found["text_sha256"].to_list(), found["embedding"].to_list(), strict=True):
-            self._memo.setdefault(sha, np.asarray(vector, dtype=np.float32))
+        for sha, vector in zip(found["text_sha256"].to_pylist(), _vectors(found["embedding"]), strict=True):
+            self._memo.setdefault(sha, vector)
 
     def _save_cache(self, hashes: list[str]) -> None:
         if self.cache is None or self.model_id is None or not hashes:
             return
-        new = pl.DataFrame({"model_id": [self.model_id] * len(hashes), "text_sha256": hashes,
-                            "embedding": [self._memo[h].tolist() for h in hashes]}, schema=CACHE_SCHEMA)
-        with path_lock(self.cache):  # another encoder of this process may share the file
-            if self.cache.exists():
-                new = pl.concat([pl.read_parquet(self.cache), new]).unique(["model_id", "text_sha256"], keep="first",
-                                                                           maintain_order=True)
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        new = pa.table({"model_id": [self.model_id] * len(hashes), "text_sha256": hashes,
+                        "embedding": [self._memo[h] for h in hashes]}, schema=_arrow_schema())
+        with locked(self.cache):  # another encoder, of this process or another, may share the file
+            if self.cache.exists():  # its rows first, then the texts it lacks (another writer may have added some)
+                old = read_parquet_table(self.cache).select(list(CACHE_SCHEMA))
+                new = new.cast(old.schema)
+                known = old.filter(pc.equal(old["model_id"], self.model_id))["text_sha256"].combine_chunks()
+                new = pa.concat_tables([old, new.filter(pc.invert(pc.is_in(new["text_sha256"], value_set=known)))])
             write_parquet_replacing(new, self.cache)
 
     def vectors(self, texts: list[str]) -> np.ndarray:

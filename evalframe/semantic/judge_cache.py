@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from evalframe._files import path_lock, write_parquet_replacing
+from evalframe._files import locked, read_parquet_table, write_parquet_replacing
 from evalframe.errors import ConfigError
 
 Mode = Literal["live", "record", "replay"]
@@ -29,6 +29,12 @@ MODES: tuple[str, ...] = ("live", "record", "replay")
 DEFAULT_CACHE_NAME = "judge_cache.parquet"
 SCHEMA = {"key": pl.String, "provider": pl.String, "model": pl.String, "template_sha256": pl.String,
           "parameters": pl.String, "prompt": pl.String, "answer": pl.String, "score": pl.Float64, "reason": pl.String}
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema([(name, pa.float64() if dtype == pl.Float64 else pa.large_string()) for name, dtype in SCHEMA.items()])
 
 
 def check_mode(mode: str) -> Mode:
@@ -58,7 +64,8 @@ class Entry:
 
 
 class JudgeCache:
-    """A Parquet file of judge answers, read once, written back (atomically) by :meth:`flush`."""
+    """A Parquet file of judge answers, read once, written back (atomically) by :meth:`flush`, which
+    merges what other writers (threads or processes) added meanwhile (:mod:`evalframe._files`)."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -66,10 +73,11 @@ class JudgeCache:
         self._entries: dict[str, Entry] = {}
         self._new: list[dict[str, Any]] = []
         if self.path.exists():
+            import pyarrow as pa
+
             try:
-                with path_lock(self.path):  # not while another cache object of this process replaces it
-                    table = pl.read_parquet(self.path)
-            except (OSError, pl.exceptions.PolarsError) as error:
+                table = pl.from_arrow(read_parquet_table(self.path))  # one version, whoever replaces the file meanwhile
+            except (OSError, pa.ArrowException, pl.exceptions.PolarsError) as error:
                 raise ConfigError(f"{self.path}: cannot read the judge cache: {error}") from None
             missing = sorted(set(SCHEMA) - set(table.columns))
             if missing:
@@ -94,8 +102,15 @@ class JudgeCache:
         with self._lock:
             if not self._new:
                 return
-            new = pl.DataFrame(self._new, schema=SCHEMA)
-            with path_lock(self.path):  # another cache object of this process may share the file
-                table = pl.concat([pl.read_parquet(self.path).select(list(SCHEMA)), new]) if self.path.exists() else new
-                write_parquet_replacing(table.unique("key", keep="first", maintain_order=True), self.path)
+            # pyarrow, not Polars: a judge may be asked inside a metric's Polars function (evalframe._files says why).
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            new = pa.Table.from_pylist(self._new, schema=_arrow_schema())
+            with locked(self.path):  # another cache object, of this process or another, may share the file
+                if self.path.exists():  # its rows first, then the answers it lacks (another writer may have added some)
+                    old = read_parquet_table(self.path).select(list(SCHEMA))
+                    new = new.cast(old.schema)
+                    new = pa.concat_tables([old, new.filter(pc.invert(pc.is_in(new["key"], value_set=old["key"].combine_chunks())))])
+                write_parquet_replacing(new, self.path)
             self._new.clear()

@@ -105,3 +105,19 @@ def test_missing_policy_for_ranked_lists(tables):
     assert "1 of 5,000 evaluated queries have no ranking from system 'full_pipeline': 'p00001|A.1'" in str(error.value)
     ev = ef.evaluate(without, metrics=["mrr"], missing="zero")
     assert any("absent from the run were scored as empty rankings" in note for note in ev.notes)
+
+
+def test_a_ranked_list_given_twice_changes_neither_the_absent_pairs_nor_their_error(tables):
+    # The absent pairs are an anti join against the lists' pairs as they stand (no unique first).
+    lists = tables.ranked_lists.filter(pl.col("query_id") != "p00001|A.1")
+    once = replace(tables, ranked_lists=lists)
+    twice = replace(tables, ranked_lists=pl.concat([lists, lists.head(3)]))
+    assert twice.ranked_pairs(each_once=False).height == once.ranked_pairs().height + 3
+    assert twice.ranked_pairs().height == once.ranked_pairs().height
+    errors = []
+    for without in (once, twice):
+        with pytest.raises(ef.InputError) as error:
+            ef.evaluate(without, metrics=["mrr"])
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+    assert "1 of 5,000 evaluated queries have no ranking from system 'full_pipeline': 'p00001|A.1'" in errors[0]

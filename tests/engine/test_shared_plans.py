@@ -37,8 +37,15 @@ def test_a_shared_state_is_built_once_per_grouping_set(tables, monkeypatch):
 def test_metric_groups_as_tasks_on_two_threads_give_the_serial_result(tables, monkeypatch):
     """The engine computes each metric group's partials and summary rows as one task, two at a
     time (``_threads.in_order``): the result, rows and their order included, is the one the
-    tasks give one after another (one core)."""
+    tasks give one after another (one core). Two cores are claimed whatever the runner has, and
+    the first two tasks of every ``in_order`` call meet at a barrier: the threaded run is proved
+    to run two tasks at once (on a one-core runner too), not serially."""
+    import threading
+    from functools import partial
+
     import evalframe._threads as threads
+    import evalframe.engine.evaluation as evaluation
+    import evalframe.engine.partials as partials
 
     def evaluated():
         return ef.evaluate(
@@ -50,7 +57,30 @@ def test_metric_groups_as_tasks_on_two_threads_give_the_serial_result(tables, mo
             across_folds="fold",
         )
 
-    two = evaluated()
+    at_once = []  # per in_order call of the threaded run: its module, the threads its first two tasks met on
+
+    def meeting_in_order(tasks, *, caller, **options):
+        if len(tasks) < 2:
+            return threads.in_order(tasks, **options)
+        both, met = threading.Barrier(2, timeout=60), set()
+        at_once.append((caller, met))
+
+        def meeting(task):
+            def run():
+                both.wait()  # raises BrokenBarrierError when the tasks run one after another
+                met.add(threading.get_ident())
+                return task()
+            return run
+
+        return threads.in_order([meeting(task) for task in tasks[:2]] + list(tasks[2:]), **options)
+
+    with monkeypatch.context() as threaded:
+        threaded.setattr(threads.os, "cpu_count", lambda: 2)
+        for module in (partials, evaluation):
+            threaded.setattr(module, "in_order", partial(meeting_in_order, caller=module.__name__))
+        two = evaluated()
+    assert {caller for caller, _ in at_once} == {partials.__name__, evaluation.__name__}
+    assert all(len(met) == 2 for _, met in at_once)
     monkeypatch.setattr(threads.os, "cpu_count", lambda: 1)
     one = evaluated()
     assert two.summary.height > 0

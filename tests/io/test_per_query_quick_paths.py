@@ -227,3 +227,43 @@ def test_the_checks_beside_the_split_still_stop_the_read(tmp_path, rows, expecte
     with pytest.raises(InputError) as raised:
         read_per_query(path)
     assert expected in str(raised.value)
+
+
+# Number tokens: the pattern's own (which a cast reads), and others a cast may or may not read
+# (signs, exponents, bare dots, inf/nan, other digits).
+_numbers = ["0.97", "1", "-0", "00.1", "1.", ".5", "-.5", "1e5", "1E-5", "1e-400"]
+_others = ["1e+5", "+1", "+.5", "inf", "-inf", "nan", "Infinity", "1e400", ".", "-", "1e", "e5", "", "0x1", "1_0",
+           "\u0661", "1.5e+", " 1", "1\t"]
+_odd_cells = ["", "[]", "[ ]", "[\u00a00.5]", "[0.5,\u20030.25]", "[0.5]]", "[[0.5]]", "0.5;0.25", "[0.5", "0.5]"]
+
+
+def _same_as_the_checked_path(cells: list) -> None:
+    # The look without the pattern (no `+`, no whitespace: split, cast, all finite) takes a column
+    # exactly when the checked path does, with the same numbers bit for bit; and what it takes,
+    # the cell-by-cell parse reads the same, with no problem.
+    from evalframe.io.per_query import _checked_number_lists
+
+    frame = pl.DataFrame({"scores": cells}, schema={"scores": pl.String})
+    quick, checked = _json_number_lists(frame, ["scores"]), _checked_number_lists(frame, ["scores"])
+    assert (quick is None) == (checked is None), cells
+    general, problems = _cell_by_cell(frame)
+    as_bits = lambda series: series.list.explode(empty_as_null=False, keep_nulls=False).to_numpy().view("u8").tolist()
+    if quick is not None:
+        assert problems == []
+        assert as_bits(quick["scores"]) == as_bits(checked["scores"]) == as_bits(general)
+        assert quick["scores"].list.len().to_list() == general.list.len().to_list()
+
+
+@pytest.mark.parametrize("odd", [*_others, *(f"]{cell}" for cell in _odd_cells)])
+def test_json_number_lists_without_the_pattern_refuse_what_the_checked_path_refuses(odd):
+    # One odd token (or, after "]", one odd cell) in a column of compact arrays.
+    cells = ["[0.5,0.25]", odd[1:]] if odd.startswith("]") else ["[0.5,0.25]", f"[0.75,{odd}]", None]
+    _same_as_the_checked_path(cells)
+
+
+@settings(max_examples=30)
+@given(st.lists(st.one_of(st.none(), st.sampled_from(_odd_cells),
+                          st.lists(st.sampled_from(_numbers * 4 + _others), min_size=1, max_size=3)
+                          .map(lambda tokens: "[" + ",".join(tokens) + "]")), min_size=1, max_size=4))
+def test_json_number_lists_without_the_pattern_equal_the_checked_path(cells):
+    _same_as_the_checked_path(cells)

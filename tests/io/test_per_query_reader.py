@@ -301,3 +301,32 @@ def test_ranking_of_a_subset_equals_those_rows_of_the_whole_ranking():
     whole = tables.ranking.join(pairs, on=["system", "query_id"], how="semi")
     assert tables.ranking_of(pairs).equals(whole)
     assert tables.n_ranking_rows == tables.ranking.height == 9
+
+
+def test_the_cast_made_beside_the_list_parsing_is_conforms_own_or_nothing():
+    from evalframe.data.contracts import conform, load_contract
+    from evalframe.io.per_query import _cast_beside
+
+    contract = load_contract("per_query")
+    frame = _two_config_frame().with_columns(pl.col("fold").cast(pl.String), pl.col("p_has_evidence").cast(pl.String))
+    cast = _cast_beside(frame, contract, decimal_comma=False)
+    assert {name: series.dtype for name, series in cast.items()} == {
+        "post_id": pl.String, "criterion_id": pl.String, "fold": pl.Int64, "has_evidence_gold": pl.Int64,
+        "p_has_evidence": pl.Float64, "selected_k": pl.Int64, "state": pl.String, "config": pl.String}
+    lists = frame.select("gold_sent_uids", "ranked_sent_uids").with_columns(pl.all().str.split(";"))
+    conformed = conform(frame.with_columns(lists), contract, source="x")
+    assert all(series.equals(conformed.get_column(name)) for name, series in cast.items())
+    # A value that does not convert: nothing cast, conform words it.
+    assert _cast_beside(frame.with_columns(fold=pl.lit("x")), contract, decimal_comma=False) == {}
+
+
+def test_a_list_problem_still_comes_before_a_cast_problem_and_a_cast_problem_is_worded_as_before():
+    frame = _two_config_frame().with_columns(pl.col("fold").cast(pl.String))
+    both = frame.with_columns(fold=pl.Series(["3", "x", "3", "3"]), ranked_sent_uids=pl.Series(["[", "a", "b", "c"]))
+    with pytest.raises(ef.InputError) as caught:
+        read_per_query(both)
+    assert [(p.location, p.column, p.value) for p in caught.value.problems] == [("row 1", "ranked_sent_uids", "[")]
+    with pytest.raises(ef.InputError) as caught:
+        read_per_query(frame.with_columns(fold=pl.Series(["3", "x", "3", "3"])))
+    assert [(p.location, p.column, p.value, p.message) for p in caught.value.problems] == [
+        ("row 2", "fold", "x", "is not an integer")]
