@@ -52,13 +52,13 @@ def _shared_root(tmp_path_factory, name: str) -> Path:
     return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"built-once-{name}"
 
 
-def start_once(tmp_path_factory, name: str, command: Callable[[Path], list[str]]) -> None:
-    """Start the process ``command(folder)`` in the background, once per test run whatever the
-    number of pytest-xdist workers (the first to ask starts it; later calls do nothing), so that
-    a slow command (the CLI on the bundled sample) runs while the workers run other tests, not
-    in the setup of the first test that reads it. Its stdout, stderr and exit status land in the
-    folder; :func:`started_result` waits for them. The starting process reaps it
-    (:func:`wait_started`, at the end of its session)."""
+def start_once(tmp_path_factory, name: str, command: Callable[[Path], list[str]], cwd: Path | None = None) -> None:
+    """Start the process ``command(folder)`` in the background (in the folder ``cwd``, default
+    this process's), once per test run whatever the number of pytest-xdist workers (the first to
+    ask starts it; later calls do nothing), so that a slow command (the CLI on the bundled
+    sample) runs while the workers run other tests, not in the setup of the first test that reads
+    it. Its stdout, stderr and exit status land in the folder; :func:`started_result` waits for
+    them. The starting process reaps it (:func:`wait_started`, at the end of its session)."""
     root = _shared_root(tmp_path_factory, name)
     with FileLock(f"{root}.lock"):
         if root.exists():
@@ -67,7 +67,7 @@ def start_once(tmp_path_factory, name: str, command: Callable[[Path], list[str]]
         root.mkdir()
         with open(root / "stdout", "w") as out, open(root / "stderr", "w") as err:
             try:
-                process = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+                process = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd)
             except OSError as error:  # said as the command's own failure: no reader waits for nothing
                 err.write(f"could not start {args[0]}: {error}\n")
                 (root / "status").write_text("127")
@@ -110,14 +110,23 @@ EVALFRAME = Path(sys.executable).with_name("evalframe")
 
 
 def bundled_cli_command(root: Path) -> list[str]:
-    """``evalframe run`` of the bundled pipeline on the bundled sample with every output in
-    ``root/run/out`` (alone in its parent: test_cli_pipeline checks no staging folder is left),
-    ``TEST_RESAMPLES`` bootstrap resamples; fails the test if the console script is missing."""
+    """``evalframe run pipelines/evidence_contract.yaml --input data_samples/per_query.csv`` (the
+    paths as README.md's Python block gives them to ``ef.run_pipeline``, relative to the
+    checkout: run.json records them as given) with every output in ``root/run/out`` (alone in its
+    parent: test_cli_pipeline checks no staging folder is left), ``TEST_RESAMPLES`` bootstrap
+    resamples; fails the test if the console script is missing. Run it in :data:`CHECKOUT`."""
     import pytest
 
     if not EVALFRAME.is_file():
         pytest.fail(f"the `evalframe` console script is not installed beside {sys.executable}")
-    repo = Path(__file__).resolve().parents[1]
-    return [str(EVALFRAME), "run", str(repo / "pipelines" / "evidence_contract.yaml"),
-            "--input", str(repo / "data_samples" / "per_query.csv"), "--out", str(root / "run" / "out"),
-            "--set", f"bootstrap.resamples={TEST_RESAMPLES}"]
+    return [str(EVALFRAME), "run", "pipelines/evidence_contract.yaml", "--input", "data_samples/per_query.csv",
+            "--out", str(root / "run" / "out"), "--set", f"bootstrap.resamples={TEST_RESAMPLES}"]
+
+
+#: The checkout (the folder of pyproject.toml, pipelines/ and data_samples/).
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def start_bundled_cli_run(tmp_path_factory) -> None:
+    """Start :func:`bundled_cli_command` in :data:`CHECKOUT` once per test run (:func:`start_once`)."""
+    start_once(tmp_path_factory, BUNDLED_CLI_RUN, bundled_cli_command, cwd=CHECKOUT)

@@ -13,15 +13,19 @@ Hypothesis runs derandomized by default (same examples on every run, so CI is re
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import SimpleNamespace
 
 import polars as pl
 import pytest
-from built_once import BUNDLED_CLI_RUN, EVALFRAME, TEST_RESAMPLES, build_once, bundled_cli_command, start_once, wait_started
+from built_once import EVALFRAME, start_bundled_cli_run, wait_started
 from hypothesis import HealthCheck, settings
+from readme_blocks import WRITTEN as README_WRITTEN
+from readme_blocks import readme_run
 
 import evalframe as ef
 
@@ -150,6 +154,44 @@ def pytest_runtest_protocol(item, nextitem):
         handle.write(f"{own_after - own:.3f}\t{children_after - children:.3f}\t{item.nodeid}\n")
 
 
+def pytest_collection_finish(session):
+    """Once the test modules are imported, their objects (modules, functions, strategies: most of
+    a worker's heap, and all of it alive to the end) are left out of the garbage collector's
+    scans (``gc.freeze``), and young objects are scanned every 10,000 allocations instead of 700:
+    the full scans over the whole heap had cost about 5 % of a test process's CPU (tests/engine,
+    -n 0: 2.9 -> 1.1 CPU-s in the collector). Objects the tests make are collected as before."""
+    gc.freeze()
+    gc.set_threshold(10_000, 20, 10)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    """In a fresh checkout every pytest-xdist worker rewrote the asserts of every test module it
+    imports while collecting (~2.7 CPU-s a worker), each for itself. The second worker first
+    rewrites them last-first into pytest's cache of rewritten modules, while the first collects
+    first-last, and stops where it meets a module the first worker has rewritten: each module is
+    rewritten about once. The first worker collects as before; with the cache filled (a second run)
+    this finds the last module cached and does nothing. Where pytest's helpers are not there (they
+    are its own, not its API), every worker rewrites what it imports, as without this hook."""
+    if os.environ.get("PYTEST_XDIST_WORKER") != "gw1" or sys.dont_write_bytecode:
+        return
+    try:
+        from _pytest.assertion.rewrite import (PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, assertstate_key,
+                                               get_cache_dir, try_makedirs)
+    except ImportError:
+        return
+    config = session.config
+    if config.getoption("assertmode") != "rewrite" or assertstate_key not in config.stash:
+        return
+    state = config.stash[assertstate_key]
+    for source in sorted((REPO_ROOT / "tests").rglob("test_*.py"), reverse=True):
+        pyc = get_cache_dir(source) / (source.name[:-3] + PYC_TAIL)
+        if _read_pyc(source, pyc) is not None or not try_makedirs(pyc.parent):
+            return  # the first worker has come this far (or the folder cannot hold a cache)
+        source_hash, code = _rewrite_test(source, config)
+        _write_pyc(state, code, source_hash, pyc)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _slow_commands_started_early(request, tmp_path_factory):
     """The CLI run of the bundled sample (~18 CPU-seconds, read by test_cli_pipeline's
@@ -157,7 +199,7 @@ def _slow_commands_started_early(request, tmp_path_factory):
     test reads it: the workers run other tests meanwhile instead of one of them waiting for it in
     a test's setup (:func:`built_once.start_once`)."""
     if EVALFRAME.is_file() and any("sample_runs" in item.fixturenames for item in request.session.items):
-        start_once(tmp_path_factory, BUNDLED_CLI_RUN, bundled_cli_command)  # else sample_runs fails, naming it
+        start_bundled_cli_run(tmp_path_factory)  # else sample_runs fails, naming it
 
 
 def pytest_sessionfinish(session):
@@ -166,17 +208,17 @@ def pytest_sessionfinish(session):
 
 @pytest.fixture(scope="session")
 def bundled_sample_run(tmp_path_factory):
-    """``(result, out folder)`` of the bundled pipeline on the bundled sample with every output, as
-    ``ef.run_pipeline(path, input=path, out=..., set={"bootstrap.resamples": TEST_RESAMPLES})``,
-    run once per test run (:func:`build_once`) for the CLI tests that read it (test_cli_pipeline,
-    test_cli_stats; none may write into its folder). ``result`` holds the run's in-memory
-    ``summary`` and ``per_query`` tables (the whole Evaluation pickles to ~100 MB)."""
-    def build(root: Path):
-        out = root / "run" / "out"  # alone in its parent (test_cli_pipeline checks no staging folder is left)
-        result = ef.run_pipeline(str(REPO_ROOT / "pipelines" / "evidence_contract.yaml"),
-                                 input=str(REPO_ROOT / "data_samples" / "per_query.csv"), out=out,
-                                 set={"bootstrap.resamples": TEST_RESAMPLES})
-        return SimpleNamespace(summary=result.summary, per_query=result.per_query), out
-
-    return build_once(tmp_path_factory, "bundled_sample_run", build)
-
+    """``(result, out folder)`` of the bundled pipeline on the bundled sample with every output,
+    written from Python by README.md's block ``ev = ef.run_pipeline("pipelines/evidence_contract.yaml",
+    input="data_samples/per_query.csv")`` ... ``ev.write("reports/exp42")`` with
+    ``TEST_RESAMPLES`` bootstrap resamples (``ef.run_pipeline(..., out=...)`` is that run and that
+    write), for the CLI tests that read it (test_cli_pipeline, test_cli_stats; none may write into
+    its folder). The README's runnable blocks run once per test run (tests/readme_blocks.py), for
+    tests/docs/test_readme.py and for these. ``result`` holds the run's in-memory ``summary`` and
+    ``per_query`` tables (the whole Evaluation pickles to ~100 MB)."""
+    run = readme_run(tmp_path_factory)
+    out = run.root / README_WRITTEN
+    if run.failure is not None or run.summary is None or not out.is_dir():
+        pytest.fail(f"README.md's runnable blocks did not write the bundled run into {README_WRITTEN} "
+                    f"(tests/docs/test_readme.py; tests/readme_blocks.WRITTEN names the folder): {run.failure}")
+    return SimpleNamespace(summary=run.summary, per_query=run.per_query), out

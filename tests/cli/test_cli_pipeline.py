@@ -1,8 +1,8 @@
 """``evalframe run`` / ``evalframe validate`` on the evidence-contract pipeline.
 
 The bundled sample runs twice per test run: once through the installed executable and once
-through ``ef.run_pipeline(..., out=...)`` in a test process; the two output folders must be
-byte-identical. Error cases run through ``cli.main`` in-process (and two of them
+through ``ef.run_pipeline(...)`` and ``Evaluation.write`` in a test process (README.md's Python
+block, run by tests/readme_blocks.py); the two output folders must be byte-identical. Error cases run through ``cli.main`` in-process (and two of them
 through the executable) on small files.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from built_once import BUNDLED_CLI_RUN, bundled_cli_command, start_once, started_result
+from built_once import BUNDLED_CLI_RUN, start_bundled_cli_run, started_result
 from pipeline_reference import BAD_FILES, GOOD_PER_QUERY_LINES, PER_QUERY_HEADER, RANKING_METRICS
 from polars.testing import assert_frame_equal
 
@@ -61,10 +61,12 @@ def evalframe_command(*args: str) -> list[str]:
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory, bundled_sample_run):
     """A CLI run (another process, started in the background at the start of the test run:
-    tests/conftest.py) and an ``ef.run_pipeline`` run of the bundled pipeline (the session's
-    :func:`bundled_sample_run`, shared with test_cli_stats), each once per test run, both with
-    ``bootstrap.resamples`` set to ``TEST_RESAMPLES``."""
-    start_once(tmp_path_factory, BUNDLED_CLI_RUN, bundled_cli_command)  # nothing if already started
+    tests/conftest.py) and an ``ef.run_pipeline`` run of the bundled pipeline written by
+    ``Evaluation.write`` (the session's :func:`bundled_sample_run`: README.md's Python block,
+    shared with test_cli_stats and tests/docs/test_readme.py), each once per test run, both with
+    ``bootstrap.resamples`` set to ``TEST_RESAMPLES`` and the pipeline's and input's paths given
+    alike (run.json records them as given)."""
+    start_bundled_cli_run(tmp_path_factory)  # nothing if already started
     root, process = started_result(tmp_path_factory, BUNDLED_CLI_RUN)
     cli_out = root / "run" / "out"
     result, python_out = bundled_sample_run
@@ -90,7 +92,7 @@ def test_cli_run_succeeds_and_says_where_it_wrote(sample_runs):
 def test_writes_exactly_the_listed_outputs_and_nothing_beside_them(sample_runs):
     for out in (sample_runs["cli"], sample_runs["python"]):
         assert sorted(p.name for p in out.iterdir()) == [MANIFEST, *OUTPUT_FILES]
-        assert [p.name for p in out.parent.iterdir()] == ["out"]  # no staging folder left behind
+        assert [p.name for p in out.parent.iterdir()] == [out.name]  # no staging folder left behind
 
 
 def test_two_runs_give_byte_identical_files(sample_runs):

@@ -190,7 +190,7 @@ def test_pairs_from_text_labels_and_nulls():
     assert space.pairs_from_labels(labels).tolist() == [[1, 4], [1, 5], [4, 5], [0, 3]]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(arrays(np.float64, st.tuples(st.integers(2, 12), st.integers(1, 6)),
               elements=st.floats(-10, 10, allow_nan=False).filter(lambda v: v == 0 or abs(v) > 1e-3)))
 def test_random_matrices_against_the_references(X):

@@ -21,6 +21,7 @@ from tables_strategy import evidence_tables
 
 import evalframe as ef
 from evalframe.engine import buckets as bucket_module
+from evalframe.cli import main as cli_main
 from evalframe.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "trec_eval"
@@ -193,13 +194,17 @@ def _cli(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "evalframe.cli", *arguments], capture_output=True, text=True, check=False)
 
 
-def test_cli_trec_with_buckets_prints_what_trec_prints(tmp_path):
+def test_cli_trec_with_buckets_prints_what_trec_prints(tmp_path, capsys):
+    """In-process (``cli.main``), then the refusal through the installed module in a child process
+    (trec's own exit-0 child process: tests/compat/test_trec_conformance.py)."""
     qrels, run = str(FIXTURES / "qrels.test"), str(FIXTURES / "results.test")
-    plain = _cli("trec", "-q", "-c", "-m", "all_trec", qrels, run)
-    bucketed = _cli("trec", "-q", "-c", "-m", "all_trec", qrels, run, "--buckets", "5", "--bucket-dir", str(tmp_path))
-    assert plain.returncode == bucketed.returncode == 0
-    assert bucketed.stdout == plain.stdout and bucketed.stderr == plain.stderr
-    assert len(plain.stdout.splitlines()) > 100
+    plain_status = cli_main(["trec", "-q", "-c", "-m", "all_trec", qrels, run])
+    plain = capsys.readouterr()
+    bucketed_status = cli_main(["trec", "-q", "-c", "-m", "all_trec", qrels, run, "--buckets", "5", "--bucket-dir", str(tmp_path)])
+    bucketed = capsys.readouterr()
+    assert plain_status == bucketed_status == 0
+    assert bucketed.out == plain.out and bucketed.err == plain.err
+    assert len(plain.out.splitlines()) > 100
     assert list(tmp_path.iterdir()) == []
     refused = _cli("trec", qrels, run, "--buckets", "auto", "--memory=-3GB")
     assert refused.returncode == 2 and "`--memory` must be a positive size" in refused.stderr

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from evalframe import _sorting
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     values=st.lists(st.integers(min_value=0, max_value=2**64 - 1), max_size=80),
     cut=st.floats(min_value=0, max_value=1),

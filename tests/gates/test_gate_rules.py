@@ -267,7 +267,7 @@ def test_report_json_has_every_field(tmp_path):
     assert report.to_json()["verdict"] == "fail"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(value=st.integers(0, 100), baseline=st.integers(0, 100), floor=st.integers(0, 100), limit=st.integers(0, 20),
        higher=st.booleans())
 def test_rules_match_integer_hundredths(value, baseline, floor, limit, higher):

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import evalframe as ef
+from evalframe.cli import main as cli_main
 from evalframe.errors import MAX_LISTED_PROBLEMS, InputError, Problem, render_problems
 
 EXCEL_PER_QUERY = (
@@ -146,12 +147,14 @@ def test_pipeline_input_block_declares_separator_and_decimal_comma(tmp_path):
     assert brier == pytest.approx(((1 - 0.85) ** 2 + 0.20**2) / 2)
 
 
-def test_cli_excel_export_exits_2_with_the_hint(tmp_path):
+def test_cli_excel_export_exits_2_with_the_hint(tmp_path, capsys):
+    """The refusal in-process (validate's exit 2 in a child process: tests/cli/test_cli_pipeline.py),
+    the accepted rerun through the installed module in a child process."""
     path = write(tmp_path / "per_query.csv", EXCEL_PER_QUERY)
-    done = subprocess.run([sys.executable, "-m", "evalframe.cli", "validate", "--schema", "per_query", str(path)],
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "looks semicolon-separated" in done.stderr
+    status = cli_main(["validate", "--schema", "per_query", str(path)])
+    stderr = capsys.readouterr().err
+    assert status == 2 and "Traceback" not in stderr
+    assert "looks semicolon-separated" in stderr
     done = subprocess.run([sys.executable, "-m", "evalframe.cli", "validate", "--schema", "per_query", str(path),
                            "--separator", ";", "--decimal-comma"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr

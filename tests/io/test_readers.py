@@ -272,7 +272,7 @@ def test_duplicate_doc_in_csv_and_parquet(tmp_path):
     assert_names(error_of(ef.read_qrels, parquet), str(parquet), "row 2", "first at row 1", "doc_id='a'")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     values=st.lists(st.integers(min_value=0, max_value=2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=60),
     split_sorts=st.booleans(),

@@ -110,7 +110,7 @@ def test_ece_edge_probabilities_decide_the_value():
     assert value == pytest.approx(reference_ece([1, 0], [0.1, 0.05], 10), abs=TOLERANCE)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     rows=st.lists(
         st.tuples(st.integers(0, 2), st.integers(0, 1),
@@ -223,7 +223,7 @@ def reference_weighted_ece(labels, probs, weights, bins: int) -> float:
     return gaps / np.sum(weights)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     data=st.data(),
     n_folds=st.integers(1, 3),

@@ -111,7 +111,8 @@ def test_integer_weights_equal_repeated_rows(table):
     # A fold whose used rows all weigh 0 has no used row once repeated: compared separately.
     folds_with_weight = set(used.filter(pl.col(WEIGHT) > 0)["fold"])
     for metric in SET_METRICS:
-        weighted = compute(metric, table).filter(pl.col("fold").is_in(folds_with_weight))
+        values = compute(metric, table)
+        weighted = values.filter(pl.col("fold").is_in(folds_with_weight))
         again = compute(metric, repeated).filter(pl.col("fold").is_in(folds_with_weight))
         assert weighted["fold"].to_list() == again["fold"].to_list()
         # n counts rows used (zero-weight rows too), not weight.
@@ -124,7 +125,7 @@ def test_integer_weights_equal_repeated_rows(table):
                 assert close(mine, theirs, rel=0)
         else:  # weighted counts are exact integers: the same state, the same bits
             assert value_bits(weighted) == value_bits(again), metric.name
-        weightless = compute(metric, table).filter(pl.col("fold").is_in(folds_with_weight).not_() & (pl.col("n") > 0))
+        weightless = values.filter(pl.col("fold").is_in(folds_with_weight).not_() & (pl.col("n") > 0))
         assert weightless["value"].to_list() == [0.0 if is_count(metric) else None] * weightless.height
 
 

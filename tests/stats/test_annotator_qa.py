@@ -83,7 +83,7 @@ def sessions(draw):
     return rows, {f"t{t}": v for t, v in zip(gold_tasks, gold_values, strict=True)}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(sessions(), st.sampled_from([0.0, 0.5, 0.7, 1.0]), st.integers(1, 4))
 def test_qa_equals_the_chapters_monitor(session, min_accuracy, min_tasks):
     rows, gold = session

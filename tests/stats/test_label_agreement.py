@@ -66,7 +66,7 @@ def designs(draw):
     return rows, matrix
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(designs())
 def test_random_designs_equal_the_libraries_and_the_chapter(design):
     rows, matrix = design
@@ -96,7 +96,7 @@ def test_random_designs_equal_the_libraries_and_the_chapter(design):
             assert ours == pytest.approx(theirs, abs=1e-9)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.integers(2, 6), st.lists(st.integers(0, 4), min_size=6, max_size=120))
 def test_fleiss_kappa_equals_statsmodels_on_complete_designs(n_raters, flat):
     n_tasks = len(flat) // n_raters

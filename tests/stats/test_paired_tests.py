@@ -75,7 +75,7 @@ def _enumerated(d):
     return sum(f >= observed * (1 - 1e-9) for f in flips) / len(flips)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(d=st.lists(st.sampled_from([-1.0, -0.5, -0.25, 0.0, 0.1, 0.25, 0.5, 1.0]), min_size=1, max_size=10))
 def test_small_n_is_exact_enumeration(d):
     d = np.array(d)

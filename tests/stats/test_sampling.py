@@ -146,7 +146,7 @@ def test_a_unit_in_two_strata_is_an_error():
         stratified_sample(table, by="s", n=1, unit="u")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     sizes=st.lists(st.integers(1, 500), min_size=1, max_size=8),
     fraction=st.floats(0.01, 1.0),
