@@ -19,8 +19,12 @@ the thread take up another queued Polars function (work stealing) that waits for
 held by the thread itself: a deadlock (seen with two metric groups of the embedding metric on two
 threads and a cache file on disk).
 
-Where the platform has no ``fcntl`` (Windows), :func:`locked` holds the path's lock of this
-process only, and warns once: two processes writing one cache at once may then lose rows.
+The lock between processes holds on a local file system; on a network one (NFS) a removed lock
+file may still be seen for a while, and two writers may then lose each other's rows (never corrupt
+the file: the replace is atomic). Where the platform has no ``fcntl`` (Windows), :func:`locked`
+holds the path's lock of this process only, and warns once: two processes writing one cache at
+once may then lose rows; and since a file open for reading cannot be replaced there, a reader
+holds the path's lock too.
 """
 
 from __future__ import annotations
@@ -80,8 +84,10 @@ def locked(path: Path) -> Iterator[None]:
         try:
             yield
         finally:
-            lock_file.unlink(missing_ok=True)  # while held: a waiter then finds it gone and retries
-            handle.close()
+            try:
+                lock_file.unlink(missing_ok=True)  # while held: a waiter then finds it gone and retries
+            finally:
+                handle.close()
 
 
 def _same_file(handle: Any, path: Path) -> bool:
@@ -97,6 +103,9 @@ def read_parquet_table(path: Path) -> Any:
     file that a writer may replace meanwhile), off Polars' thread pool."""
     import pyarrow.parquet as pq
 
+    if fcntl is None:  # Windows: a file open for reading cannot be replaced, so a reader waits for the writer
+        with path_lock(Path(path)), open(path, "rb") as handle:
+            return pq.read_table(handle)
     with open(path, "rb") as handle:
         return pq.read_table(handle)
 

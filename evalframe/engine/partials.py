@@ -227,7 +227,9 @@ def check_builds(plan: Plan) -> None:
     ``skip_reason()`` and ``note()``, about 40 µs a metric; and the rule of units: a metric of a
     coarser unit may not declare its own subset. A set metric's state is not built twice: it is
     shared by the metrics of one ``state_id`` and built once per grouping set, first thing in its
-    group's task (an ROC state's plan costs ~14 ms)."""
+    group's task (an ROC state's plan costs ~14 ms). So with two misconfigured metrics, a per-unit
+    metric's error is the one reported even when a set metric whose state fails comes before it;
+    either is reported before any data work."""
     for metric in plan.metrics:
         if isinstance(metric, SetMetric):
             continue
@@ -314,6 +316,8 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
         values |= group_values
         for key, frame in collected.items():
             found[key[0]][key[1:]] = frame
+    if index is not None:
+        index.begun.clear()  # the score lateness (8 bytes a run row): every group has ranked
     sums = {}
     if plan.bootstrap is not None:  # the bootstrap's sums, where the values are (merged by adding)
         from evalframe.engine.resampled import part_replicate_sums

@@ -208,8 +208,8 @@ class QueryIndex:
     ``pairs`` has ``code`` (0, 1, ... in order of first appearance), ``system``, ``query_id``
     and ``n_rows``; ``row_codes`` gives each run row's ``code`` (:class:`RowCodes`), and
     ``codes`` the same as a Series (UInt32). ``begun`` holds the run's :func:`score_lateness`
-    begun early (:func:`begin_score_lateness`), by precision: kept with the index, it lives as
-    long as the evaluation that holds the index, never on the caller's run frame.
+    begun early (:func:`begin_score_lateness`), by precision: kept with the index, never on the
+    caller's run frame, and cleared once every metric group has ranked (:func:`~evalframe.engine.partials.compute_partials`).
     """
 
     pairs: pl.DataFrame

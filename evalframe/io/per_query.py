@@ -329,7 +329,8 @@ def read_per_query(
     disabled = ("extracted_within_candidates",) if extracted_outside_candidates == "allow" else ()
     # The split and the reader's own checks run beside the contract's checks; errors come in this
     # order, the contract's first (as when each ran in turn). The split (the longest task, which
-    # reshapes a conformed frame and finds no problem) begins first, so the two threads end together.
+    # reshapes a conformed frame and finds no problem) is the first of the work, so the two threads
+    # end about together.
     _, (tables, _, _) = conform_with(
         frame.with_columns(**parsed, **numbers, **cast), contract,
         [

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalframe.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data_samples" / "per_query.csv"
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +81,7 @@ def test_compare_unknown_baseline_or_bad_dir_exits_2_naming_it(result_dir, tmp_p
 def test_compare_rereads_the_input_for_set_metrics_and_says_when_it_changed(tmp_path, capsys, monkeypatch):
     import polars as pl
 
-    sample = pl.read_csv("data_samples/per_query.csv", infer_schema_length=0)
+    sample = pl.read_csv(SAMPLE, infer_schema_length=0)
     posts = sample.get_column("post_id").unique(maintain_order=True).head(40)
     small = tmp_path / "small.csv"
     sample.filter(pl.col("post_id").is_in(posts.implode())).write_csv(small)
@@ -108,7 +112,7 @@ def test_pipeline_compare_block_adds_the_comparison_table(tmp_path):
         "slices": {"overall": [], "fold": ["fold"]},
         "compare": {"baseline": "retriever_only", "correction": "bh", "permutations": 300, "tests": ["t", "randomization"]},
     }
-    ev = ef.Pipeline.from_mapping(spec).run("data_samples/per_query.csv")
+    ev = ef.Pipeline.from_mapping(spec).run(SAMPLE)
     table = ev.tables["comparison"]
     # 5 systems against the baseline × (overall + 5 folds)
     assert table.height == 5 * 6 and set(table.get_column("test")) == {"t"}
@@ -149,7 +153,7 @@ def test_compare_finds_a_relative_input_from_another_directory_and_says_when_it_
     any working directory; where it is found nowhere, the note names the input."""
     import polars as pl
 
-    sample = pl.read_csv("data_samples/per_query.csv", infer_schema_length=0)
+    sample = pl.read_csv(SAMPLE, infer_schema_length=0)
     posts = sample.get_column("post_id").unique(maintain_order=True).head(40)
     project = tmp_path / "project"
     project.mkdir()

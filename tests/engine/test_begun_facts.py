@@ -192,3 +192,26 @@ def test_the_run_own_pairs_skip_the_missing_and_ignored_checks_and_others_do_not
     more = pl.concat([own, pl.DataFrame({"system": ["default"], "query_id": ["q3"]})])
     assert _check_missing(plan, tables, own, index) == []
     assert _check_missing(plan, tables, more, index) == ["1 judged (system, query) pairs absent from the run were scored as empty rankings"]
+
+
+def test_the_begun_lateness_is_let_go_once_every_group_has_ranked(monkeypatch):
+    # the evaluation's index keeps the lateness only while the metric groups rank (8 bytes a run
+    # row): the bootstrap's sums and the summary run without it
+    from evalframe.engine import partials
+
+    indexes = []
+    real_prepare = partials.prepare
+
+    def prepare(*args, **kwargs):
+        found = real_prepare(*args, **kwargs)
+        indexes.append(found[3])
+        return found
+
+    monkeypatch.setattr(partials, "prepare", prepare)
+    run = ef.read_run(pl.DataFrame({"query_id": ["q1"] * 3 + ["q2"] * 3, "doc_id": list("abcabc"),
+                                    "score": [0.3, 0.2, 0.1, 0.1, 0.3, 0.2]}))
+    qrels = ef.read_qrels(pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["b", "b"], "relevance": [1, 1]}))
+    made, _ = _spied_lateness(monkeypatch)
+    assert ef.evaluate(run, qrels, ["mrr", "ndcg@3"]).per_query.height == 4
+    assert len(made) == 1 and len(indexes) == 1 and indexes[0] is not None
+    assert indexes[0].begun == {}
