@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -108,6 +108,23 @@ def read_parquet_table(path: Path) -> Any:
             return pq.read_table(handle)
     with open(path, "rb") as handle:
         return pq.read_table(handle)
+
+
+def add_missing_rows(path: Path, new: Any, key: str, known: Callable[[Any], Any] | None = None) -> None:
+    """Write to the cache file ``path`` its own rows, then those of ``new`` (a pyarrow Table of its
+    columns) whose ``key`` it lacks — ``known(old)``: the file's keys that count (default: its
+    whole ``key`` column) — all under :func:`locked`, so rows another writer added meanwhile stay;
+    without the file, ``new`` as it is."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    with locked(path):
+        if path.exists():
+            old = read_parquet_table(path).select(new.column_names)
+            found = (old[key] if known is None else known(old)).combine_chunks()
+            new = new.cast(old.schema)
+            new = pa.concat_tables([old, new.filter(pc.invert(pc.is_in(new[key], value_set=found)))])
+        write_parquet_replacing(new, path)
 
 
 def write_parquet_replacing(table: Any, path: Path) -> None:

@@ -163,7 +163,6 @@ def conform_with(
     return _remember(frame, contract), list(results)
 
 
-
 def cast_if_clean(frame: pl.DataFrame, contract: Contract, *, decimal_comma: bool = False) -> pl.DataFrame | None:
     """``frame``'s contract columns cast to their contract dtypes as :func:`conform` casts them,
     or None when a value does not convert (or a list column is not one): a reader casts its

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from evalframe._files import locked, read_parquet_table, write_parquet_replacing
+from evalframe._files import add_missing_rows, read_parquet_table
 from evalframe._progress import Progress
 from evalframe.errors import ConfigError
 
@@ -90,13 +90,9 @@ class Encoder:
 
         new = pa.table({"model_id": [self.model_id] * len(hashes), "text_sha256": hashes,
                         "embedding": [self._memo[h] for h in hashes]}, schema=_arrow_schema())
-        with locked(self.cache):  # another encoder, of this process or another, may share the file
-            if self.cache.exists():  # its rows first, then the texts it lacks (another writer may have added some)
-                old = read_parquet_table(self.cache).select(list(CACHE_SCHEMA))
-                new = new.cast(old.schema)
-                known = old.filter(pc.equal(old["model_id"], self.model_id))["text_sha256"].combine_chunks()
-                new = pa.concat_tables([old, new.filter(pc.invert(pc.is_in(new["text_sha256"], value_set=known)))])
-            write_parquet_replacing(new, self.cache)
+        # another encoder, of this process or another, may share the file: its texts of this model stay
+        add_missing_rows(self.cache, new, "text_sha256",
+                         known=lambda old: old.filter(pc.equal(old["model_id"], self.model_id))["text_sha256"])
 
     def vectors(self, texts: list[str]) -> np.ndarray:
         """One row per text of ``texts`` (unique texts, in order), encoding only what is not known."""

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from evalframe._files import locked, read_parquet_table, write_parquet_replacing
+from evalframe._files import add_missing_rows, read_parquet_table
 from evalframe.errors import ConfigError
 
 Mode = Literal["live", "record", "replay"]
@@ -104,13 +104,7 @@ class JudgeCache:
                 return
             # pyarrow, not Polars: a judge may be asked inside a metric's Polars function (evalframe._files says why).
             import pyarrow as pa
-            import pyarrow.compute as pc
 
-            new = pa.Table.from_pylist(self._new, schema=_arrow_schema())
-            with locked(self.path):  # another cache object, of this process or another, may share the file
-                if self.path.exists():  # its rows first, then the answers it lacks (another writer may have added some)
-                    old = read_parquet_table(self.path).select(list(SCHEMA))
-                    new = new.cast(old.schema)
-                    new = pa.concat_tables([old, new.filter(pc.invert(pc.is_in(new["key"], value_set=old["key"].combine_chunks())))])
-                write_parquet_replacing(new, self.path)
+            # another cache object, of this process or another, may share the file: its answers stay
+            add_missing_rows(self.path, pa.Table.from_pylist(self._new, schema=_arrow_schema()), "key")
             self._new.clear()
