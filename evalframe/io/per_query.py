@@ -38,7 +38,7 @@ import polars as pl
 
 from evalframe._threads import in_order
 from evalframe.data.tables import Tables
-from evalframe.data.contracts import cast_if_clean, conform_with, load_contract
+from evalframe.data.contracts import cast_if_clean, conform, conform_with, load_contract
 from evalframe.data.layout import key_hash
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
@@ -315,13 +315,16 @@ def read_per_query(
     to_parse = [c for c in LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.String)]
     numbers_to_parse = [c for c in NUMBER_LIST_COLUMNS if c in frame.columns and frame.schema[c] != pl.List(pl.Float64)]
     contract = load_contract("per_query")
-    # The id lists, the number lists (one column, one core) and the contract's other columns' cast:
+    # The contract's other columns' cast, the id lists and the number lists (one column, one core):
     # independent Polars passes, side by side; an error is raised as if they ran in turn (the id
-    # lists' first, the cast's in conform, which finds the columns cast or casts them again).
-    (parsed, problems), (numbers, number_problems), cast = in_order([
+    # lists' first, the cast's in conform, which finds the columns cast or casts them again: the
+    # cast raises nothing here). The short cast comes first, beside the id lists, so that the
+    # number lists (begun once it ends) and the id lists end about together, with no cast alone
+    # on one core after them.
+    cast, (parsed, problems), (numbers, number_problems) = in_order([
+        lambda: _cast_beside(frame, contract, decimal_comma=decimal_comma),
         lambda: parse_list_columns(frame, to_parse, locate=locate, labels=labels),
         lambda: _number_lists(frame, numbers_to_parse, locate=locate, labels=labels),
-        lambda: _cast_beside(frame, contract, decimal_comma=decimal_comma),
     ])
     problems += number_problems
     if problems:
@@ -473,7 +476,7 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
         *tags,
     )
     # Stable: the same order as any sort of these unique keys, and about two thirds of the cost.
-    queries = keyed.sort("system", "query_id", maintain_order=True)
+    queries = _conformed_queries(keyed.sort("system", "query_id", maintain_order=True))
     ranked = {"doc_id": frame.get_column("ranked_sent_uids")}
     if "ranked_scores" in frame.columns:
         ranked["score"] = frame.get_column("ranked_scores")
@@ -485,5 +488,20 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
         .unique(maintain_order=True)
         .with_columns(relevance=pl.lit(1, dtype=pl.Int64))
     )
+    # One ranked list per row of `queries` (both are `keyed`'s rows): the engine need not join them
+    # to find evaluated pairs without a ranking.
     return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height,
-                  source_columns=tuple(given))
+                  source_columns=tuple(given)).with_lists_of_queries()
+
+
+def _conformed_queries(queries: pl.DataFrame) -> pl.DataFrame:
+    """``queries`` checked against the ``queries`` contract here, beside the reader's other work
+    (:func:`read_per_query`), so that the engine's derive stage finds it conformed and checks it no
+    more: the conformed frame when it passes with nothing cast or added (the same columns, dtypes
+    and values); else ``queries`` as it is, and derive conforms it and reports any problem in its
+    place, as before."""
+    try:
+        conformed = conform(queries, load_contract("queries"), source="queries table")
+    except Exception:  # noqa: BLE001 (derive meets it again, in its place)
+        return queries
+    return conformed if conformed.schema == queries.schema else queries
