@@ -236,8 +236,12 @@ def _empty_cell(text: pl.Expr) -> pl.Expr:
 
 def _cast_number_lists(frame: pl.DataFrame, text: pl.Expr, name: str, *, has_empty: bool) -> pl.Series | None:
     """The cells of ``text`` (JSON number arrays without whitespace, or empty) split on ``,``
-    between their brackets and cast to floats; None when an item is not a finite number."""
-    inner = text.str.strip_prefix("[").str.strip_suffix("]")
+    between their brackets and cast to floats; None when an item is not a finite number.
+
+    Every cell is null, empty or bracketed (``[`` first, ``]`` last, two characters at least): its
+    text between the brackets is all but its first and last characters (``head(-1).tail(-1)``,
+    which moves each value's bounds: cheaper than two strip passes; an empty cell stays empty)."""
+    inner = text.str.head(-1).str.tail(-1)
     items = inner.str.split(",")
     if has_empty:  # the choice per cell copies the whole list column: only where a cell is empty
         items = pl.when(inner.is_null() | (inner == "")).then(pl.lit([], dtype=pl.List(pl.String))).otherwise(items)
