@@ -38,7 +38,7 @@ import polars as pl
 
 from evalframe._threads import in_order
 from evalframe.data.tables import Tables
-from evalframe.data.contracts import cast_if_clean, conform, conform_with, load_contract
+from evalframe.data.contracts import cast_if_clean, conform_with, load_contract
 from evalframe.data.layout import key_hash
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.io.tables import apply_mapping, read_frame
@@ -483,7 +483,7 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
         *tags,
     )
     # Stable: the same order as any sort of these unique keys, and about two thirds of the cost.
-    queries = _conformed_queries(keyed.sort("system", "query_id", maintain_order=True))
+    queries = keyed.sort("system", "query_id", maintain_order=True)
     ranked = {"doc_id": frame.get_column("ranked_sent_uids")}
     if "ranked_scores" in frame.columns:
         ranked["score"] = frame.get_column("ranked_scores")
@@ -500,15 +500,3 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
     return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height,
                   source_columns=tuple(given)).with_lists_of_queries()
 
-
-def _conformed_queries(queries: pl.DataFrame) -> pl.DataFrame:
-    """``queries`` checked against the ``queries`` contract here, beside the reader's other work
-    (:func:`read_per_query`), so that the engine's derive stage finds it conformed and checks it no
-    more: the conformed frame when it passes with nothing cast or added (the same columns, dtypes
-    and values); else ``queries`` as it is, and derive conforms it and reports any problem in its
-    place, as before."""
-    try:
-        conformed = conform(queries, load_contract("queries"), source="queries table")
-    except Exception:  # noqa: BLE001 (derive meets it again, in its place)
-        return queries
-    return conformed if conformed.schema == queries.schema else queries

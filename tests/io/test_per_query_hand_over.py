@@ -1,7 +1,6 @@
-"""What the per_query reader hands the engine besides its tables: its queries table already
-conformed to the ``queries`` contract (derive checks it no more), and the knowledge that its
-ranked lists hold one list per row of that table (derive's check for evaluated pairs without a
-ranking needs no join). Either is dropped, never wrong, when the tables are changed."""
+"""What the per_query reader hands the engine besides its tables: the knowledge that its ranked
+lists hold one list per row of its queries table, so that derive's check for evaluated pairs
+without a ranking needs no join. It is dropped, never wrong, when the tables are changed."""
 
 from __future__ import annotations
 
@@ -12,45 +11,21 @@ import polars as pl
 import pytest
 
 import evalframe as ef
-from evalframe.data import conform as conform_module
-from evalframe.data.contracts import load_contract
 from evalframe.engine.derive import _check_missing
 from evalframe.io.per_query import read_per_query
 
 
-def _frame(post_ids=("p1", "p1", "p2", "p2"), criteria=("A.1", "A.2", "A.1", "A.2")) -> pl.DataFrame:
-    n = len(post_ids)
+def _frame() -> pl.DataFrame:
     return pl.DataFrame({
-        "post_id": list(post_ids),
-        "criterion_id": list(criteria),
-        "fold": [0] * n,
-        "has_evidence_gold": [1, 0] * (n // 2),
-        "p_has_evidence": [0.9, 0.2] * (n // 2),
-        "gold_sent_uids": ['["s1"]', "[]"] * (n // 2),
-        "ranked_sent_uids": ['["s1","s2"]', '["s2","s1"]'] * (n // 2),
-        "config": ["a", "b"] * (n // 2),
+        "post_id": ["p1", "p1", "p2", "p2"],
+        "criterion_id": ["A.1", "A.2", "A.1", "A.2"],
+        "fold": [0] * 4,
+        "has_evidence_gold": [1, 0] * 2,
+        "p_has_evidence": [0.9, 0.2] * 2,
+        "gold_sent_uids": ['["s1"]', "[]"] * 2,
+        "ranked_sent_uids": ['["s1","s2"]', '["s2","s1"]'] * 2,
+        "config": ["a", "b"] * 2,
     })
-
-
-def test_the_readers_queries_table_is_known_conformed_and_unchanged():
-    tables = read_per_query(_frame())
-    assert conform_module._already_conformed(tables.queries, load_contract("queries"))
-    # derive's conform hands back the reader's own frame: nothing checked or copied again
-    assert conform_module.conform(tables.queries, load_contract("queries"), source="queries table") is tables.queries
-    assert tables.queries.columns[:4] == ["system", "query_id", "post_id", "criterion_id"]
-    assert tables.queries.get_column("query_id").to_list() == ["p1|A.1", "p2|A.1", "p1|A.2", "p2|A.2"]
-
-
-def test_a_queries_table_the_queries_contract_refuses_is_still_refused_by_derive_as_before():
-    # ("a|b", "c") and ("a", "b|c") are two keys of per_query but one query id: the reader reads
-    # them; the evaluation refuses them, with the queries contract's message
-    frame = _frame(post_ids=("a|b", "x", "a", "x"), criteria=("c", "d", "b|c", "e")).with_columns(config=pl.lit("a"))
-    tables = read_per_query(frame)
-    assert not conform_module._already_conformed(tables.queries, load_contract("queries"))
-    with pytest.raises(ef.InputError) as caught:
-        ef.evaluate(tables, metrics=["recall@1"])
-    assert "the same query is listed twice for one system" in str(caught.value)
-    assert "queries table" in str(caught.value)
 
 
 def test_the_reader_states_that_its_lists_cover_its_queries_and_a_copy_does_not():
