@@ -73,7 +73,7 @@ def _plain_items(text: pl.Expr) -> pl.Expr:
     Such a cell other than ``[]`` starts with ``["`` and ends with ``"]`` (four characters at
     least): the text between them, split on ``","``. It is cut by ``head(-2)`` and ``tail(-2)``
     (all but the last two characters, then all but the first two), which move each value's bounds
-    without a count of its characters: a third of a ``slice(2, len_chars - 4)``'s cost, and not
+    without a count of its characters: about a third of a ``slice(2, len_chars - 4)``'s cost, and not
     four strip passes that each copy the column."""
     items = text.str.head(-2).str.tail(-2).str.split('","')
     return pl.when(text == "[]").then(pl.lit([], dtype=pl.List(pl.String))).otherwise(items)
@@ -327,7 +327,8 @@ def read_per_query(
     # lists' first, the cast's in conform, which finds the columns cast or casts them again).
     # The cast (many short Polars calls, each of whose returns waits for the GIL while the main
     # thread runs Python: the pipeline's checks and the engine's imports) comes last, when the
-    # main thread is usually waiting for this read: first, it took 0.25 s instead of 0.03.
+    # main thread is usually waiting for this read (run first, it took up to 0.25 s of wall in a
+    # trace, against 0.03-0.05 s alone).
     (parsed, problems), (numbers, number_problems), cast = in_order([
         lambda: parse_list_columns(frame, to_parse, locate=locate, labels=labels),
         lambda: _number_lists(frame, numbers_to_parse, locate=locate, labels=labels),
@@ -499,4 +500,3 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
     # to find evaluated pairs without a ranking.
     return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height,
                   source_columns=tuple(given)).with_lists_of_queries()
-
