@@ -110,7 +110,8 @@ class Tables:
         (the caller made both from the same rows): the reader's knowledge, so that the engine's
         check for evaluated pairs without a ranking (:meth:`ranks_every_pair_of`) needs no join."""
         if self.queries is None or self.ranked_lists is None or self.ranking_rows is not None:
-            msg = "only tables with a queries table and ranked lists (no long ranking) can state that the lists cover the queries"
+            msg = ("only tables with a queries table and ranked lists (no long ranking) can state that the lists "
+                   "cover the queries")
             raise ConfigError(msg)
         object.__setattr__(self, "lists_of_queries", True)
         return self
