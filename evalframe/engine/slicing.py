@@ -77,15 +77,15 @@ class SliceCodes:
         return [self.columns[grouping] for grouping in groupings if grouping in self.columns]
 
     def with_keys(self, frame: pl.LazyFrame, grouping: str) -> pl.LazyFrame:
-        """``frame`` grouped by :meth:`group_keys`, with its code column replaced by the slice's
-        keys in the code's place (a join with the lookup, in ``frame``'s row order)."""
+        """``frame`` grouped by :meth:`group_keys` (whose first column is then the code, as a
+        group-by's keys come first) with the slice's keys in place of the code: a join with the
+        lookup, in ``frame``'s row order."""
         code = self.columns.get(grouping)
         if code is None:
             return frame
-        names = frame.collect_schema().names()
-        at = names.index(code)
-        order = [*names[:at], *self.keys[grouping], *names[at + 1:]]
-        return frame.join(self.lookups[grouping].lazy(), on=code, how="left", maintain_order="left").select(order)
+        keys = self.keys[grouping]
+        joined = frame.join(self.lookups[grouping].lazy(), on=code, how="left", maintain_order="left")
+        return joined.select(*keys, pl.exclude(code, *keys))
 
 
 def slice_codes(rows: pl.DataFrame, by: Mapping[str, Sequence[str]], *,
