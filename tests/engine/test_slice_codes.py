@@ -78,7 +78,7 @@ KEY_VALUES = {"fold": st.sampled_from([1, 2, None]), "tier": st.sampled_from(["a
               "flag": st.sampled_from([True, False, None])}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["s", "t"]), KEY_VALUES["fold"], KEY_VALUES["tier"], KEY_VALUES["flag"],
                           st.integers(0, 1), st.floats(0, 1)), min_size=1, max_size=40))
 def test_random_keys_with_nulls_coded_and_by_their_keys_give_the_same_partials(rows):
