@@ -93,17 +93,19 @@ def slice_codes(rows: pl.DataFrame, by: Mapping[str, Sequence[str]], *,
     """``rows`` with one integer code column per grouping set of two or more keys, and the codes.
 
     A group-by on several columns (``system`` and ``criterion_id``) hashes and compares the
-    values of every key in every row (strings, row-encoded), each time the rows are grouped: a
-    metric group's moments, each set metric's state, the slices' sizes. The code of a row is the
-    position of the first row of its slice (one window over the keys, once), so grouping by it
-    forms the same groups, each with the same rows in the same order: every aggregation gives the
-    same values, bit for bit, at a fraction of the hashing. :meth:`SliceCodes.with_keys` puts
-    the keys back. A null key is a value like any other (a slice of its own).
+    values of every key in every row (strings, row-encoded), each time the rows are grouped: each
+    metric group's moments, the slices' sizes. The code of a row is the position of the first row
+    of its slice (one window over the keys, once), so grouping by it forms the same groups, each
+    with the same rows in the same order: every aggregation gives the same values, bit for bit,
+    at a fraction of the hashing. :meth:`SliceCodes.with_keys` puts the keys back. A null key is
+    a value like any other (a slice of its own). (A set metric's state is the metric's own plan
+    over the slice keys themselves: not coded.)
 
     Not coded: a grouping set of one key (``system`` alone hashes as fast as a code), one with a
     list key (exploded into one row per value, :func:`rows_of_slices`), and all of them when
-    ``rows`` are fewer than ``from_rows`` (by default :data:`CODED_FROM_ROWS`). The codes carry no sorted flag, so a
-    group-by forms its groups by hashing, as it does on the keys.
+    ``rows`` are fewer than ``from_rows`` (by default :data:`CODED_FROM_ROWS`) or have a column
+    of a code's name. The codes carry no sorted flag, so a group-by forms its groups by hashing,
+    as it does on the keys.
 
     >>> rows = pl.DataFrame({"system": ["a", "a", "b", "a"], "fold": [1, 2, 1, 1]})
     >>> coded, codes = slice_codes(rows, {"overall": ["system"], "fold": ["system", "fold"]}, from_rows=0)
@@ -112,10 +114,11 @@ def slice_codes(rows: pl.DataFrame, by: Mapping[str, Sequence[str]], *,
     """
     coded_keys = {grouping: tuple(keys) for grouping, keys in by.items()
                   if len(set(keys)) > 1 and not list_keys(rows.schema, keys)}
-    if rows.height < (CODED_FROM_ROWS if from_rows is None else from_rows) or not coded_keys:
-        return rows, SliceCodes()
     names = {grouping: f"__slice_code_{position}" for position, grouping in enumerate(coded_keys)}
     row = "__slice_code_row"
+    too_few = rows.height < (CODED_FROM_ROWS if from_rows is None else from_rows)
+    if too_few or not coded_keys or {row, *names.values()} & set(rows.columns):  # (a column of that name: keep the keys)
+        return rows, SliceCodes()
     codes = rows.select(list(dict.fromkeys(key for keys in coded_keys.values() for key in keys))).with_row_index(row).select(
         pl.col(row).first().over(list(keys)).alias(names[grouping]) for grouping, keys in coded_keys.items()
     )

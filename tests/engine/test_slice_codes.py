@@ -113,3 +113,5 @@ def test_codes_stand_for_their_keys_and_put_them_back():
     sizes = coded.lazy().group_by(codes.group_keys("fold", ["system", "fold"]), maintain_order=True).agg(n=pl.len())
     assert codes.with_keys(sizes, "fold").collect().rows() == [("a", 1, 2), ("b", None, 2), ("a", None, 1)]
     assert slice_codes(rows, {"fold": ["system", "fold"]})[1].columns == {}  # few rows: not coded
+    taken = rows.with_columns(pl.lit(1).alias("__slice_code_0"))  # a column of a code's name: not coded
+    assert slice_codes(taken, {"fold": ["system", "fold"]}, from_rows=0)[1].columns == {}
