@@ -26,7 +26,7 @@ from evalframe.engine.per_unit import (
 )
 from evalframe.engine.plan import Plan
 from evalframe.engine.replicate_sums import ReplicateSums
-from evalframe.engine.slicing import rows_of_slices
+from evalframe.engine.slicing import rows_of_slices, slice_codes
 from evalframe.errors import NO_VALUE, ConfigError, InputError, Problem
 from evalframe.metrics.base import (
     WEIGHT,
@@ -250,33 +250,42 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
     queries = dense(queries)  # no broadcast column: values independent of the part's size (per_unit.dense)
     applies, carried, unit_notes = _unit_facts(plan, queries, units)
     by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+    # The rows grouped by an integer code per grouping set of several keys (slicing.slice_codes):
+    # the same groups, rows and values, without hashing the keys' strings at every group-by.
+    coded, codes = slice_codes(queries, by)
+    # Each unit carries the codes of the grouping sets that group it (constant within it, as their keys are).
+    coded_carry = {unit: [*columns, *codes.of([g for g in plan.slices if applies[(unit, g)]])]
+                   for unit, columns in carried.items()}
+    group_keys = {grouping: codes.group_keys(grouping, keys) for grouping, keys in by.items()}
 
     def slice_sizes() -> dict:
         """Every slice's keys and ``n_units``, per (unit, grouping set): lazy plans collected at once."""
         plans = {}
-        for unit, columns in carried.items():
-            unit_rows = queries.lazy() if unit == QUERY else (
-                queries.lazy().select(columns).unique(subset=units.key_columns(unit), maintain_order=True))
+        for unit, columns in coded_carry.items():
+            unit_rows = coded.lazy() if unit == QUERY else (
+                coded.lazy().select(columns).unique(subset=units.key_columns(unit), maintain_order=True))
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
-                    sliced = rows_of_slices(unit_rows, by[grouping])
-                    plans[(unit, grouping)] = sliced.group_by(by[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+                    sliced = rows_of_slices(unit_rows, group_keys[grouping])
+                    sizes = sliced.group_by(group_keys[grouping], maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
+                    plans[(unit, grouping)] = codes.with_keys(sizes, grouping)
         return dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
 
     weighted = plan.weight is not None
 
     def partials_of_group(g: int, group) -> tuple[dict, dict]:
         """The group's per-unit values, and its collected plans keyed ``(kind, g, ...)``."""
-        inside = queries.filter(group.subset.condition())  # the queries of the group's subset
+        inside = coded.filter(group.subset.condition())  # the queries of the group's subset, with their codes
         # Set-metric states: one per (grouping set, state_id), shared by the metrics that read
-        # it (in memory: streaming sums floats in a varying order).
+        # it (in memory: streaming sums floats in a varying order), of the queries as they are.
         plans = {}
+        rows = inside.drop(codes.of(list(plan.slices)))
         with all_weights_one(not weighted):  # no weight column: every weight is 1, counts are plain counts
             for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
                 for grouping in plan.slices:
                     key = ("state", g, grouping, metric.state_id)
                     if applies[(metric.unit, grouping)] and key not in plans:  # built once per shared state
-                        plans[key] = metric.state(rows_of_slices(inside.lazy(), by[grouping]), by[grouping])
+                        plans[key] = metric.state(rows_of_slices(rows.lazy(), by[grouping]), by[grouping])
         values = {}
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             per_unit = [m for m in group.metrics if m.unit == unit and not isinstance(m, SetMetric)]
@@ -287,19 +296,19 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                 items = item_partials(tables, inside, item, relevance_threshold=plan.relevance_threshold,
                                       max_depth=plan.max_depth, score_precision=plan.score_precision,
                                       index=index) if item else None
-                wide = query_unit_values(inside, per_unit, carry=carried[unit], items=items, empty=plan.empty)
+                wide = query_unit_values(inside, per_unit, carry=coded_carry[unit], items=items, empty=plan.empty)
             else:
                 wide = coarse_unit_values(inside, [m for m in per_unit if isinstance(m, QueryMetric)],
-                                          unit_keys=units.key_columns(unit), carry=carried[unit], empty=plan.empty)
-            values[(g, unit)] = wide
+                                          unit_keys=units.key_columns(unit), carry=coded_carry[unit], empty=plan.empty)
+            values[(g, unit)] = wide.drop(codes.of(list(plan.slices)), strict=False)  # the values as carried
             plans[("inside", g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             aggregations = aggregate.moment_aggregations(wide.lazy().collect_schema().names(), per_unit, weighted=weighted)
             for grouping in plan.slices:
                 if applies[(unit, grouping)]:
-                    plans[("moments", g, unit, grouping)] = aggregate.moments(
-                        rows_of_slices(wide.lazy(), by[grouping]), per_unit, by[grouping], weighted=weighted,
-                        aggregations=aggregations,
-                    )
+                    keys = group_keys[grouping]
+                    plans[("moments", g, unit, grouping)] = codes.with_keys(aggregate.moments(
+                        rows_of_slices(wide.lazy(), keys), per_unit, keys, weighted=weighted, aggregations=aggregations,
+                    ), grouping)
         # One query plan per result: the group's states, moments and counts of every grouping set
         # collected at once (Polars runs them side by side), not one small collect each.
         return values, dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}

@@ -120,7 +120,7 @@ def weight_where(condition: pl.Expr) -> pl.Expr | Exact:
 
 
 def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl.Expr | Exact], *,
-               maintain_order: bool = False) -> pl.LazyFrame:
+               maintain_order: bool = False, units: Mapping[str, float] | None = None) -> pl.LazyFrame:
     """One group-by of ``rows`` by ``keys`` (one row without keys): columns ``*keys`` and ``columns``
     in order, each an aggregation, or :class:`Exact` values whose Float64 sum over the group is
     added exactly; groups in order of first appearance with ``maintain_order``.
@@ -133,9 +133,16 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
     the exact integer, as a sum in any order does. A group of one row gives its value. A float sum
     in sorted order would sort every group instead: seconds over the bootstrap's millions of
     per-unit groups.
+
+    ``units`` gives an :class:`Exact` column's units for every group at once (a power-of-two
+    exponent, :func:`common_units`): valid when each of the column's values is a whole number of
+    them, where it gives the same Float64 as the group's own units (the exact sum, rounded once)
+    without the window that finds each group's largest value.
     """
     keys = list(keys)
-    exact = {name: column.values for name, column in columns.items() if isinstance(column, Exact)}
+    given = dict(units or {})
+    exact = {name: column.values for name, column in columns.items() if isinstance(column, Exact) and name not in given}
+    common = {name: column.values for name, column in columns.items() if isinstance(column, Exact) and name in given}
     value, units, total = "__value_{}".format, "__units_{}".format, "__total_{}".format
     first, second = "__first_{}".format, "__second_{}".format
     # The two powers of two of each group's units (:func:`in_units`), computed once per group in
@@ -156,11 +163,52 @@ def exact_sums(rows: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl
         *(column.alias(name) for name, column in columns.items() if not isinstance(column, Exact)),
         *(_scaled(pl.col(value(name)), pl.col(first(name)), pl.col(second(name))).sum().alias(total(name)) for name in exact),
         *(_units_of(value(name)).alias(units(name)) for name in exact),
+        *(_scaled(values.cast(pl.Float64), *_halves(pl.lit(given[name], dtype=pl.Float64))).sum().alias(total(name))
+          for name, values in common.items()),
     ]
     table = prepared.group_by(keys, maintain_order=maintain_order).agg(aggregations) if keys else prepared.select(aggregations)
     return table.select(*keys, *(
-        from_units(pl.col(total(name)), pl.col(units(name))).alias(name) if name in exact else pl.col(name) for name in columns
+        from_units(pl.col(total(name)), pl.col(units(name))).alias(name) if name in exact
+        else from_units(pl.col(total(name)), pl.lit(given[name], dtype=pl.Float64)).alias(name) if name in common
+        else pl.col(name) for name in columns
     ))
+
+
+#: Exponents of :func:`common_units` at most this: the sums' Float64 stay normal numbers, where
+#: dividing by the units' two powers of two rounds nothing (as it does with each group's own units).
+_COMMON_UNITS_MAX = 900.0
+
+
+def common_units(rows: pl.LazyFrame, values: pl.Expr) -> float | None:
+    """One set of fixed-point units for every group of an exact sum of ``values`` over ``rows``
+    (``units`` of :func:`exact_sums`), when there is one: the units of the largest magnitude of
+    all the rows (:func:`units_for`), provided each value is a whole number of them. None
+    otherwise (a value too small for them, NaN, an infinity, magnitudes below about 2^-800).
+
+    Why the sums are the same bits: a group's own units are at least as fine (its largest value is
+    at most the rows' largest), so no value is cut to either units, and either way the Int128
+    total is the exact sum of the group's values times a power of two; the one rounding to
+    Float64 (round to nearest) commutes with that power of two, and dividing by it is exact while
+    the numbers stay normal (:data:`_COMMON_UNITS_MAX`). One pass over ``rows`` (collected here)
+    with two reductions.
+    """
+    magnitude = values.cast(pl.Float64).abs()
+    exponent = units_for(magnitude.max())
+    scaled = _scaled_float(values.cast(pl.Float64), *_halves(exponent))
+    facts = rows.select(
+        exponent.alias("units"),
+        (scaled.is_finite() & (scaled == scaled.floor())).all().alias("whole"),
+        magnitude.max().is_finite().fill_null(True).alias("finite"),
+    ).collect(engine="in-memory").row(0, named=True)
+    units = facts["units"]
+    if units is None or not (facts["whole"] and facts["finite"]) or abs(units) > _COMMON_UNITS_MAX:
+        return None
+    return float(units)
+
+
+def _scaled_float(values: pl.Expr, first: pl.Expr, second: pl.Expr) -> pl.Expr:
+    """``values`` times 2^k given as its two :func:`_halves`, in Float64 (before :func:`_scaled`'s cut)."""
+    return values * first * second
 
 
 def _units_of(column: str) -> pl.Expr:
@@ -267,10 +315,14 @@ def calibration_bins(rows: pl.LazyFrame, by: Sequence[str], bins: int) -> pl.Laz
     # With every weight 1 the weight is a count of rows (weight_where), and Σ w·label of whole
     # labels (the contract's 0 and 1) their plain sum: the same bits as the exact sums.
     whole_labels = weights_are_one() and rows.collect_schema()["label"].is_integer()
+    weighted_prob = weighted(scored, pl.col("prob").cast(pl.Float64))
+    # Probabilities in [0, 1] (each bin's within a factor of two of its top but the first's) are
+    # whole numbers of the rows' units nearly always: one set of units, no window per group.
+    units = common_units(rows, weighted_prob)
     return exact_sums(rows.with_columns(bin_index(bins).alias(BIN)), [*by, BIN], {
         "n": used_count(),
         "weight": weight_where(scored),
-        "weighted_prob": Exact(weighted(scored, pl.col("prob").cast(pl.Float64))),
+        "weighted_prob": Exact(weighted_prob),
         "weighted_label": (pl.when(scored).then(pl.col("label")).otherwise(0).sum().cast(pl.Float64) if whole_labels
                            else Exact(weighted(scored, pl.col("label").cast(pl.Float64)))),
-    })
+    }, units=None if units is None else {"weighted_prob": units})
