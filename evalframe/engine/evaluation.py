@@ -365,8 +365,7 @@ def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory:
         # Each group's summary pieces are made as soon as its partials are, on the thread that made
         # them, while the next groups' partials are computed (the other core does not idle).
         pieces: dict = {}
-        import os  # TEMP-AB
-        partials = compute_partials(tables, plan, on_group=None if os.environ.get("NOHOOK") else partial(_begin_summary, pieces))
+        partials = compute_partials(tables, plan, on_group=partial(_begin_summary, pieces))
         evaluation = finalize(partials, tables=tables, pieces=pieces)
     else:
         from evalframe.engine.buckets import partials_in_buckets
