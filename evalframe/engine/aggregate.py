@@ -170,9 +170,9 @@ def quantile_aggregations(metrics: Sequence[Metric], *, weighted: bool) -> list[
     return [stats(metric.name) for metric in metrics]
 
 
-def finalize_moments(merged: pl.DataFrame, summed: Sequence[str]) -> pl.DataFrame:
-    """``value`` and ``std`` from moments (module docstring); drops ``w``, ``wx``, ``m2``."""
-    is_sum = pl.col("metric").is_in(list(summed))
+def finalize_moments(merged: pl.LazyFrame, is_sum: pl.Expr) -> pl.LazyFrame:
+    """``value`` and ``std`` from moments (module docstring; ``value`` is ``wx`` where ``is_sum``,
+    count metrics); drops ``w``, ``wx``, ``m2``."""
     mean = pl.when(pl.col("w") > 0).then(pl.col("wx") / pl.col("w"))
     return merged.with_columns(
         value=pl.when(is_sum).then(pl.col("wx")).otherwise(mean),
@@ -180,39 +180,41 @@ def finalize_moments(merged: pl.DataFrame, summed: Sequence[str]) -> pl.DataFram
     ).drop("w", "wx", "m2")
 
 
-def unit_summary(
-    sizes: pl.DataFrame,
-    merged_moments: pl.DataFrame,
-    quantile_rows: pl.DataFrame,
-    metrics: Sequence[Metric],
-    *,
-    by: Sequence[str],
-    notes: Mapping[str, str],
-) -> pl.DataFrame:
-    """Summary rows of per-unit metrics for one grouping set: every slice of ``sizes`` (its keys
-    and ``n_units``) × every metric, with the finalized moments and the quantiles.
-
-    ``notes`` gives each metric's note template (with ``{count}``) for its flagged units. A slice
-    without any value has ``n = 0`` and no value (a sum of nothing, 0, for count metrics).
-    """
-    summed = [metric.name for metric in metrics if metric.summary == "sum"]
-    names = pl.DataFrame({"metric": [metric.name for metric in metrics]}, schema={"metric": pl.String})
-    if isinstance(sizes, pl.LazyFrame):
-        names = names.lazy()
-    keys = [*by, "metric"]
-    finalized = finalize_moments(merged_moments, summed)
-    rows = (
-        sizes.join(names, how="cross")
-        .join(finalized, on=keys, how="left", nulls_equal=True)
-        .join(quantile_rows, on=keys, how="left", nulls_equal=True)
+def unit_metrics(metrics: Sequence[Metric], subsets: Mapping[str, str]) -> pl.LazyFrame:
+    """The per-unit ``metrics`` of a summary task as :func:`unit_summary` reads them: ``metric``,
+    its ``subset`` text (``subsets``), whether its slices sum their values (``_summed``, count
+    metrics) and its note template for flagged units (``_template``, with ``{count}``)."""
+    notes = {metric.name: note[1] for metric in metrics if (note := metric.note()) is not None}
+    return pl.LazyFrame(
+        {"metric": [m.name for m in metrics], "subset": [subsets.get(m.name) for m in metrics],
+         "_summed": [m.summary == "sum" for m in metrics], "_template": [notes.get(m.name) for m in metrics]},
+        schema={"metric": pl.String, "subset": pl.String, "_summed": pl.Boolean, "_template": pl.String},
     )
-    template = pl.col("metric").replace_strict(dict(notes), default=None, return_dtype=pl.String)
+
+
+def unit_summary(sizes: pl.LazyFrame, metrics: pl.LazyFrame, merged_moments: pl.LazyFrame, quantile_rows: pl.LazyFrame, *,
+                 by: Sequence[str]) -> pl.LazyFrame:
+    """Summary rows of per-unit metrics: every slice of ``sizes`` (its keys ``by`` and
+    ``n_units``) × every metric of its task (``metrics``, :func:`unit_metrics` beside the task's
+    key, ``by[0]``), with the finalized moments and the quantiles (keyed ``by`` and ``metric``).
+
+    A slice without any value has ``n = 0`` and no value (a sum of nothing, 0, for count
+    metrics); a metric's note counts its flagged units (its ``_template``).
+    """
+    keys = [*by, "metric"]
+    rows = finalize_moments(
+        sizes.join(metrics, on=by[0])
+        .join(merged_moments, on=keys, how="left", nulls_equal=True)
+        .join(quantile_rows, on=keys, how="left", nulls_equal=True),
+        pl.col("_summed"),
+    )
+    template = pl.col("_template")
     counted = pl.when((pl.col("flagged") > 0) & template.is_not_null()).then(
         template.str.replace("{count}", pl.col("flagged").cast(pl.String), literal=True)
     )
     return rows.with_columns(
         n=pl.col("n").fill_null(0),
-        value=pl.when(pl.col("metric").is_in(summed)).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
+        value=pl.when(pl.col("_summed")).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
     ).with_columns(
         n_skipped=pl.col("n_units") - pl.col("n"),
         n_outside_subset=pl.col("n_units") - pl.col("n_rows").fill_null(0) + pl.col("n_outside_own").fill_null(0),
@@ -220,11 +222,11 @@ def unit_summary(
     )
 
 
-def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str]) -> pl.DataFrame:
-    """Summary rows of set metrics for one grouping set: every slice of ``sizes`` × every metric
-    of ``values`` (``by, metric, n, value, note`` from the metrics' ``finalize``)."""
-    metrics = values.select(pl.col("metric").unique(maintain_order=True))
-    rows = sizes.join(metrics, how="cross").join(values, on=[*by, "metric"], how="left", nulls_equal=True)
+def set_summary(sizes: pl.LazyFrame, metrics: pl.LazyFrame, values: pl.LazyFrame, *, by: Sequence[str]) -> pl.LazyFrame:
+    """Summary rows of set metrics: every slice of ``sizes`` (its keys ``by`` and ``n_units``) ×
+    every metric of its task (``metrics``: ``metric`` beside the task's key, ``by[0]``), with
+    the metrics' ``finalize`` (``values``: ``by, metric, n, value, note``)."""
+    rows = sizes.join(metrics, on=by[0]).join(values, on=[*by, "metric"], how="left", nulls_equal=True)
     return rows.with_columns(
         n=pl.col("n").fill_null(0).cast(pl.Int64),
         value=pl.col("value").cast(pl.Float64),
@@ -235,17 +237,18 @@ def set_summary(sizes: pl.DataFrame, values: pl.DataFrame, *, by: Sequence[str])
 
 
 def order_summary(
-    summary: pl.DataFrame, metric_names: Sequence[str], grouping_sets: Mapping[str, Sequence[str]], slice_keys: Sequence[str]
+    summary: pl.DataFrame, metric_names: Sequence[str], grouping_sets: Mapping[str, Sequence[str]], slice_keys: Sequence[str],
+    *, then: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """Rows by grouping set (declared order), system, slice keys, metric (declared order);
-    systems and text slice keys in natural order (``A.2`` before ``A.10``)."""
+    """Rows by grouping set (declared order), system, slice keys, metric (declared order), then
+    the columns ``then``; systems and text slice keys in natural order (``A.2`` before ``A.10``)."""
     metric_order = {name: i for i, name in enumerate(metric_names)}
     grouping_order = {name: i for i, name in enumerate(grouping_sets)}
     keyed = summary.with_columns(
         _g=pl.col("grouping").replace_strict(grouping_order, default=len(grouping_order)),
         _m=pl.col("metric").replace_strict(metric_order, default=len(metric_order)),
     )
-    return sort_naturally(keyed, ["_g", "system", *slice_keys, "_m"]).drop("_g", "_m")
+    return sort_naturally(keyed, ["_g", "system", *slice_keys, "_m", *then]).drop("_g", "_m")
 
 
 def across_folds(summary: pl.DataFrame, fold_grouping: str, slice_keys: Sequence[str]) -> pl.DataFrame:

@@ -231,7 +231,7 @@ def run_buckets(
     except BaseException:
         spilled.remove()
         raise
-    if isinstance(result, Evaluation) and isinstance(result.per_unit_frame, pl.LazyFrame):
+    if isinstance(result, Evaluation) and result.per_unit_on_disk:
         return replace(result, per_unit_files=spilled)
     spilled.remove()
     return result

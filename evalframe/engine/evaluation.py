@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from evalframe.engine.plan import (
     build_groups,
     check_argument_types,
 )
-from evalframe.engine.result import Evaluation
+from evalframe.engine.result import Evaluation, LongValues
 from evalframe.engine.slicing import rows_of_slices, slice_dtype
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import WEIGHT, Metric, SetMetric
@@ -48,10 +49,11 @@ from evalframe.metrics.keyed_sums import KeyedSumsMetric, finalize_sharing
 from evalframe.engine.bootstrap import Bootstrap
 
 
-def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
-    """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials."""
+def finalize(partials: Partials, *, tables: Tables | None = None, pieces: Mapping | None = None) -> Evaluation:
+    """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials; ``pieces``:
+    :func:`summary_pieces` of these partials' groups made already (:func:`run`), if any."""
     # The long per-unit values beside the summary's tasks (their Python and Polars work overlap).
-    (per_unit_long, skipped), summary = in_order([lambda: _per_unit_values(partials), lambda: _summary(partials)])
+    (per_unit_long, skipped), summary = in_order([lambda: _per_unit_values(partials), lambda: _summary(partials, pieces)])
     replicates = None
     if partials.plan.bootstrap is None:
         summary = uncertainty.without_intervals(summary)
@@ -66,7 +68,7 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     return Evaluation(
         summary=summary,
         replicates=replicates,
-        per_unit_frame=per_unit_long,
+        per_unit_source=per_unit_long,
         skipped=skipped,
         plan=partials.plan,
         units=partials.units,
@@ -76,73 +78,151 @@ def finalize(partials: Partials, *, tables: Tables | None = None) -> Evaluation:
     )
 
 
-def _summary(partials: Partials) -> pl.DataFrame:
-    """One row per (grouping set, slice, metric, subset): per-unit metrics from their moments and
-    quantiles, set metrics from their states; then the across-folds rows."""
-    plan = partials.plan
-    by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
-    slice_keys = plan.slice_keys
-    weighted = plan.weight is not None
-    ordered_states: dict[tuple[int, str, object], pl.DataFrame] = {}
+@dataclass(frozen=True)
+class _SummaryTask:
+    """The summary rows of one (metric group ``g``, ``unit``, ``grouping`` set): its per-unit
+    metrics' and set metrics' (in the group's order)."""
 
-    def ordered_state(g: int, grouping: str, metric: SetMetric) -> pl.DataFrame:
-        # Each state sorted once by its state keys (finalize does not depend on the order of the
-        # rows; a stable sort keeps the order of rows with equal keys anyway): every slice's rows
-        # are then in order too, so the metrics' per-slice sorts over their operating points or
-        # bins find them sorted, a fraction of a sort's cost.
-        key = (g, grouping, metric.state_id)
-        if key not in ordered_states:
-            state = partials.states[key]
-            ordered_states[key] = state.sort(metric.state_keys, maintain_order=True) if metric.state_keys else state
-        return ordered_states[key]
+    g: int
+    unit: str
+    grouping: str
+    per_unit: tuple[Metric, ...]
+    set_metrics: tuple[SetMetric, ...]
 
-    def rows_of(g: int, unit: str, grouping: str, metrics: Sequence[Metric], labels: Mapping[str, str],
-                notes: Mapping[str, str], quantile_aggregations: Sequence[pl.Expr]) -> list[pl.DataFrame]:
-        """The summary rows of group ``g``'s ``metrics`` of ``unit`` in one grouping set (lazy
-        plans collected at once)."""
-        per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
-        set_metrics = [m for m in metrics if isinstance(m, SetMetric)]
-        sizes = partials.sizes[(unit, grouping)].lazy()
-        tables = []
-        if per_unit:
-            quantile_rows = _quantile_rows(partials.values[(g, unit)], per_unit, by[grouping], weighted=weighted,
-                                           aggregations=quantile_aggregations)
-            tables.append(aggregate.unit_summary(
-                sizes, partials.moments[(g, unit, grouping)].lazy(), quantile_rows, per_unit, by=by[grouping], notes=notes
-            ))
-        if set_metrics:
-            found = pl.concat([
-                table.select(*by[grouping], pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
-                             pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
-                for metric, table in _finalized(set_metrics, lambda m: ordered_state(g, grouping, m), by[grouping])
-            ])
-            tables.append(aggregate.set_summary(sizes, found, by=by[grouping]))
-        rows = [
-            table.with_columns(
-                grouping=pl.lit(grouping),
-                unit=pl.lit(unit),
-                subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String),
-                *(pl.lit(None, dtype=slice_dtype(partials.queries.schema[k])).alias(k) for k in slice_keys if k not in by[grouping]),
-            ).select("grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note")
-            for table in tables
-        ]
-        return pl.collect_all(rows, engine="in-memory") if rows else []
 
-    # One task per (metric group, unit, grouping set), two at a time (:func:`~evalframe._threads.in_order`):
-    # one task's Python builds its plans while Polars runs another's, so neither core idles; each
-    # plan's result is the one it gives alone, and the rows keep the tasks' order.
+def _summary_tasks(plan: Plan, applies: Mapping[tuple[str, str], bool], groups: Iterable[int] | None = None) -> list[_SummaryTask]:
+    """The summary's tasks, in the summary's order of rows before sorting (group, unit, grouping
+    set), of every group or of ``groups``."""
     tasks = []
-    for g, group in enumerate(plan.groups):
-        labels = {m.name: group.subset_text(m) for m in group.metrics}
+    for g in range(len(plan.groups)) if groups is None else groups:
+        group = plan.groups[g]
         for unit in dict.fromkeys(m.unit for m in group.metrics):
             metrics = [m for m in group.metrics if m.unit == unit]
-            per_unit = [m for m in metrics if not isinstance(m, SetMetric)]
-            notes = {m.name: note[1] for m in per_unit if (note := m.note()) is not None}
-            quantile_aggregations = aggregate.quantile_aggregations(per_unit, weighted=weighted)
-            tasks += [partial(rows_of, g, unit, grouping, metrics, labels, notes, quantile_aggregations)
-                      for grouping in plan.slices if partials.applies[(unit, grouping)]]
-    rows = [frame for frames in in_order(tasks) for frame in frames]
-    summary = aggregate.order_summary(pl.concat(rows, how="vertical_relaxed"), [m.name for m in plan.metrics], plan.slices, slice_keys)
+            per_unit = tuple(m for m in metrics if not isinstance(m, SetMetric))
+            set_metrics = tuple(m for m in metrics if isinstance(m, SetMetric))
+            tasks += [_SummaryTask(g, unit, grouping, per_unit, set_metrics) for grouping in plan.slices if applies[(unit, grouping)]]
+    return tasks
+
+
+def summary_pieces(plan: Plan, applies: Mapping[tuple[str, str], bool], values: Mapping[tuple[int, str], pl.DataFrame | pl.LazyFrame],
+                   states: Mapping[tuple[int, str, object], pl.DataFrame], groups: Iterable[int] | None = None, *,
+                   threads: int = 2) -> dict[tuple[int, str, str], tuple[pl.DataFrame | None, pl.DataFrame | None]]:
+    """The summary's work that reads the data, of every metric group (or of ``groups``): per
+    (g, unit, grouping set), the quantile rows of its per-unit metrics (:func:`_quantile_rows`)
+    and its set metrics' ``finalize`` of their states, collected; keyed by task.
+
+    It reads only the groups' per-unit ``values`` and set-metric ``states``
+    (:class:`~evalframe.engine.partials.Partials`' fields), so a group's pieces can be made as
+    soon as its partials are (:func:`run`, beside the next groups' partials); :func:`finalize`
+    makes those it is not given, and joins them with the slices' sizes and moments
+    (:func:`_summary`). One task per (g, unit, grouping set), two at a time
+    (:func:`~evalframe._threads.in_order`; ``threads=1``: one after another): one task's Python
+    builds its plans while Polars runs another's; each plan's result is the one it gives alone."""
+    by = {grouping: [SYSTEM, *keys] for grouping, keys in plan.slices.items()}
+    weighted = plan.weight is not None
+    tasks = _summary_tasks(plan, applies, groups)
+    # Built once for every grouping set of the same values.
+    aggregations = {(t.g, t.unit): t.per_unit for t in tasks if t.per_unit}
+    aggregations = {key: aggregate.quantile_aggregations(metrics, weighted=weighted) for key, metrics in aggregations.items()}
+
+    def pieces_of(task: _SummaryTask) -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+        keys = by[task.grouping]
+        plans = {}
+        if task.per_unit:
+            plans["quantiles"] = _quantile_rows(values[(task.g, task.unit)], task.per_unit, keys, weighted=weighted,
+                                                aggregations=aggregations[(task.g, task.unit)])
+        if task.set_metrics:
+            ordered: dict[object, pl.DataFrame] = {}
+
+            def ordered_state(metric: SetMetric) -> pl.DataFrame:
+                # Each state sorted once by its state keys (finalize does not depend on the order of
+                # the rows; a stable sort keeps the order of rows with equal keys anyway): every
+                # slice's rows are then in order too, so the metrics' per-slice sorts over their
+                # operating points or bins find them sorted, a fraction of a sort's cost.
+                if metric.state_id not in ordered:
+                    state = states[(task.g, task.grouping, metric.state_id)]
+                    ordered[metric.state_id] = state.sort(metric.state_keys, maintain_order=True) if metric.state_keys else state
+                return ordered[metric.state_id]
+
+            plans["set"] = pl.concat([
+                table.select(*keys, pl.lit(metric.name).alias("metric"), pl.col("n").cast(pl.Int64),
+                             pl.col("value").cast(pl.Float64), pl.col("note").cast(pl.String))
+                for metric, table in _finalized(task.set_metrics, ordered_state, keys)
+            ])
+        found = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True))
+        return found.get("quantiles"), found.get("set")
+
+    found = [pieces_of(task) for task in tasks] if threads == 1 else in_order([partial(pieces_of, task) for task in tasks])
+    return dict(zip([(t.g, t.unit, t.grouping) for t in tasks], found, strict=True))
+
+
+def _begin_summary(pieces: dict, plan: Plan, applies: Mapping[tuple[str, str], bool], g: int,
+                   values: Mapping[tuple[int, str], pl.DataFrame], states: Mapping[tuple[int, str, object], pl.DataFrame]) -> None:
+    """Add group ``g``'s :func:`summary_pieces` to ``pieces`` (:func:`compute_partials`' ``on_group``),
+    its tasks one after another (the thread is one of the partials' two). When they fail, the
+    group is left to :func:`finalize`, which makes its pieces again and raises the error where
+    it always did: after every group's partials."""
+    try:
+        found = summary_pieces(plan, applies, values, states, [g], threads=1)
+    except Exception:  # noqa: BLE001 (raised again by finalize, in its place)
+        return
+    pieces.update(found)
+
+
+def _summary(partials: Partials, pieces: Mapping | None = None) -> pl.DataFrame:
+    """One row per (grouping set, slice, metric, subset): per-unit metrics from their moments and
+    quantiles, set metrics from their states; then the across-folds rows.
+
+    ``pieces``: :func:`summary_pieces` of some groups, made already (the rest are made here).
+    Then every task's rows in one plan: the slices' sizes × the task's metrics, joined with the
+    moments and quantiles (per-unit metrics) or the finalized values (set metrics)."""
+    plan = partials.plan
+    slice_keys = plan.slice_keys
+    tasks = _summary_tasks(plan, partials.applies)
+    pieces = dict(pieces or {})
+    missing = sorted({task.g for task in tasks if (task.g, task.unit, task.grouping) not in pieces})
+    if missing:
+        pieces |= summary_pieces(plan, partials.applies, partials.values, partials.states, missing)
+    key_dtypes = {k: slice_dtype(partials.queries.schema[k]) for k in slice_keys}
+
+    def keyed(frame: pl.DataFrame, position: int, grouping: str) -> pl.LazyFrame:
+        """``frame`` (a grouping set's rows) with the task's position and every slice key (null
+        where the grouping set does not group by it)."""
+        return frame.lazy().with_columns(
+            pl.lit(position, dtype=pl.Int64).alias("_task"),
+            *(pl.lit(None, dtype=key_dtypes[k]).alias(k) for k in slice_keys if k not in plan.slices[grouping]),
+        )
+
+    unit_parts = {"sizes": [], "metrics": [], "moments": [], "quantiles": []}
+    set_parts = {"sizes": [], "metrics": [], "values": []}
+    for position, task in enumerate(tasks):
+        labels = {m.name: plan.groups[task.g].subset_text(m) for m in (*task.per_unit, *task.set_metrics)}
+        quantile_rows, set_values = pieces[(task.g, task.unit, task.grouping)]
+        sizes = partials.sizes[(task.unit, task.grouping)].with_columns(grouping=pl.lit(task.grouping), unit=pl.lit(task.unit))
+        if task.per_unit:
+            unit_parts["sizes"].append(keyed(sizes, position, task.grouping))
+            unit_parts["metrics"].append(aggregate.unit_metrics(task.per_unit, labels).with_columns(_task=pl.lit(position, dtype=pl.Int64)))
+            unit_parts["moments"].append(keyed(partials.moments[(task.g, task.unit, task.grouping)], position, task.grouping))
+            unit_parts["quantiles"].append(keyed(quantile_rows, position, task.grouping))
+        if task.set_metrics:
+            set_parts["sizes"].append(keyed(sizes, position, task.grouping))
+            # The metrics with a finalized row (a state of no slice finalizes to none: no row).
+            set_parts["metrics"].append(set_values.lazy().select(pl.col("metric").unique(maintain_order=True)).with_columns(
+                _task=pl.lit(position, dtype=pl.Int64),
+                subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String)))
+            set_parts["values"].append(keyed(set_values, position, task.grouping))
+    by = ["_task", SYSTEM, *slice_keys]
+    columns = ["grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note", "_task"]
+    rows = []
+    if unit_parts["sizes"]:
+        rows.append(aggregate.unit_summary(*(pl.concat(unit_parts[name], how="diagonal") for name in ("sizes", "metrics", "moments", "quantiles")),
+                                           by=by).select(columns))
+    if set_parts["sizes"]:
+        rows.append(aggregate.set_summary(*(pl.concat(set_parts[name], how="diagonal") for name in ("sizes", "metrics", "values")),
+                                          by=by).select(columns))
+    collected = pl.collect_all(rows, engine="in-memory") if rows else []
+    summary = pl.concat(collected, how="vertical_relaxed")
+    summary = aggregate.order_summary(summary, [m.name for m in plan.metrics], plan.slices, slice_keys, then=["_task"]).drop("_task")
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
     return summary
@@ -206,11 +286,12 @@ def metric_params(plan: Plan) -> dict[str, str]:
                 found[metric.name] = f"{found[metric.name]},{text}" if metric.name in found else text
     return found
 
-def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame | pl.LazyFrame, pl.DataFrame]:
+def _per_unit_values(partials: Partials) -> tuple[LongValues | pl.LazyFrame, pl.DataFrame]:
     """The long per-unit values of every group and unit, and the skipped units per system,
     unit, metric and reason (null values, and units outside the group's subset).
 
-    In memory the long values are a DataFrame. On the bucket path (per-unit values kept on
+    In memory the long values are made when first read (:class:`~evalframe.engine.result.LongValues`,
+    a DataFrame then). On the bucket path (per-unit values kept on
     disk, lazy scans of the spilled files) they stay a lazy plan over the files, in key order
     (:func:`~evalframe.engine.partials.values_in_key_order`), never collected here: the
     outputs stream it to their files; the skip counts are one streaming pass over the files."""
@@ -245,10 +326,10 @@ def _per_unit_values(partials: Partials) -> tuple[pl.DataFrame | pl.LazyFrame, p
         skipped = [frame.collect(engine="streaming") for frame in skipped]
         per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long().lazy()
     else:
-        # The long values and the skip counts of every group and unit: lazy plans, collected at once.
-        collected = pl.collect_all([*long_parts, *skipped], engine="in-memory") if long_parts or skipped else []
-        long_parts, skipped = collected[:len(long_parts)], collected[len(long_parts):]
-        per_unit_long = pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long()
+        # The skip counts of every group and unit collected at once; the long values made when
+        # first read (LongValues), never in a run that reads only the summary.
+        skipped = pl.collect_all(skipped, engine="in-memory") if skipped else []
+        per_unit_long = LongValues(pl.concat(long_parts, how="diagonal_relaxed") if long_parts else _empty_long().lazy())
     skipped_table = (
         pl.concat(skipped, how="vertical_relaxed").sort(SYSTEM, "unit", "metric", "skip_reason") if skipped else _empty_skipped()
     )
@@ -281,7 +362,11 @@ def run(tables: Tables, plan: Plan, *, buckets: int | str | None = None, memory:
     else:
         judge = judged.prepare_metrics(plan.metrics, tables)
     if buckets is None:
-        evaluation = finalize(compute_partials(tables, plan), tables=tables)
+        # Each group's summary pieces are made as soon as its partials are, on the thread that made
+        # them, while the next groups' partials are computed (the other core does not idle).
+        pieces: dict = {}
+        partials = compute_partials(tables, plan, on_group=partial(_begin_summary, pieces))
+        evaluation = finalize(partials, tables=tables, pieces=pieces)
     else:
         from evalframe.engine.buckets import partials_in_buckets
 

@@ -8,7 +8,7 @@ whole, which :func:`evalframe.engine.evaluation.finalize` turns into the result.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import polars as pl
@@ -243,8 +243,13 @@ def check_builds(plan: Plan) -> None:
         metric.skip_reason(), metric.note()
 
 
-def compute_partials(tables: Tables, plan: Plan) -> Partials:
-    """Run the stages up to mergeable partials (module docstring)."""
+def compute_partials(tables: Tables, plan: Plan, *, on_group: Callable[..., None] | None = None) -> Partials:
+    """Run the stages up to mergeable partials (module docstring).
+
+    ``on_group(plan, applies, g, values, states)`` is called with each metric group's per-unit
+    values and set-metric states (keyed as in :class:`Partials`)
+    as soon as they are collected, on the thread that collected them: the engine begins the
+    group's summary there, beside the next groups' partials (:func:`evalframe.engine.evaluation.run`)."""
     plan, queries, units, index, notes = prepare(tables, plan)
     check_builds(plan)  # before the groups' tasks (of which one may fail collecting first)
     queries = dense(queries)  # no broadcast column: values independent of the part's size (per_unit.dense)
@@ -311,7 +316,10 @@ def compute_partials(tables: Tables, plan: Plan) -> Partials:
                     ), grouping)
         # One query plan per result: the group's states, moments and counts of every grouping set
         # collected at once (Polars runs them side by side), not one small collect each.
-        return values, dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
+        collected = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True)) if plans else {}
+        if on_group is not None:
+            on_group(plan, applies, g, values, {key[1:]: frame for key, frame in collected.items() if key[0] == "state"})
+        return values, collected
 
     # The slices' sizes, then one task per metric group, two at a time (:func:`~evalframe._threads.in_order`):
     # one task's Python builds its plans while Polars runs another's; each plan's result is the
