@@ -61,11 +61,6 @@ class Tables:
     #: partitions): with ``queries`` None the evaluated pairs are these systems × the judged
     #: queries, so a system without rows in the part still gets them; None: the ranking's systems.
     systems: tuple[str, ...] | None = None
-    #: Whether ``ranked_lists`` holds one list for each row of ``queries`` (the same (system,
-    #: query_id) pairs, in any order), as a reader that makes both from the same rows knows
-    #: (:meth:`with_lists_of_queries`): :meth:`ranks_every_pair_of` then answers without a join.
-    #: Not an argument, so a copy with other tables (``dataclasses.replace``) does not claim it.
-    lists_of_queries: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.relevance_rule not in ("doc_id", "text"):
@@ -104,27 +99,6 @@ class Tables:
             return self.ranking_rows.select(QUERY_KEYS).unique()
         lists = self.ranked_lists if self.ranked_lists is not None else _no_lists()
         return lists.select(QUERY_KEYS).unique() if each_once else lists.select(QUERY_KEYS)
-
-    def with_lists_of_queries(self) -> Tables:
-        """These tables, stating that ``ranked_lists`` holds one list for each row of ``queries``
-        (the caller made both from the same rows): the reader's knowledge, so that the engine's
-        check for evaluated pairs without a ranking (:meth:`ranks_every_pair_of`) needs no join."""
-        if self.queries is None or self.ranked_lists is None or self.ranking_rows is not None:
-            msg = ("only tables with a queries table and ranked lists (no long ranking) can state that the lists "
-                   "cover the queries")
-            raise ConfigError(msg)
-        object.__setattr__(self, "lists_of_queries", True)
-        return self
-
-    def ranks_every_pair_of(self, pairs: pl.DataFrame) -> bool:
-        """Whether the ranking is known, without a join, to list every (system, query_id) pair of
-        ``pairs``: the ranked lists hold one list per row of ``queries`` (:meth:`with_lists_of_queries`)
-        and ``pairs`` holds the pairs of ``queries``, in its order (two columns compared). False
-        means "not known" (a join must tell)."""
-        from evalframe.data.layout import same_keys
-
-        return (self.lists_of_queries and self.queries is not None and pairs.height == self.queries.height
-                and same_keys(pairs, self.queries, QUERY_KEYS))
 
     @property
     def n_ranking_rows(self) -> int:

@@ -99,7 +99,7 @@ def _same_pairs(universe: pl.DataFrame, index: QueryIndex | None) -> bool:
 
 def _check_missing(plan: Plan, tables: Tables, universe: pl.DataFrame, index: QueryIndex | None) -> list[str]:
     """Apply the ``missing`` policy to evaluated pairs the ranking does not list; notes."""
-    if _same_pairs(universe, index) or tables.ranks_every_pair_of(universe):
+    if _same_pairs(universe, index):
         return []
     # An anti join (and the error's counts, which take unique ids) reads a repeated pair as one.
     ranked = index.pairs.select(QUERY_KEYS) if index is not None else tables.ranked_pairs(each_once=False)

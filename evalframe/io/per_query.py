@@ -496,7 +496,5 @@ def split_per_query(frame: pl.DataFrame, given_columns: list[str] | None = None)
         .unique(maintain_order=True)
         .with_columns(relevance=pl.lit(1, dtype=pl.Int64))
     )
-    # One ranked list per row of `queries` (both are `keyed`'s rows): the engine need not join them
-    # to find evaluated pairs without a ranking.
     return Tables(queries=queries, judgments=judgments, ranked_lists=ranked_lists, n_rows=frame.height,
-                  source_columns=tuple(given)).with_lists_of_queries()
+                  source_columns=tuple(given))

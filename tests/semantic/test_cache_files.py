@@ -93,9 +93,11 @@ for i in range(n):
     judge.put(f"key {side} {i}", Entry("yes", 1.0, None), provider="p", model="m", template_sha256="t", parameters="{}",
               prompt=f"prompt {side} {i}")
     judge.flush()
-# Leave as the CLI does (os._exit): a process that has used the caches can abort at exit, after its
-# work, with "terminate called without an active exception" (a native thread torn down at exit;
-# ~1 exit in 40-60 on a busy machine, an open problem of its own) — not what this test is about.
+# Leave by os._exit once the work is flushed (the CLI too ends by os._exit, after the atexit
+# handlers, of which evalframe registers none): a process that has used the caches can abort at
+# exit, after its work, with "terminate called without an active exception" (a native thread torn
+# down at exit; ~1 exit in 40-60 on a busy machine, an open problem of its own), which is not what
+# this test is about.
 sys.stdout.flush(); sys.stderr.flush()
 os._exit(0)
 """
