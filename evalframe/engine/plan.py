@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
+from evalframe.data.units import SYSTEM
 from evalframe.engine.ranking import check_threshold
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
@@ -109,7 +110,8 @@ def check_argument_types(metrics: Any, **mappings: Any) -> None:
     ``metrics`` a list of metric names or objects, or a mapping from subset name to such a list;
     each of ``mappings`` (``subsets``, ``slices``, ``units``, ``parameters``, ``grouping_sets``)
     None or a mapping, and the key lists of ``slices``, ``units`` and ``grouping_sets`` lists of
-    column names."""
+    column names; a slice's or grouping set's keys each named once and never ``system`` (every
+    slice is per system already)."""
     def names(value: Any, where: str) -> None:
         listed = value if isinstance(value, Mapping) else {"metrics": value}
         for key, items in listed.items():
@@ -130,6 +132,11 @@ def check_argument_types(metrics: Any, **mappings: Any) -> None:
             for name, keys in value.items():
                 if isinstance(keys, str) or not isinstance(keys, Iterable) or not all(isinstance(k, str) for k in keys):
                     raise ConfigError(f"`{argument}[{name!r}]` must be a list of column names, got {keys!r}")
+                keys = list(keys)
+                if argument != "units" and (len(set(keys)) < len(keys) or SYSTEM in keys):
+                    # every slice is grouped by `system` and its keys: a key twice would be grouped by twice
+                    raise ConfigError(f"`{argument}[{name!r}]` must name each column once and not `system` "
+                                      f"(every slice is per system already), got {keys!r}")
 
 
 def build_groups(

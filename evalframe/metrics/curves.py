@@ -183,7 +183,9 @@ def common_units(rows: pl.LazyFrame, values: pl.Expr) -> float | None:
     """One set of fixed-point units for every group of an exact sum of ``values`` over ``rows``
     (``units`` of :func:`exact_sums`), when there is one: the units of the largest magnitude of
     all the rows (:func:`units_for`), provided each value is a whole number of them. None
-    otherwise (a value too small for them, NaN, an infinity, magnitudes below about 2^-800).
+    otherwise (a value too small for them — also one that the scaling rounds to zero when the
+    largest magnitude is huge and the units are coarser than 1 — NaN, an infinity, magnitudes
+    below about 2^-800).
 
     Why the sums are the same bits: a group's own units are at least as fine (its largest value is
     at most the rows' largest), so no value is cut to either units, and either way the Int128
@@ -197,7 +199,8 @@ def common_units(rows: pl.LazyFrame, values: pl.Expr) -> float | None:
     scaled = _scaled_float(values.cast(pl.Float64), *_halves(exponent))
     facts = rows.select(
         exponent.alias("units"),
-        (scaled.is_finite() & (scaled == scaled.floor())).all().alias("whole"),
+        # A nonzero value scaled to 0 (units coarser than 1: it underflowed) is no whole number of them.
+        (scaled.is_finite() & (scaled == scaled.floor()) & ((scaled != 0) | (values == 0))).all().alias("whole"),
         magnitude.max().is_finite().fill_null(True).alias("finite"),
     ).collect(engine="in-memory").row(0, named=True)
     units = facts["units"]

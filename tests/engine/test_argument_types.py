@@ -21,6 +21,8 @@ TABLES = ef.Tables(queries=QUERIES, judgments=pl.DataFrame(schema={"query_id": p
     ({"metrics": ["brier"], "slices": 5}, "`slices` must be a mapping"),
     ({"metrics": ["brier"], "slices": {"g": 5}}, "`slices['g']` must be a list of column names"),
     ({"metrics": ["brier"], "slices": {"g": "label"}}, "`slices['g']` must be a list of column names"),
+    ({"metrics": ["brier"], "slices": {"g": ["label", "label"]}}, "`slices['g']` must name each column once and not `system`"),
+    ({"metrics": ["brier"], "slices": {"g": ["system", "label"]}}, "`slices['g']` must name each column once and not `system`"),
     ({"metrics": ["brier"], "subsets": ["x"]}, "`subsets` must be a mapping"),
     ({"metrics": ["brier"], "units": 5}, "`units` must be a mapping"),
     ({"metrics": ["brier"], "parameters": 0.5}, "`parameters` must be a mapping"),

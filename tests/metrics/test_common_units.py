@@ -28,8 +28,17 @@ def _sums(rows: pl.DataFrame, units: dict | None) -> pl.DataFrame:
 VALUES = st.one_of(
     st.floats(0, 1),  # probabilities
     st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
-    st.sampled_from([0.0, -0.0, 5e-324, 1e-300, 1e-30, 2.0**-40, 1.0, 0.1, 3e300]),
+    st.sampled_from([0.0, -0.0, 5e-324, 1e-300, 1e-30, 2.0**-40, 1.0, 0.1, 3e300, 2.0**100, 1e30]),
 )
+
+
+def test_a_tiny_value_beside_a_huge_one_is_not_rounded_to_zero():
+    """Units coarser than 1 (the largest magnitude ≥ 2^90): a value they scale to zero is no whole
+    number of them, so each group keeps its own units and its sum (5e-324, not 0)."""
+    frame = pl.DataFrame({"g": [0, 1, 1], "v": [2.0**100, 5e-324, 0.0]})
+    assert common_units(frame.lazy(), pl.col("v")) is None
+    own = _sums(frame, None)
+    assert own.filter(pl.col("g") == 1).get_column("s").to_list() == [5e-324]
 
 
 @settings(max_examples=30, deadline=None)
