@@ -50,6 +50,13 @@ EXTREMES = ("min", "max")
 #: Every statistic of the values' distribution (null for set metrics, which have one value).
 DISTRIBUTION_STATS = (*QUANTILES, *EXTREMES)
 NO_UNIT_IN_SUBSET = "no query in the subset"
+#: The summary's own helper columns (a task's position, a metric's sum rule and note template):
+#: names no slice key takes.
+TASK, SUMMED, TEMPLATE = "__summary_task", "__summary_summed", "__summary_note_template"
+#: Columns the summary and its partials make beside the slice keys: a slice key of one of these
+#: names would meet them in a join (:func:`evalframe.engine.plan.check_argument_types` refuses it).
+ENGINE_COLUMNS = ("grouping", "metric", "unit", "subset", "note", *SUMMARY_STATS, "n_units", "n_rows", "n_outside_own",
+                  "w", "wx", "m2", "flagged")
 
 
 def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None, outside: pl.Expr | None = None) -> pl.Expr:
@@ -182,13 +189,13 @@ def finalize_moments(merged: pl.LazyFrame, is_sum: pl.Expr) -> pl.LazyFrame:
 
 def unit_metrics(metrics: Sequence[Metric], subsets: Mapping[str, str]) -> pl.LazyFrame:
     """The per-unit ``metrics`` of a summary task as :func:`unit_summary` reads them: ``metric``,
-    its ``subset`` text (``subsets``), whether its slices sum their values (``_summed``, count
-    metrics) and its note template for flagged units (``_template``, with ``{count}``)."""
+    its ``subset`` text (``subsets``), whether its slices sum their values (:data:`SUMMED`, count
+    metrics) and its note template for flagged units (:data:`TEMPLATE`, with ``{count}``)."""
     notes = {metric.name: note[1] for metric in metrics if (note := metric.note()) is not None}
     return pl.LazyFrame(
         {"metric": [m.name for m in metrics], "subset": [subsets.get(m.name) for m in metrics],
-         "_summed": [m.summary == "sum" for m in metrics], "_template": [notes.get(m.name) for m in metrics]},
-        schema={"metric": pl.String, "subset": pl.String, "_summed": pl.Boolean, "_template": pl.String},
+         SUMMED: [m.summary == "sum" for m in metrics], TEMPLATE: [notes.get(m.name) for m in metrics]},
+        schema={"metric": pl.String, "subset": pl.String, SUMMED: pl.Boolean, TEMPLATE: pl.String},
     )
 
 
@@ -199,22 +206,22 @@ def unit_summary(sizes: pl.LazyFrame, metrics: pl.LazyFrame, merged_moments: pl.
     key, ``by[0]``), with the finalized moments and the quantiles (keyed ``by`` and ``metric``).
 
     A slice without any value has ``n = 0`` and no value (a sum of nothing, 0, for count
-    metrics); a metric's note counts its flagged units (its ``_template``).
+    metrics); a metric's note counts its flagged units (its :data:`TEMPLATE`).
     """
     keys = [*by, "metric"]
     rows = finalize_moments(
         sizes.join(metrics, on=by[0])
         .join(merged_moments, on=keys, how="left", nulls_equal=True)
         .join(quantile_rows, on=keys, how="left", nulls_equal=True),
-        pl.col("_summed"),
+        pl.col(SUMMED),
     )
-    template = pl.col("_template")
+    template = pl.col(TEMPLATE)
     counted = pl.when((pl.col("flagged") > 0) & template.is_not_null()).then(
         template.str.replace("{count}", pl.col("flagged").cast(pl.String), literal=True)
     )
     return rows.with_columns(
         n=pl.col("n").fill_null(0),
-        value=pl.when(pl.col("_summed")).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
+        value=pl.when(pl.col(SUMMED)).then(pl.col("value").fill_null(0.0)).otherwise(pl.col("value")),
     ).with_columns(
         n_skipped=pl.col("n_units") - pl.col("n"),
         n_outside_subset=pl.col("n_units") - pl.col("n_rows").fill_null(0) + pl.col("n_outside_own").fill_null(0),
@@ -224,8 +231,10 @@ def unit_summary(sizes: pl.LazyFrame, metrics: pl.LazyFrame, merged_moments: pl.
 
 def set_summary(sizes: pl.LazyFrame, metrics: pl.LazyFrame, values: pl.LazyFrame, *, by: Sequence[str]) -> pl.LazyFrame:
     """Summary rows of set metrics: every slice of ``sizes`` (its keys ``by`` and ``n_units``) ×
-    every metric of its task (``metrics``: ``metric`` beside the task's key, ``by[0]``), with
-    the metrics' ``finalize`` (``values``: ``by, metric, n, value, note``)."""
+    every metric of its task with a finalized row (``metrics``: ``metric`` beside the task's key,
+    ``by[0]``; a set metric whose state finalizes to no row, e.g. on an empty subset, has none and
+    gets no summary rows), with the metrics' ``finalize`` (``values``: ``by, metric, n, value,
+    note``)."""
     rows = sizes.join(metrics, on=by[0]).join(values, on=[*by, "metric"], how="left", nulls_equal=True)
     return rows.with_columns(
         n=pl.col("n").fill_null(0).cast(pl.Int64),

@@ -52,7 +52,7 @@ from evalframe.engine.bootstrap import Bootstrap
 def finalize(partials: Partials, *, tables: Tables | None = None, pieces: Mapping | None = None) -> Evaluation:
     """The :class:`~evalframe.engine.result.Evaluation` of (possibly merged) partials; ``pieces``:
     :func:`summary_pieces` of these partials' groups made already (:func:`run`), if any."""
-    # The long per-unit values beside the summary's tasks (their Python and Polars work overlap).
+    # The skip counts (the long per-unit values are made only when read) beside the summary's assembly.
     (per_unit_long, skipped), summary = in_order([lambda: _per_unit_values(partials), lambda: _summary(partials, pieces)])
     replicates = None
     if partials.plan.bootstrap is None:
@@ -189,7 +189,7 @@ def _summary(partials: Partials, pieces: Mapping | None = None) -> pl.DataFrame:
         """``frame`` (a grouping set's rows) with the task's position and every slice key (null
         where the grouping set does not group by it)."""
         return frame.lazy().with_columns(
-            pl.lit(position, dtype=pl.Int64).alias("_task"),
+            pl.lit(position, dtype=pl.Int64).alias(aggregate.TASK),
             *(pl.lit(None, dtype=key_dtypes[k]).alias(k) for k in slice_keys if k not in plan.slices[grouping]),
         )
 
@@ -201,18 +201,18 @@ def _summary(partials: Partials, pieces: Mapping | None = None) -> pl.DataFrame:
         sizes = partials.sizes[(task.unit, task.grouping)].with_columns(grouping=pl.lit(task.grouping), unit=pl.lit(task.unit))
         if task.per_unit:
             unit_parts["sizes"].append(keyed(sizes, position, task.grouping))
-            unit_parts["metrics"].append(aggregate.unit_metrics(task.per_unit, labels).with_columns(_task=pl.lit(position, dtype=pl.Int64)))
+            unit_parts["metrics"].append(aggregate.unit_metrics(task.per_unit, labels).with_columns(pl.lit(position, dtype=pl.Int64).alias(aggregate.TASK)))
             unit_parts["moments"].append(keyed(partials.moments[(task.g, task.unit, task.grouping)], position, task.grouping))
             unit_parts["quantiles"].append(keyed(quantile_rows, position, task.grouping))
         if task.set_metrics:
             set_parts["sizes"].append(keyed(sizes, position, task.grouping))
             # The metrics with a finalized row (a state of no slice finalizes to none: no row).
             set_parts["metrics"].append(set_values.lazy().select(pl.col("metric").unique(maintain_order=True)).with_columns(
-                _task=pl.lit(position, dtype=pl.Int64),
+                pl.lit(position, dtype=pl.Int64).alias(aggregate.TASK),
                 subset=pl.col("metric").replace_strict(labels, default=None, return_dtype=pl.String)))
             set_parts["values"].append(keyed(set_values, position, task.grouping))
-    by = ["_task", SYSTEM, *slice_keys]
-    columns = ["grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note", "_task"]
+    by = [aggregate.TASK, SYSTEM, *slice_keys]
+    columns = ["grouping", SYSTEM, *slice_keys, "metric", "unit", "subset", *aggregate.SUMMARY_STATS, "note", aggregate.TASK]
     rows = []
     if unit_parts["sizes"]:
         rows.append(aggregate.unit_summary(*(pl.concat(unit_parts[name], how="diagonal") for name in ("sizes", "metrics", "moments", "quantiles")),
@@ -222,7 +222,7 @@ def _summary(partials: Partials, pieces: Mapping | None = None) -> pl.DataFrame:
                                           by=by).select(columns))
     collected = pl.collect_all(rows, engine="in-memory") if rows else []
     summary = pl.concat(collected, how="vertical_relaxed")
-    summary = aggregate.order_summary(summary, [m.name for m in plan.metrics], plan.slices, slice_keys, then=["_task"]).drop("_task")
+    summary = aggregate.order_summary(summary, [m.name for m in plan.metrics], plan.slices, slice_keys, then=[aggregate.TASK]).drop(aggregate.TASK)
     if plan.across_folds is not None:
         summary = pl.concat([summary, aggregate.across_folds(summary, plan.fold_grouping, slice_keys)])
     return summary

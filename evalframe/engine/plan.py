@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
 from evalframe.data.units import SYSTEM
+from evalframe.engine.aggregate import ENGINE_COLUMNS
 from evalframe.engine.ranking import check_threshold
 from evalframe.errors import ConfigError
 from evalframe.metrics.base import Metric
@@ -110,8 +111,8 @@ def check_argument_types(metrics: Any, **mappings: Any) -> None:
     ``metrics`` a list of metric names or objects, or a mapping from subset name to such a list;
     each of ``mappings`` (``subsets``, ``slices``, ``units``, ``parameters``, ``grouping_sets``)
     None or a mapping, and the key lists of ``slices``, ``units`` and ``grouping_sets`` lists of
-    column names; a slice's or grouping set's keys each named once and never ``system`` (every
-    slice is per system already)."""
+    column names; a slice's or grouping set's keys each named once, never ``system`` (every slice
+    is per system already) nor a column of the summary (:data:`~evalframe.engine.aggregate.ENGINE_COLUMNS`)."""
     def names(value: Any, where: str) -> None:
         listed = value if isinstance(value, Mapping) else {"metrics": value}
         for key, items in listed.items():
@@ -137,6 +138,10 @@ def check_argument_types(metrics: Any, **mappings: Any) -> None:
                     # every slice is grouped by `system` and its keys: a key twice would be grouped by twice
                     raise ConfigError(f"`{argument}[{name!r}]` must name each column once and not `system` "
                                       f"(every slice is per system already), got {keys!r}")
+                taken = [key for key in keys if key in ENGINE_COLUMNS]
+                if argument != "units" and taken:
+                    raise ConfigError(f"`{argument}[{name!r}]` names {taken[0]!r}, a column the summary or its partials make "
+                                      f"({', '.join(ENGINE_COLUMNS)}): rename that column of the input")
 
 
 def build_groups(

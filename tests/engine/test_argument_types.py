@@ -23,6 +23,8 @@ TABLES = ef.Tables(queries=QUERIES, judgments=pl.DataFrame(schema={"query_id": p
     ({"metrics": ["brier"], "slices": {"g": "label"}}, "`slices['g']` must be a list of column names"),
     ({"metrics": ["brier"], "slices": {"g": ["label", "label"]}}, "`slices['g']` must name each column once and not `system`"),
     ({"metrics": ["brier"], "slices": {"g": ["system", "label"]}}, "`slices['g']` must name each column once and not `system`"),
+    ({"metrics": ["brier"], "slices": {"g": ["n_units"]}}, "`slices['g']` names 'n_units', a column the summary or its partials make"),
+    ({"metrics": ["brier"], "grouping_sets": {"g": ["fold", "flagged"]}}, "`grouping_sets['g']` names 'flagged', a column the summary or its partials make"),
     ({"metrics": ["brier"], "subsets": ["x"]}, "`subsets` must be a mapping"),
     ({"metrics": ["brier"], "units": 5}, "`units` must be a mapping"),
     ({"metrics": ["brier"], "parameters": 0.5}, "`parameters` must be a mapping"),
