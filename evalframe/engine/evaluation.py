@@ -105,9 +105,9 @@ def _summary_tasks(plan: Plan, applies: Mapping[tuple[str, str], bool], groups: 
 
 
 def summary_pieces(plan: Plan, applies: Mapping[tuple[str, str], bool], values: Mapping[tuple[int, str], pl.DataFrame | pl.LazyFrame],
-                   states: Mapping[tuple[int, str, object], pl.DataFrame], groups: Iterable[int] | None = None, *,
+                   states: Mapping[tuple[int, str, object], pl.DataFrame], groups: Iterable[int], *,
                    threads: int = 2) -> dict[tuple[int, str, str], tuple[pl.DataFrame | None, pl.DataFrame | None]]:
-    """The summary's work that reads the data, of every metric group (or of ``groups``): per
+    """The summary's work that reads the data, of the metric groups ``groups``: per
     (g, unit, grouping set), the quantile rows of its per-unit metrics (:func:`_quantile_rows`)
     and its set metrics' ``finalize`` of their states, collected; keyed by task.
 
@@ -152,7 +152,7 @@ def summary_pieces(plan: Plan, applies: Mapping[tuple[str, str], bool], values: 
         found = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True))
         return found.get("quantiles"), found.get("set")
 
-    found = [pieces_of(task) for task in tasks] if threads == 1 else in_order([partial(pieces_of, task) for task in tasks])
+    found = in_order([partial(pieces_of, task) for task in tasks], threads=threads)
     return dict(zip([(t.g, t.unit, t.grouping) for t in tasks], found, strict=True))
 
 

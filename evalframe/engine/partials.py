@@ -262,6 +262,7 @@ def compute_partials(tables: Tables, plan: Plan, *, on_group: Callable[..., None
     coded_carry = {unit: [*columns, *codes.of([g for g in plan.slices if applies[(unit, g)]])]
                    for unit, columns in carried.items()}
     group_keys = {grouping: codes.group_keys(grouping, keys) for grouping, keys in by.items()}
+    code_columns = codes.of(list(plan.slices))
 
     def slice_sizes() -> dict:
         """Every slice's keys and ``n_units``, per (unit, grouping set): lazy plans collected at once."""
@@ -284,7 +285,7 @@ def compute_partials(tables: Tables, plan: Plan, *, on_group: Callable[..., None
         # Set-metric states: one per (grouping set, state_id), shared by the metrics that read
         # it (in memory: streaming sums floats in a varying order), of the queries as they are.
         plans = {}
-        rows = inside.drop(codes.of(list(plan.slices)))
+        rows = inside.drop(code_columns)
         with all_weights_one(not weighted):  # no weight column: every weight is 1, counts are plain counts
             for metric in (m for m in group.metrics if isinstance(m, SetMetric)):
                 for grouping in plan.slices:
@@ -305,7 +306,7 @@ def compute_partials(tables: Tables, plan: Plan, *, on_group: Callable[..., None
             else:
                 wide = coarse_unit_values(inside, [m for m in per_unit if isinstance(m, QueryMetric)],
                                           unit_keys=units.key_columns(unit), carry=coded_carry[unit], empty=plan.empty)
-            values[(g, unit)] = wide.drop(codes.of(list(plan.slices)), strict=False)  # the values as carried
+            values[(g, unit)] = wide.drop(code_columns, strict=False)  # the values as carried
             plans[("inside", g, unit)] = wide.lazy().group_by(SYSTEM, maintain_order=True).agg(n_units=pl.len().cast(pl.Int64))
             aggregations = aggregate.moment_aggregations(wide.lazy().collect_schema().names(), per_unit, weighted=weighted)
             for grouping in plan.slices:

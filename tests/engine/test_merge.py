@@ -26,9 +26,11 @@ METRICS = {
 COUNTS = {"n", "n_skipped", "n_outside_subset"}
 
 
-def _plan(weighted: bool) -> Plan:
+def _plan(weighted: bool, metrics: dict = METRICS) -> Plan:
+    """The evidence metrics on all queries and on ``has_evidence``, overall, per fold and per
+    criterion, weighted by ``w`` or not (also :mod:`test_summary_pieces`' plan)."""
     return Plan(
-        groups=build_groups(METRICS, {"has_evidence": "label = 1"}),
+        groups=build_groups(metrics, {"has_evidence": "label = 1"}),
         slices={"overall": (), "fold": ("fold",), "criterion": ("criterion_id",)},
         weight="w" if weighted else None,
         across_folds="fold",

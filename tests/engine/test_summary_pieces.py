@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from tables_strategy import evidence_tables
 from test_config_errors_first import FailsWhenComputed
+from test_merge import _plan as merge_plan
 
 import evalframe as ef
 import evalframe.engine.evaluation as evaluation
@@ -35,12 +36,7 @@ METRICS = {
 
 
 def _plan(weighted: bool) -> Plan:
-    return Plan(
-        groups=build_groups(METRICS, {"has_evidence": "label = 1"}),
-        slices={"overall": (), "fold": ("fold",), "criterion": ("criterion_id",)},
-        weight="w" if weighted else None,
-        across_folds="fold",
-    )
+    return merge_plan(weighted, METRICS)
 
 
 @given(tables=evidence_tables(weights="integer"), weighted=st.booleans())
