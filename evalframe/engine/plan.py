@@ -7,7 +7,7 @@ runs it, and the result (:class:`~evalframe.engine.result.Evaluation`) carries i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -84,6 +84,7 @@ class Plan:
         if self.across_folds is not None and self.fold_grouping is None:
             msg = f"across_folds `{self.across_folds}` needs a slice that groups by [{self.across_folds}] alone"
             raise ConfigError(msg)
+        check_slice_keys(self.slices)
         for group in self.groups:
             names = [metric.name for metric in group.metrics]
             repeated = sorted({name for name in names if names.count(name) > 1})
@@ -105,14 +106,29 @@ class Plan:
         return next((name for name, keys in self.slices.items() if list(keys) == [self.across_folds]), None)
 
 
+def check_slice_keys(slices: Mapping[str, Sequence[str]]) -> None:
+    """Each grouping set's keys name each column once, never ``system`` (every slice is per
+    system already) nor a column the summary or its partials make
+    (:data:`~evalframe.engine.aggregate.ENGINE_COLUMNS`: it would meet that column in a join).
+    Checked by every :class:`Plan`, however it is built (``evaluate``, a pipeline file)."""
+    for name, keys in slices.items():
+        keys = list(keys)
+        if len(set(keys)) < len(keys) or SYSTEM in keys:
+            raise ConfigError(f"`slices[{name!r}]` must name each column once and not `system` "
+                              f"(every slice is per system already), got {keys!r}")
+        taken = [key for key in keys if key in ENGINE_COLUMNS]
+        if taken:
+            raise ConfigError(f"`slices[{name!r}]` names {taken[0]!r}, a column the summary or its partials make "
+                              f"({', '.join(ENGINE_COLUMNS)}): rename that column of the input")
+
+
 def check_argument_types(metrics: Any, **mappings: Any) -> None:
     """The engine's door for the shapes of ``evaluate``'s arguments (issue 21 part 5: a wrong
     type is a :class:`ConfigError` naming the argument, never a TypeError from deep inside):
     ``metrics`` a list of metric names or objects, or a mapping from subset name to such a list;
     each of ``mappings`` (``subsets``, ``slices``, ``units``, ``parameters``, ``grouping_sets``)
     None or a mapping, and the key lists of ``slices``, ``units`` and ``grouping_sets`` lists of
-    column names; a slice's or grouping set's keys each named once, never ``system`` (every slice
-    is per system already) nor a column of the summary (:data:`~evalframe.engine.aggregate.ENGINE_COLUMNS`)."""
+    column names (what the keys may be: :func:`check_slice_keys`, from :class:`Plan`)."""
     def names(value: Any, where: str) -> None:
         listed = value if isinstance(value, Mapping) else {"metrics": value}
         for key, items in listed.items():
@@ -133,15 +149,6 @@ def check_argument_types(metrics: Any, **mappings: Any) -> None:
             for name, keys in value.items():
                 if isinstance(keys, str) or not isinstance(keys, Iterable) or not all(isinstance(k, str) for k in keys):
                     raise ConfigError(f"`{argument}[{name!r}]` must be a list of column names, got {keys!r}")
-                keys = list(keys)
-                if argument != "units" and (len(set(keys)) < len(keys) or SYSTEM in keys):
-                    # every slice is grouped by `system` and its keys: a key twice would be grouped by twice
-                    raise ConfigError(f"`{argument}[{name!r}]` must name each column once and not `system` "
-                                      f"(every slice is per system already), got {keys!r}")
-                taken = [key for key in keys if key in ENGINE_COLUMNS]
-                if argument != "units" and taken:
-                    raise ConfigError(f"`{argument}[{name!r}]` names {taken[0]!r}, a column the summary or its partials make "
-                                      f"({', '.join(ENGINE_COLUMNS)}): rename that column of the input")
 
 
 def build_groups(

@@ -24,7 +24,7 @@ TABLES = ef.Tables(queries=QUERIES, judgments=pl.DataFrame(schema={"query_id": p
     ({"metrics": ["brier"], "slices": {"g": ["label", "label"]}}, "`slices['g']` must name each column once and not `system`"),
     ({"metrics": ["brier"], "slices": {"g": ["system", "label"]}}, "`slices['g']` must name each column once and not `system`"),
     ({"metrics": ["brier"], "slices": {"g": ["n_units"]}}, "`slices['g']` names 'n_units', a column the summary or its partials make"),
-    ({"metrics": ["brier"], "grouping_sets": {"g": ["fold", "flagged"]}}, "`grouping_sets['g']` names 'flagged', a column the summary or its partials make"),
+    ({"metrics": ["brier"], "grouping_sets": {"g": ["fold", "flagged"]}}, "`slices['g']` names 'flagged', a column the summary or its partials make"),
     ({"metrics": ["brier"], "subsets": ["x"]}, "`subsets` must be a mapping"),
     ({"metrics": ["brier"], "units": 5}, "`units` must be a mapping"),
     ({"metrics": ["brier"], "parameters": 0.5}, "`parameters` must be a mapping"),
@@ -52,3 +52,12 @@ def test_the_other_doors_name_a_wrong_type_too(call, fragment):
     with pytest.raises(ef.ConfigError) as error:
         call()
     assert fragment in str(error.value)
+
+
+def test_a_plan_built_without_evaluate_checks_its_slice_keys_too():
+    """A pipeline file builds its :class:`Plan` itself: a slice key named like a column the summary
+    makes is the same configuration error there (it was an internal DuplicateError, exit 3)."""
+    from evalframe.engine.plan import Plan, build_groups
+
+    with pytest.raises(ef.ConfigError, match="`slices\\['s'\\]` names 'n_units', a column the summary"):
+        Plan(groups=build_groups(["brier"], None), slices={"overall": (), "s": ("fold", "n_units")})
