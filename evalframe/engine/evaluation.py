@@ -152,7 +152,7 @@ def summary_pieces(plan: Plan, applies: Mapping[tuple[str, str], bool], values: 
         found = dict(zip(plans, pl.collect_all(list(plans.values()), engine="in-memory"), strict=True))
         return found.get("quantiles"), found.get("set")
 
-    found = in_order([partial(pieces_of, task) for task in tasks], threads=threads)
+    found = [pieces_of(task) for task in tasks] if threads == 1 else in_order([partial(pieces_of, task) for task in tasks])
     return dict(zip([(t.g, t.unit, t.grouping) for t in tasks], found, strict=True))
 
 

@@ -420,6 +420,8 @@ def test_progress_bar_only_on_a_terminal_after_a_second(monkeypatch, capsys):
     from evalframe import _progress
 
     monkeypatch.setattr(_progress, "DELAY", 0.0)
+    # Not quiet, whatever an earlier in-process `evalframe run -q` of this worker left set (restored after).
+    monkeypatch.setattr(_progress, "_QUIET", False)
     with _progress.Progress(3, "bootstrap") as progress:  # stderr captured: not a terminal
         progress.advance()
     assert capsys.readouterr().err == ""
