@@ -102,6 +102,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(status)
 
 
+#: OpenBLAS's threads (NumPy's matrix products) wait for work by spinning on a core for about
+#: 2^28 cycles (~0.1 s) after they start and after each product before they sleep; 2^4 cycles
+#: instead. Started at NumPy's import, beside an input being read, they took ~0.05 CPU-s of
+#: the read's two cores from a pipeline run that multiplies no matrices; products still use a
+#: thread per core (a bootstrap's or ``compare``'s: no slower in paired runs).
+BLAS_THREAD_TIMEOUT = ("OPENBLAS_THREAD_TIMEOUT", "4")
+
+
+def _short_blas_spin() -> None:
+    """Set :data:`BLAS_THREAD_TIMEOUT` for this process unless NumPy is already imported (its
+    BLAS has read the environment) or the user set it."""
+    if "numpy" not in sys.modules:
+        os.environ.setdefault(*BLAS_THREAD_TIMEOUT)
+
+
 def console() -> NoReturn:
     """The ``evalframe`` command (``[project.scripts]``, ``python -m evalframe.cli``): :func:`main`,
     then the exit.
@@ -111,6 +126,7 @@ def console() -> NoReturn:
     collection over every object the imports made, then the tables freed one by one) costs
     about 0.15 CPU-s after a pipeline run and frees only memory the system takes back anyway.
     With another thread alive, the usual exit (which waits for it) is taken."""
+    _short_blas_spin()
     status = main()
     if threading.active_count() > 1:
         sys.exit(status)

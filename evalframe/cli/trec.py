@@ -31,12 +31,6 @@ def add_parser(commands) -> None:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
-    import os
-
-    if "numpy" not in sys.modules:
-        # Nothing on trec's path multiplies matrices: NumPy's BLAS need not start a thread per core
-        # at import (~0.04 CPU-s beside the reads). The user's own setting, if any, is kept.
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from evalframe.io import early, read_qrels, read_run
 
     out_of_core = {"buckets": args.buckets, "memory": args.memory, "bucket_dir": args.bucket_dir}

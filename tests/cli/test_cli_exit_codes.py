@@ -58,3 +58,25 @@ def test_the_command_flushes_its_output_and_keeps_its_status_when_it_skips_the_t
                              capture_output=True, text=True, cwd=tmp_path)
     assert refused.returncode == ExitCode.BAD_INPUT
     assert refused.stderr.startswith("evalframe: error: pipeline") and refused.stdout == ""
+
+
+def test_the_command_shortens_the_blas_threads_spin_unless_numpy_is_imported_or_the_user_set_it(monkeypatch):
+    """``console`` sets OpenBLAS's thread timeout before NumPy's import (its threads would spin
+    ~0.1 s on a core beside the input's read); never over the user's own setting, and not once
+    NumPy is imported (its BLAS has read the environment then)."""
+    import os
+    import sys
+
+    from evalframe import cli
+
+    name, value = cli.BLAS_THREAD_TIMEOUT
+    monkeypatch.delenv(name, raising=False)
+    monkeypatch.setitem(sys.modules, "numpy", sys.modules.get("numpy", object()))
+    cli._short_blas_spin()
+    assert name not in os.environ
+    monkeypatch.delitem(sys.modules, "numpy")
+    cli._short_blas_spin()
+    assert os.environ[name] == value == "4"
+    monkeypatch.setenv(name, "20")
+    cli._short_blas_spin()
+    assert os.environ[name] == "20"
