@@ -106,20 +106,28 @@ class Plan:
         return next((name for name, keys in self.slices.items() if list(keys) == [self.across_folds]), None)
 
 
+def slice_keys_problem(keys: Sequence[str]) -> str | None:
+    """What is wrong with a grouping set's ``keys``, or None: they must name each column once,
+    never ``system`` (every slice is per system already) nor a column the summary or its partials
+    make (:data:`~evalframe.engine.aggregate.ENGINE_COLUMNS`: it would meet that column in a join).
+    Told by :func:`check_slice_keys` and by a pipeline file's check (naming the file and key)."""
+    keys = list(keys)
+    if len(set(keys)) < len(keys) or SYSTEM in keys:
+        return f"must name each column once and not `system` (every slice is per system already), got {keys!r}"
+    taken = [key for key in keys if key in ENGINE_COLUMNS]
+    if taken:
+        return (f"names {taken[0]!r}, a column the summary or its partials make ({', '.join(ENGINE_COLUMNS)}): "
+                "rename that column of the input")
+    return None
+
+
 def check_slice_keys(slices: Mapping[str, Sequence[str]]) -> None:
-    """Each grouping set's keys name each column once, never ``system`` (every slice is per
-    system already) nor a column the summary or its partials make
-    (:data:`~evalframe.engine.aggregate.ENGINE_COLUMNS`: it would meet that column in a join).
-    Checked by every :class:`Plan`, however it is built (``evaluate``, a pipeline file)."""
+    """Each grouping set's keys as :func:`slice_keys_problem` asks; checked by every
+    :class:`Plan`, however it is built (``evaluate``, a pipeline file)."""
     for name, keys in slices.items():
-        keys = list(keys)
-        if len(set(keys)) < len(keys) or SYSTEM in keys:
-            raise ConfigError(f"`slices[{name!r}]` must name each column once and not `system` "
-                              f"(every slice is per system already), got {keys!r}")
-        taken = [key for key in keys if key in ENGINE_COLUMNS]
-        if taken:
-            raise ConfigError(f"`slices[{name!r}]` names {taken[0]!r}, a column the summary or its partials make "
-                              f"({', '.join(ENGINE_COLUMNS)}): rename that column of the input")
+        problem = slice_keys_problem(keys)
+        if problem is not None:
+            raise ConfigError(f"`slices[{name!r}]` {problem}")
 
 
 def check_argument_types(metrics: Any, **mappings: Any) -> None:

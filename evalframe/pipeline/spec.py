@@ -30,7 +30,7 @@ import yaml
 
 from evalframe.data.contracts import load_yaml
 from evalframe.data.subsets import ALL_QUERIES, EVERY_QUERY, Subset
-from evalframe.engine.plan import MetricGroup, Plan
+from evalframe.engine.plan import MetricGroup, Plan, slice_keys_problem
 from evalframe.errors import NO_VALUE, ConfigError, Problem
 from evalframe.metrics.registry import canonical_name, expanded, resolve, shared_parameters
 from evalframe.engine.derive import STATE_PARAMETERS, split_state_parameters
@@ -273,6 +273,11 @@ def check_spec(spec: Any) -> list[Problem]:
         except ConfigError as error:
             problems.append(Problem("bootstrap", None, NO_VALUE, str(error)))
     slices = _mapping(spec.get("slices")) or {"overall": []}
+    for name, keys in slices.items():
+        keys = _list(keys)
+        problem = slice_keys_problem(keys) if all(isinstance(key, str) for key in keys) else None
+        if problem is not None:
+            problems.append(Problem(f"slices.{name}", None, NO_VALUE, problem))
     problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)
     for index, name in enumerate(_list(_mapping(spec.get("report")).get("slices"))):
         if isinstance(name, str) and name not in slices:

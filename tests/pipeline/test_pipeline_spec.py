@@ -68,6 +68,22 @@ def test_unknown_subset_and_across_folds_without_its_slice():
     assert "needs a slice that groups by [fold] alone" in found["across_folds"]
 
 
+def test_slice_keys_the_engine_cannot_take_are_problems_with_key_paths():
+    """A slice key repeated, ``system``, or a column the summary makes (``n_units``): a problem of
+    the file at ``slices.<name>``, reported with the others (before: a bare ConfigError from the
+    engine's plan, naming no file)."""
+    spec = {"version": 1, "metrics": [{"names": ["brier", "aurok"]}],
+            "slices": {"overall": [], "twice": ["fold", "fold"], "made": {"by": ["n_units"]}, "per": ["system"]}}
+    found = problems_of(spec)
+    assert set(found) == {"metrics[0].names[1]", "slices.twice", "slices.made", "slices.per"}
+    assert "must name each column once and not `system`" in found["slices.twice"]
+    assert "must name each column once and not `system`" in found["slices.per"]
+    assert "names 'n_units', a column the summary or its partials make" in found["slices.made"]
+    with pytest.raises(ef.ConfigError) as caught:
+        Pipeline.from_mapping(spec, origin="my.yaml")
+    assert str(caught.value).startswith("my.yaml: 4 problems")
+
+
 def test_columns_the_input_lacks_are_errors_with_key_paths():
     spec = contract()
     spec["slices"]["scenario"] = ["scenario"]
