@@ -32,6 +32,19 @@ def set_quiet(quiet: bool) -> None:
 
 
 @contextmanager
+def quiet_while(quiet: bool) -> Iterator[None]:
+    """:func:`set_quiet` for the block (one command's ``-q``), then the setting it found: a
+    caller that ran ``evalframe run -q`` in its own process sees its later progress again."""
+    global _QUIET
+    found = _QUIET
+    _QUIET = quiet
+    try:
+        yield
+    finally:
+        _QUIET = found
+
+
+@contextmanager
 def quiet_here() -> Iterator[None]:
     """No progress shown by this thread inside the block (a helper thread whose work runs beside
     the main thread's bar), nor by the tasks it hands to :mod:`evalframe._threads`."""

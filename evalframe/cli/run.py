@@ -82,6 +82,13 @@ def overrides_of(args: argparse.Namespace) -> dict:
 
 
 def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
+    from evalframe._progress import quiet_while
+
+    with quiet_while(args.quiet):  # -q for this command only (an in-process caller's later work shows progress)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> tuple[str, ExitCode]:
     from evalframe.pipeline.early import begin_reading_input
 
     overrides = overrides_of(args)
@@ -89,11 +96,10 @@ def main(args: argparse.Namespace) -> tuple[str, ExitCode]:
         # The input is read from here on, beside the engine's imports and the pipeline's checks.
         begin_reading_input(args.pipeline, input=args.input, **overrides)
     from evalframe.pipeline.run import load_pipeline, run_resources
-    from evalframe._progress import set_quiet, step
+    from evalframe._progress import step
     from evalframe.results.writer import check_out_dir
     from evalframe.semantic import session
 
-    set_quiet(args.quiet)
     pipeline = load_pipeline(args.pipeline, **overrides)
     if args.catalog or args.costs or pipeline.input.format == "recommendations":
         pipeline = _with_catalog_and_costs(pipeline, args.catalog, args.costs)

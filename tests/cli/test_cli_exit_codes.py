@@ -80,3 +80,35 @@ def test_the_command_shortens_the_blas_threads_spin_unless_numpy_is_imported_or_
     monkeypatch.setenv(name, "20")
     cli._short_blas_spin()
     assert os.environ[name] == "20"
+
+
+def test_run_q_silences_only_its_own_command(tmp_path, monkeypatch):
+    """``main(["run", …, "-q"])`` in a caller's process: the process's quiet setting is as it
+    was afterwards, after a finished run and after a refused one (before, ``-q`` stayed on, and
+    every later progress bar of the caller's own work was silent)."""
+    import contextlib
+
+    from evalframe import _progress
+
+    sample = Path(__file__).resolve().parents[2] / "data_samples" / "per_query.csv"
+    (tmp_path / "mine.csv").write_text("".join(sample.read_text().splitlines(keepends=True)[:41]))
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("version: 1\nname: mine\ninput: {path: mine.csv}\nmetrics: [{names: [brier, mrr]}]\n"
+                        "outputs: [summary.csv]\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_progress, "_QUIET", False)
+    seen = []  # the process's quiet setting at each step of the command
+
+    def recording_step(*args, **kwargs):
+        seen.append(_progress._QUIET)
+        return contextlib.nullcontext()
+
+    monkeypatch.setattr(_progress, "step", recording_step)
+    assert main(["run", str(pipeline), "--out", str(tmp_path / "out"), "-q"]) == ExitCode.OK
+    assert seen and all(seen)  # quiet while it ran
+    assert _progress._QUIET is False and (tmp_path / "out" / "summary.csv").is_file()
+    assert main(["run", str(tmp_path / "missing.yaml"), "-q"]) == ExitCode.BAD_INPUT
+    assert _progress._QUIET is False
+    monkeypatch.setattr(_progress, "_QUIET", True)  # a caller that silenced its process stays silenced
+    assert main(["run", str(pipeline), "--out", str(tmp_path / "out2")]) == ExitCode.OK
+    assert _progress._QUIET is True and seen[-1] is False
