@@ -1,7 +1,7 @@
-"""Progress on stderr, only when stderr is a terminal and neither :func:`set_quiet` (the CLI's
-``-q``, for every thread of the process) nor :func:`quiet_here` (for the work of one caller,
-worker threads of :mod:`evalframe._threads` included) has silenced it, so pipes, logs and CI
-output stay as they were:
+"""Progress on stderr, only when stderr is a terminal and neither :func:`set_quiet` (for every
+thread of the process; :func:`quiet_while` for one block, the CLI's ``-q``) nor :func:`quiet_here`
+(for the work of one caller, worker threads of :mod:`evalframe._threads` included) has silenced
+it, so pipes, logs and CI output stay as they were:
 
 - :class:`Progress`, a bar for long stages (the bootstrap), shown once the work has taken more
   than a second;
@@ -33,11 +33,14 @@ def set_quiet(quiet: bool) -> None:
 
 @contextmanager
 def quiet_while(quiet: bool) -> Iterator[None]:
-    """:func:`set_quiet` for the block (one command's ``-q``), then the setting it found: a
-    caller that ran ``evalframe run -q`` in its own process sees its later progress again."""
+    """Every thread of the process silenced for the block when ``quiet`` (one command's ``-q``),
+    then the setting it found: a caller that ran ``evalframe run -q`` in its own process sees its
+    later progress again, and one that silenced its process (:func:`set_quiet`) stays silenced,
+    ``-q`` or not. The setting is the process's: two commands running at once on two threads of
+    one process share it (the first to end restores what it found)."""
     global _QUIET
     found = _QUIET
-    _QUIET = quiet
+    _QUIET = quiet or found
     try:
         yield
     finally:

@@ -78,7 +78,8 @@ def test_quiet_here_silences_the_callers_worker_threads(terminal, monkeypatch):
 
 
 def test_set_quiet_silences_every_thread(terminal, monkeypatch):
-    """``evalframe run -q`` (``set_quiet(True)``): no bar or step line from any thread."""
+    """A silenced process (``set_quiet(True)``, as ``evalframe run -q`` does for its command): no
+    bar or step line from any thread."""
     monkeypatch.setattr("sys.stderr", terminal)
     _progress.set_quiet(True)
     _drawn_on_two_threads()

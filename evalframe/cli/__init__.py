@@ -105,8 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 #: OpenBLAS's threads (NumPy's matrix products) wait for work by spinning on a core for about
 #: 2^28 cycles (~0.1 s) after they start and after each product before they sleep; 2^4 cycles
 #: instead. Started at NumPy's import, beside an input being read, they took ~0.05 CPU-s of
-#: the read's two cores from a pipeline run that multiplies no matrices; products still use a
-#: thread per core (a bootstrap's or ``compare``'s: no slower in paired runs).
+#: the read's two cores from a pipeline run that multiplies no matrices. Products not limited to
+#: one thread (exact kNN's score blocks, :mod:`evalframe.engine.knn`) still use a thread per core;
+#: the bootstrap and ``compare`` limit theirs to one and were no slower in paired runs.
 BLAS_THREAD_TIMEOUT = ("OPENBLAS_THREAD_TIMEOUT", "4")
 
 

@@ -53,10 +53,16 @@ NO_UNIT_IN_SUBSET = "no query in the subset"
 #: The summary's own helper columns (a task's position, a metric's sum rule and note template):
 #: names no slice key takes.
 TASK, SUMMED, TEMPLATE = "__summary_task", "__summary_summed", "__summary_note_template"
+#: The interval columns of every summary (null without a bootstrap; :mod:`evalframe.engine.uncertainty`).
+CI_COLUMNS = ("se", "ci_low", "ci_high")
+#: The summary's last columns: each metric's shared parameters and its target category
+#: (:func:`evalframe.engine.evaluation.finalize`).
+LABEL_COLUMNS = ("params", "target")
 #: Columns the summary and its partials make beside the slice keys: a slice key of one of these
-#: names would meet them in a join (:func:`evalframe.engine.plan.check_argument_types` refuses it).
-ENGINE_COLUMNS = ("grouping", "metric", "unit", "subset", "note", *SUMMARY_STATS, "n_units", "n_rows", "n_outside_own",
-                  "w", "wx", "m2", "flagged")
+#: names would meet them in a join or be overwritten (:func:`evalframe.engine.plan.slice_keys_problem`
+#: refuses it).
+ENGINE_COLUMNS = ("grouping", "metric", "unit", "subset", "note", *SUMMARY_STATS, *CI_COLUMNS, *LABEL_COLUMNS, "n_units",
+                  "n_rows", "n_outside_own", "w", "wx", "m2", "flagged")
 
 
 def _moments_of(value: pl.Expr, weight: pl.Expr | None, flag: pl.Expr | None, outside: pl.Expr | None = None) -> pl.Expr:

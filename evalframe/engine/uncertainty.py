@@ -37,6 +37,7 @@ from evalframe._progress import Progress
 from evalframe._threads import in_order
 from evalframe.data.units import SYSTEM
 from evalframe.engine import replicate_sums
+from evalframe.engine.aggregate import CI_COLUMNS
 from evalframe.engine.partials import Partials
 from evalframe.engine.resampled import ResampledUnits, resampled_columns
 from evalframe.metrics.base import WEIGHT, SetMetric, values_under_grouped
@@ -45,7 +46,6 @@ from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_accelerat
 np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
 #: The columns the stage adds to the summary, before ``note``.
-CI_COLUMNS = ("se", "ci_low", "ci_high")
 
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:

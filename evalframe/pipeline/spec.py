@@ -274,8 +274,8 @@ def check_spec(spec: Any) -> list[Problem]:
             problems.append(Problem("bootstrap", None, NO_VALUE, str(error)))
     slices = _mapping(spec.get("slices")) or {"overall": []}
     for name, keys in slices.items():
-        keys = _list(keys)
-        problem = slice_keys_problem(keys) if all(isinstance(key, str) for key in keys) else None
+        keys = _list(keys)  # (a name or key that is not a string: the structure check's, reported once)
+        problem = slice_keys_problem(keys) if isinstance(name, str) and all(isinstance(key, str) for key in keys) else None
         if problem is not None:
             problems.append(Problem(f"slices.{name}", None, NO_VALUE, problem))
     problems += _check_sweep(spec.get("dynamic_k_sweep"), slices)

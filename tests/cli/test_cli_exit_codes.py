@@ -111,4 +111,4 @@ def test_run_q_silences_only_its_own_command(tmp_path, monkeypatch):
     assert _progress._QUIET is False
     monkeypatch.setattr(_progress, "_QUIET", True)  # a caller that silenced its process stays silenced
     assert main(["run", str(pipeline), "--out", str(tmp_path / "out2")]) == ExitCode.OK
-    assert _progress._QUIET is True and seen[-1] is False
+    assert _progress._QUIET is True and seen[-1] is True

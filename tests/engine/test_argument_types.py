@@ -25,6 +25,10 @@ TABLES = ef.Tables(queries=QUERIES, judgments=pl.DataFrame(schema={"query_id": p
     ({"metrics": ["brier"], "slices": {"g": ["system", "label"]}}, "`slices['g']` must name each column once and not `system`"),
     ({"metrics": ["brier"], "slices": {"g": ["n_units"]}}, "`slices['g']` names 'n_units', a column the summary or its partials make"),
     ({"metrics": ["brier"], "grouping_sets": {"g": ["fold", "flagged"]}}, "`slices['g']` names 'flagged', a column the summary or its partials make"),
+    # The summary's interval and label columns (a slice `se` was an internal DuplicateError with a
+    # bootstrap; a slice `target` was overwritten by the metrics' categories, exit 0).
+    ({"metrics": ["brier"], "slices": {"g": ["se"]}}, "`slices['g']` names 'se', a column the summary or its partials make"),
+    ({"metrics": ["brier"], "slices": {"g": ["target"]}}, "`slices['g']` names 'target', a column the summary or its partials make"),
     ({"metrics": ["brier"], "subsets": ["x"]}, "`subsets` must be a mapping"),
     ({"metrics": ["brier"], "units": 5}, "`units` must be a mapping"),
     ({"metrics": ["brier"], "parameters": 0.5}, "`parameters` must be a mapping"),

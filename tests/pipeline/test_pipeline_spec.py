@@ -82,6 +82,24 @@ def test_slice_keys_the_engine_cannot_take_are_problems_with_key_paths():
     with pytest.raises(ef.ConfigError) as caught:
         Pipeline.from_mapping(spec, origin="my.yaml")
     assert str(caught.value).startswith("my.yaml: 4 problems")
+    # A slice named by a number is the structure check's problem, reported once.
+    assert [p.location for p in check_spec({"version": 1, "metrics": [{"names": ["brier"]}], "slices": {3: ["system"]}})] == ["slices.3"]
+
+
+@pytest.mark.parametrize("key", ["se", "ci_low", "ci_high", "params", "target"])
+def test_a_slice_key_named_like_a_summary_column_is_refused_before_anything_runs(key, tmp_path, capsys):
+    """The summary's interval and label columns too: with a tag column ``se`` as a slice key, a run
+    with a bootstrap ended in an internal DuplicateError (exit 3); with ``target`` or ``params``,
+    exit 0 with the slice's values overwritten by the metrics' categories or nulls."""
+    sample = REPO_ROOT / "data_samples" / "per_query.csv"
+    frame = pl.read_csv(sample, n_rows=60, infer_schema=False).with_columns(pl.lit("a").alias(key))
+    frame.write_csv(tmp_path / "mine.csv")
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump({
+        "version": 1, "name": "mine", "input": {"path": str(tmp_path / "mine.csv")}, "metrics": [{"names": ["brier"]}],
+        "slices": {"overall": [], "tagged": [key]}, "bootstrap": {"resamples": 20}, "outputs": ["summary.csv"]}))
+    assert main(["run", str(tmp_path / "p.yaml"), "--out", str(tmp_path / "out"), "-q"]) == 2
+    assert not (tmp_path / "out").exists()
+    assert capsys.readouterr().err.startswith(f"evalframe: error: {tmp_path / 'p.yaml'}: 1 problem\n  slices.tagged: names {key!r}")
 
 
 def test_columns_the_input_lacks_are_errors_with_key_paths():
