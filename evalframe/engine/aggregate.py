@@ -53,7 +53,8 @@ NO_UNIT_IN_SUBSET = "no query in the subset"
 #: The summary's own helper columns (a task's position, a metric's sum rule and note template):
 #: names no slice key takes.
 TASK, SUMMED, TEMPLATE = "__summary_task", "__summary_summed", "__summary_note_template"
-#: The interval columns of every summary (null without a bootstrap; :mod:`evalframe.engine.uncertainty`).
+#: The interval columns of every summary, before ``note`` (null without a bootstrap;
+#: :mod:`evalframe.engine.uncertainty` adds them).
 CI_COLUMNS = ("se", "ci_low", "ci_high")
 #: The summary's last columns: each metric's shared parameters and its target category
 #: (:func:`evalframe.engine.evaluation.finalize`).

@@ -45,8 +45,6 @@ from evalframe.engine.bootstrap import Bootstrap, intervals, jackknife_accelerat
 
 np = lazy_module("numpy")  # imported on first use: `import evalframe` stays light
 
-#: The columns the stage adds to the summary, before ``note``.
-
 
 def without_intervals(summary: pl.DataFrame) -> pl.DataFrame:
     """The summary with null ``se``, ``ci_low``, ``ci_high`` (no bootstrap ran), before ``note``."""
