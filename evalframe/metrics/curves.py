@@ -92,7 +92,7 @@ def in_units(values: pl.Expr, exponent: pl.Expr) -> pl.Expr:
 
 def _scaled(values: pl.Expr, first: pl.Expr, second: pl.Expr) -> pl.Expr:
     """``values`` times 2^k given as its two :func:`_halves`, cut to whole units (Int128)."""
-    return (values * first * second).cast(pl.Int128)
+    return _scaled_float(values, first, second).cast(pl.Int128)
 
 
 def from_units(total: pl.Expr, exponent: pl.Expr) -> pl.Expr:
